@@ -1,0 +1,35 @@
+//===- ZeroOps.h - zero operations ------------------------------*- C++ -*-===//
+
+#ifndef ZERO_DIALECT_ZERO_IR_ZEROOPS_H
+#define ZERO_DIALECT_ZERO_IR_ZEROOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+
+namespace zero {
+class MeshOp;
+
+/// The mesh named `name` as seen from `from`, or null when none is in scope.
+MeshOp lookupMesh(mlir::Operation *from, mlir::FlatSymbolRefAttr name);
+
+/// The axes of `mesh` that form a group: `axes` when given, all otherwise.
+llvm::SmallVector<int64_t> getGroupAxes(MeshOp mesh, mlir::DenseI64ArrayAttr axes);
+
+/// The number of ranks in each group of `mesh` over `axes` (null: all axes).
+int64_t getGroupSize(MeshOp mesh, mlir::DenseI64ArrayAttr axes);
+
+/// Whether a reducing collective of `kind` can combine elements of `type`.
+bool isReducible(ReductionKind kind, mlir::Type elementType);
+} // namespace zero
+
+#include "zero/Dialect/Zero/IR/ZeroInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "zero/Dialect/Zero/IR/ZeroOps.h.inc"
+
+#endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_H

@@ -1,0 +1,262 @@
+//===- ZeroOps.td - zero operations ------------------------*- tablegen -*-===//
+
+#ifndef ZERO_DIALECT_ZERO_IR_ZEROOPS_TD
+#define ZERO_DIALECT_ZERO_IR_ZEROOPS_TD
+
+include "zero/Dialect/Zero/IR/ZeroDialect.td"
+include "zero/Dialect/Zero/IR/ZeroAttrs.td"
+include "zero/Dialect/Zero/IR/ZeroTypes.td"
+include "zero/Dialect/Zero/IR/ZeroInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Mesh
+//===----------------------------------------------------------------------===//
+
+def Zero_MeshOp : Zero_Op<"mesh", [Symbol]> {
+  let summary = "Names a grid of ranks";
+  let description = [{
+    Declares a named n-dimensional grid of ranks. `shape` gives the number of
+    ranks along each axis; their product is the number of ranks the program
+    runs on. A 1-D mesh is plain data parallelism; an n-D mesh expresses hybrid
+    sharding (shard along one axis, for instance inside a node, and replicate
+    along another, across nodes).
+
+    A rank's coordinates are its linear rank in row-major order over `shape`.
+
+    ```mlir
+    zero.mesh @dp(shape = [8])
+    zero.mesh @hybrid(shape = [2, 4])
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$shape);
+  let assemblyFormat = "$sym_name `(` `shape` `=` $shape `)` attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of mesh axes.
+    int64_t getNumAxes() { return getShape().size(); }
+    /// The number of ranks in the whole mesh.
+    int64_t getNumRanks();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Replica index
+//===----------------------------------------------------------------------===//
+
+def Zero_ReplicaIndexOp : Zero_Op<"replica_index", [
+    Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "This rank's index within its group";
+  let description = [{
+    Returns this rank's group index: its coordinates on the named mesh axes
+    (all axes when none are named), linearized row-major. The value differs
+    per rank; it is in `[0, group size)`.
+
+    ```mlir
+    %r = zero.replica_index on @dp : index
+    %inner = zero.replica_index on @hybrid axes = [1] : index
+    ```
+
+    On a group of size 1 it folds to the constant 0.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes);
+  let results = (outs Index:$result);
+  let assemblyFormat = [{
+    `on` $mesh (`axes` `=` $axes^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+class Zero_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Zero_Op<mnemonic, !listconcat(traits, [
+        Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        Zero_CollectiveOpInterface])> {
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Zero_AllReduceOp : Zero_CollectiveOp<"all_reduce",
+                                         [SameOperandsAndResultType]> {
+  let summary = "Reduces a tensor across a group; every rank gets the result";
+  let description = [{
+    Every rank of the group contributes `input`; every rank receives the
+    elementwise reduction of all contributions, combined in group-index order.
+    The result has the input's type.
+
+    ```mlir
+    %g = zero.all_reduce %g_local on @dp reduce = sum : tensor<1000x512xf32>
+    %n = zero.all_reduce %partial on @hybrid axes = [1] reduce = max : tensor<f32>
+    ```
+
+    Element types: integers (signless, 8 to 64 bits) and floats; `mean` only
+    for floats. On a group of size 1 it folds to its input.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes,
+                       Zero_ReductionKindAttr:$reduction);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh (`axes` `=` $axes^)? `reduce` `=` custom<ReductionKind>($reduction) attr-dict
+    `:` type($result)
+  }];
+}
+
+def Zero_ReduceScatterOp : Zero_CollectiveOp<"reduce_scatter"> {
+  let summary = "Reduces across a group; each rank keeps its part";
+  let description = [{
+    Reduces `input` across the group as `zero.all_reduce` does, then splits the
+    reduced tensor along `dim` into as many equal parts as there are ranks in
+    the group; the rank with group index `i` receives part `i`. The input's
+    size along `dim` must be the group size times the result's; every other
+    dimension and the element type are unchanged.
+
+    ```mlir
+    %gs = zero.reduce_scatter %g on @dp reduce = sum
+        : tensor<512000xf32> -> tensor<64000xf32>
+    %rows = zero.reduce_scatter %g on @dp reduce = mean dim = 1
+        : tensor<4x64xf32> -> tensor<4x8xf32>
+    ```
+
+    On a group of size 1 it folds to its input.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes,
+                       Zero_ReductionKindAttr:$reduction,
+                       DefaultValuedAttr<I64Attr, "0">:$scatter_dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh (`axes` `=` $axes^)? `reduce` `=` custom<ReductionKind>($reduction)
+    (`dim` `=` $scatter_dim^)? attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather"> {
+  let summary = "Concatenates the ranks' tensors; every rank gets the whole";
+  let description = [{
+    Every rank of the group contributes `input`; every rank receives the
+    contributions concatenated along `dim` in group-index order. The result's
+    size along `dim` is the group size times the input's; every other
+    dimension and the element type are unchanged. It is the inverse of
+    `zero.shard_slice` for a value that every rank holds alike.
+
+    ```mlir
+    %w = zero.all_gather %ws on @dp : tensor<64000xf32> -> tensor<512000xf32>
+    ```
+
+    On a group of size 1 it folds to its input.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes,
+                       DefaultValuedAttr<I64Attr, "0">:$gather_dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh (`axes` `=` $axes^)? (`dim` `=` $gather_dim^)? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+}
+
+def Zero_ShardSliceOp : Zero_CollectiveOp<"shard_slice"> {
+  let summary = "This rank's part of a tensor, without communication";
+  let description = [{
+    Splits `input` along `dim` into as many equal parts as there are ranks in
+    the group and returns part `i` on the rank with group index `i`. Nothing
+    crosses ranks. Sizes follow `zero.reduce_scatter`.
+
+    ```mlir
+    %ws = zero.shard_slice %w on @dp : tensor<512000xf32> -> tensor<64000xf32>
+    ```
+
+    On a group of size 1 it folds to its input.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes,
+                       DefaultValuedAttr<I64Attr, "0">:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh (`axes` `=` $axes^)? (`dim` `=` $dim^)? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    bool communicates() { return false; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Asynchrony
+//===----------------------------------------------------------------------===//
+
+def Zero_AsyncOp : Zero_Op<"async", [SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "Starts one collective and yields a future of its result";
+  let description = [{
+    The body holds exactly one collective and a `zero.yield` of its result.
+    The collective's operand is defined outside the body; the collective does
+    not fold inside it (see `zero.await` for the group of size 1).
+    The collective starts where `zero.async` stands and its value becomes
+    available at the `zero.await` of the future. Between the two, computation
+    that does not need the value may run while the collective is in flight.
+
+    ```mlir
+    %f = zero.async : !zero.future<tensor<64000xf32>> {
+      %s = zero.reduce_scatter %g on @dp reduce = sum
+          : tensor<512000xf32> -> tensor<64000xf32>
+      zero.yield %s : tensor<64000xf32>
+    }
+    // ... computation that overlaps the reduce-scatter ...
+    %gs = zero.await %f : !zero.future<tensor<64000xf32>>
+    ```
+  }];
+  let results = (outs Zero_FutureType:$future);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict `:` qualified(type($future)) $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The collective this op starts.
+    CollectiveOpInterface getCollective();
+  }];
+}
+
+def Zero_YieldOp : Zero_Op<"yield", [
+    Pure, Terminator, HasParent<"AsyncOp">]> {
+  let summary = "Ends a zero.async body with the collective's result";
+  let description = [{
+    Returns the result of the collective in a `zero.async` body; its type is
+    the value type of the future.
+  }];
+  let arguments = (ins AnyRankedTensor:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+def Zero_AwaitOp : Zero_Op<"await", [
+    Pure,
+    TypesMatchWith<"result type is the future's value type", "future",
+                   "result",
+                   "::llvm::cast<::zero::FutureType>($_self).getValueType()">
+  ]> {
+  let summary = "Waits for a future and returns its value";
+  let description = [{
+    Blocks until the collective started by the `zero.async` that produced
+    `future` has completed, and returns its result. A future is awaited at
+    most once.
+
+    Awaiting a collective over a group of size 1 canonicalizes to the
+    collective's input (the `zero.async` then has no use and goes away).
+
+    ```mlir
+    %v = zero.await %f : !zero.future<tensor<64000xf32>>
+    ```
+  }];
+  let arguments = (ins Zero_FutureType:$future);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
+  let hasCanonicalizer = 1;
+}
+
+#endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_TD

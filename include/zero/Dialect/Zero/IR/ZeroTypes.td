@@ -1,0 +1,30 @@
+//===- ZeroTypes.td - zero types ---------------------------*- tablegen -*-===//
+
+#ifndef ZERO_DIALECT_ZERO_IR_ZEROTYPES_TD
+#define ZERO_DIALECT_ZERO_IR_ZEROTYPES_TD
+
+include "zero/Dialect/Zero/IR/ZeroDialect.td"
+include "mlir/IR/BuiltinTypes.td"
+
+def Zero_FutureType : Zero_Type<"Future", "future"> {
+  let summary = "The pending result of an asynchronous collective";
+  let description = [{
+    `!zero.future<T>` is the result of `zero.async`: a collective that has been
+    started and whose value of type `T` becomes available at `zero.await`.
+    A future is awaited exactly where its value is needed; it is not stored,
+    passed to a function, or carried by a loop.
+
+    ```mlir
+    %f = zero.async : !zero.future<tensor<1024xf32>> {
+      %r = zero.all_reduce %g on @dp reduce = sum : tensor<1024xf32>
+      zero.yield %r : tensor<1024xf32>
+    }
+    %v = zero.await %f : !zero.future<tensor<1024xf32>>
+    ```
+  }];
+  let parameters = (ins "::mlir::Type":$valueType);
+  let assemblyFormat = "`<` $valueType `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // ZERO_DIALECT_ZERO_IR_ZEROTYPES_TD

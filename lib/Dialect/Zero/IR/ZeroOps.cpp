@@ -1,0 +1,385 @@
+//===- ZeroOps.cpp - zero operations --------------------------------------===//
+//
+// Verifiers and folders. What can be checked from an op alone (dimensions,
+// element types, axes that repeat) is checked in verify(); what needs the mesh
+// (axes in range, sizes against the group size) in verifySymbolUses(), which
+// runs once the symbol table is known.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace zero;
+
+#include "zero/Dialect/Zero/IR/ZeroInterfaces.cpp.inc"
+
+/// `sum`, `mean`, `max` or `min` as a bare keyword.
+static ParseResult parseReductionKind(OpAsmParser &parser,
+                                      ReductionKindAttr &attr) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<ReductionKind> kind = symbolizeReductionKind(keyword);
+  if (!kind)
+    return parser.emitError(loc, "unknown reduction '")
+           << keyword << "' (expected sum, mean, max or min)";
+  attr = ReductionKindAttr::get(parser.getContext(), *kind);
+  return success();
+}
+
+static void printReductionKind(OpAsmPrinter &printer, Operation *,
+                               ReductionKindAttr attr) {
+  printer << stringifyReductionKind(attr.getValue());
+}
+
+#define GET_OP_CLASSES
+#include "zero/Dialect/Zero/IR/ZeroOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// CollectiveOpInterface
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> CollectiveOpInterface::getGroupAxes(MeshOp mesh) {
+  return zero::getGroupAxes(mesh, getAxesAttr());
+}
+
+int64_t CollectiveOpInterface::getGroupSize(MeshOp mesh) {
+  return zero::getGroupSize(mesh, getAxesAttr());
+}
+
+MeshOp CollectiveOpInterface::lookupMesh() {
+  return zero::lookupMesh(*this, getMeshAttr());
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by the ops
+//===----------------------------------------------------------------------===//
+
+MeshOp zero::lookupMesh(Operation *from, FlatSymbolRefAttr name) {
+  return SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, name);
+}
+
+SmallVector<int64_t> zero::getGroupAxes(MeshOp mesh, DenseI64ArrayAttr axes) {
+  if (axes)
+    return llvm::to_vector(axes.asArrayRef());
+  return llvm::to_vector(llvm::seq<int64_t>(0, mesh.getNumAxes()));
+}
+
+int64_t zero::getGroupSize(MeshOp mesh, DenseI64ArrayAttr axes) {
+  int64_t size = 1;
+  for (int64_t axis : getGroupAxes(mesh, axes))
+    size *= mesh.getShape()[axis];
+  return size;
+}
+
+bool zero::isReducible(ReductionKind kind, Type elementType) {
+  if (isa<FloatType>(elementType))
+    return true;
+  auto intType = dyn_cast<IntegerType>(elementType);
+  // Integer means are not exact: the division would silently truncate.
+  return intType && intType.isSignless() && intType.getWidth() >= 8 &&
+         intType.getWidth() <= 64 && kind != ReductionKind::Mean;
+}
+
+/// Checks axes that can be judged without the mesh: named at most once, not
+/// negative, and not an empty list (a group of no axes is no collective).
+static LogicalResult verifyAxesShape(Operation *op, DenseI64ArrayAttr axes) {
+  if (!axes)
+    return success();
+  if (axes.empty())
+    return op->emitOpError("axes must name at least one mesh axis; omit "
+                           "'axes' for the whole mesh");
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t axis : axes.asArrayRef()) {
+    if (axis < 0)
+      return op->emitOpError("mesh axis ") << axis << " is negative";
+    if (!seen.insert(axis).second)
+      return op->emitOpError("mesh axis ") << axis << " is named twice";
+  }
+  return success();
+}
+
+/// Resolves the mesh of `op` and checks its axes against it.
+static FailureOr<MeshOp> verifyMeshAndAxes(Operation *op,
+                                           FlatSymbolRefAttr meshName,
+                                           DenseI64ArrayAttr axes,
+                                           SymbolTableCollection &symbolTable) {
+  auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(op, meshName);
+  if (!mesh)
+    return op->emitOpError("refers to unknown mesh ") << meshName;
+  if (axes)
+    for (int64_t axis : axes.asArrayRef())
+      if (axis >= mesh.getNumAxes())
+        return op->emitOpError("mesh axis ")
+               << axis << " is out of range for mesh " << meshName << " with "
+               << mesh.getNumAxes() << " axes";
+  return mesh;
+}
+
+static LogicalResult verifyDimInRange(Operation *op, StringRef name,
+                                      int64_t dim, RankedTensorType type) {
+  if (dim < 0 || dim >= type.getRank())
+    return op->emitOpError() << name << " " << dim
+                             << " is out of range for a tensor of rank "
+                             << type.getRank();
+  return success();
+}
+
+static LogicalResult verifyReduction(Operation *op, ReductionKind kind,
+                                     Type elementType) {
+  if (!isReducible(kind, elementType))
+    return op->emitOpError("cannot reduce elements of type ")
+           << elementType << " with '" << stringifyReductionKind(kind)
+           << "' (expected a float, or a signless integer of 8 to 64 bits for "
+              "sum, max and min)";
+  return success();
+}
+
+/// Checks that `small` is one of `groupSize` equal parts of `large` along
+/// `dim`, all other dimensions and the element type being equal. Dynamic
+/// sizes are accepted and checked at run time.
+static LogicalResult verifySplitShapes(Operation *op, RankedTensorType large,
+                                       RankedTensorType small, int64_t dim,
+                                       int64_t groupSize, StringRef largeName,
+                                       StringRef smallName) {
+  if (large.getElementType() != small.getElementType())
+    return op->emitOpError("element types differ: ")
+           << large.getElementType() << " and " << small.getElementType();
+  if (large.getRank() != small.getRank())
+    return op->emitOpError() << largeName << " and " << smallName
+                             << " ranks differ: " << large.getRank() << " and "
+                             << small.getRank();
+  for (int64_t d = 0; d < large.getRank(); ++d) {
+    int64_t l = large.getDimSize(d), s = small.getDimSize(d);
+    if (ShapedType::isDynamic(l) || ShapedType::isDynamic(s))
+      continue;
+    if (d == dim && l != s * groupSize)
+      return op->emitOpError() << largeName << " dimension " << d << " is " << l
+                               << ", expected " << smallName << "'s " << s
+                               << " times the group size " << groupSize;
+    if (d != dim && l != s)
+      return op->emitOpError() << largeName << " and " << smallName
+                               << " differ in dimension " << d << ": " << l
+                               << " and " << s;
+  }
+  return success();
+}
+
+/// The folded value of a collective over a group of one rank: its input,
+/// when the types allow.
+static OpFoldResult foldSingleRankGroup(CollectiveOpInterface op) {
+  // Inside zero.async the collective must stay; AwaitOp's canonicalizer
+  // removes the pair instead.
+  if (isa<AsyncOp>(op->getParentOp()))
+    return {};
+  MeshOp mesh = op.lookupMesh();
+  if (!mesh || op.getGroupSize(mesh) != 1 ||
+      op.getInput().getType() != op.getResult().getType())
+    return {};
+  return op.getInput();
+}
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+int64_t MeshOp::getNumRanks() {
+  int64_t size = 1;
+  for (int64_t extent : getShape())
+    size *= extent;
+  return size;
+}
+
+LogicalResult MeshOp::verify() {
+  if (getShape().empty())
+    return emitOpError("shape must have at least one axis");
+  for (auto [axis, extent] : llvm::enumerate(getShape()))
+    if (extent <= 0)
+      return emitOpError("axis ")
+             << axis << " has size " << extent << "; sizes must be positive";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReplicaIndexOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReplicaIndexOp::verify() {
+  return verifyAxesShape(*this, getAxesAttr());
+}
+
+LogicalResult
+ReplicaIndexOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), symbolTable);
+}
+
+OpFoldResult ReplicaIndexOp::fold(FoldAdaptor) {
+  MeshOp mesh = lookupMesh(*this, getMeshAttr());
+  if (!mesh || zero::getGroupSize(mesh, getAxesAttr()) != 1)
+    return {};
+  return IntegerAttr::get(IndexType::get(getContext()), 0);
+}
+
+//===----------------------------------------------------------------------===//
+// AllReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  if (failed(verifyAxesShape(*this, getAxesAttr())))
+    return failure();
+  return verifyReduction(*this, getReduction(),
+                         getInput().getType().getElementType());
+}
+
+LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), table);
+}
+
+OpFoldResult AllReduceOp::fold(FoldAdaptor) {
+  return foldSingleRankGroup(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceScatterOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(verifyAxesShape(*this, getAxesAttr())) ||
+      failed(verifyDimInRange(*this, "scatter dimension", getScatterDim(),
+                              getInput().getType())))
+    return failure();
+  return verifyReduction(*this, getReduction(),
+                         getInput().getType().getElementType());
+}
+
+LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &table) {
+  FailureOr<MeshOp> mesh =
+      verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), table);
+  if (failed(mesh))
+    return failure();
+  return verifySplitShapes(*this, getInput().getType(), getResult().getType(),
+                           getScatterDim(), zero::getGroupSize(*mesh, getAxesAttr()), "input",
+                           "result");
+}
+
+OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
+  return foldSingleRankGroup(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// AllGatherOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllGatherOp::verify() {
+  if (failed(verifyAxesShape(*this, getAxesAttr())))
+    return failure();
+  return verifyDimInRange(*this, "gather dimension", getGatherDim(),
+                          getInput().getType());
+}
+
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &table) {
+  FailureOr<MeshOp> mesh =
+      verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), table);
+  if (failed(mesh))
+    return failure();
+  return verifySplitShapes(*this, getResult().getType(), getInput().getType(),
+                           getGatherDim(), zero::getGroupSize(*mesh, getAxesAttr()), "result",
+                           "input");
+}
+
+OpFoldResult AllGatherOp::fold(FoldAdaptor) {
+  return foldSingleRankGroup(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// ShardSliceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShardSliceOp::verify() {
+  if (failed(verifyAxesShape(*this, getAxesAttr())))
+    return failure();
+  return verifyDimInRange(*this, "dimension", getDim(), getInput().getType());
+}
+
+LogicalResult ShardSliceOp::verifySymbolUses(SymbolTableCollection &table) {
+  FailureOr<MeshOp> mesh =
+      verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), table);
+  if (failed(mesh))
+    return failure();
+  return verifySplitShapes(*this, getInput().getType(), getResult().getType(),
+                           getDim(), zero::getGroupSize(*mesh, getAxesAttr()), "input", "result");
+}
+
+OpFoldResult ShardSliceOp::fold(FoldAdaptor) {
+  return foldSingleRankGroup(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// AsyncOp
+//===----------------------------------------------------------------------===//
+
+CollectiveOpInterface AsyncOp::getCollective() {
+  return dyn_cast<CollectiveOpInterface>(&getBody().front().front());
+}
+
+LogicalResult AsyncOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 0)
+    return emitOpError("body takes no arguments");
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("body must end with 'zero.yield'");
+  if (body.getOperations().size() != 2 || !getCollective())
+    return emitOpError("body must hold exactly one collective and its "
+                       "'zero.yield'");
+  if (yield.getValue() != getCollective().getResult())
+    return emitOpError("must yield the result of its collective");
+  Type valueType = getFuture().getType().getValueType();
+  if (yield.getValue().getType() != valueType)
+    return emitOpError("yields ")
+           << yield.getValue().getType() << " but its future holds "
+           << valueType;
+  unsigned awaits = llvm::count_if(getFuture().getUsers(),
+                                   [](Operation *u) { return isa<AwaitOp>(u); });
+  if (awaits > 1)
+    return emitOpError("future is awaited ") << awaits << " times; at most once";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AwaitOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// await(async { c = collective(x) over a group of one }) -> x.
+struct AwaitSingleRankGroup : public OpRewritePattern<AwaitOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AwaitOp await,
+                                PatternRewriter &rewriter) const override {
+    auto async = await.getFuture().getDefiningOp<AsyncOp>();
+    if (!async)
+      return failure();
+    CollectiveOpInterface collective = async.getCollective();
+    MeshOp mesh = collective.lookupMesh();
+    if (!mesh || collective.getGroupSize(mesh) != 1 ||
+        collective.getInput().getType() != await.getType())
+      return failure();
+    rewriter.replaceOp(await, collective.getInput());
+    return success();
+  }
+};
+} // namespace
+
+void AwaitOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<AwaitSingleRankGroup>(context);
+}

@@ -1,0 +1,86 @@
+// Every op in its custom form round-trips, and the generic form parses back
+// to the same custom form.
+// RUN: zero-opt %s --split-input-file | zero-opt --split-input-file | FileCheck %s
+// RUN: zero-opt %s --split-input-file --mlir-print-op-generic | zero-opt --split-input-file | FileCheck %s
+
+// CHECK: zero.mesh @dp(shape = [8])
+// CHECK: zero.mesh @hybrid(shape = [2, 4])
+zero.mesh @dp(shape = [8])
+zero.mesh @hybrid(shape = [2, 4])
+
+// CHECK-LABEL: func.func @all_reduce
+func.func @all_reduce(%g: tensor<1000x512xf32>, %n: tensor<f64>, %i: tensor<3xi32>, %h: tensor<7xbf16>)
+    -> (tensor<1000x512xf32>, tensor<f64>, tensor<3xi32>, tensor<7xbf16>) {
+  // CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum : tensor<1000x512xf32>
+  %0 = zero.all_reduce %g on @dp reduce = sum : tensor<1000x512xf32>
+  // CHECK: zero.all_reduce %{{.*}} on @hybrid axes = [0] reduce = max : tensor<f64>
+  %1 = zero.all_reduce %n on @hybrid axes = [0] reduce = max : tensor<f64>
+  // CHECK: zero.all_reduce %{{.*}} on @hybrid axes = [1, 0] reduce = min : tensor<3xi32>
+  %2 = zero.all_reduce %i on @hybrid axes = [1, 0] reduce = min : tensor<3xi32>
+  // CHECK: zero.all_reduce %{{.*}} on @dp reduce = mean : tensor<7xbf16>
+  %3 = zero.all_reduce %h on @dp reduce = mean : tensor<7xbf16>
+  return %0, %1, %2, %3 : tensor<1000x512xf32>, tensor<f64>, tensor<3xi32>, tensor<7xbf16>
+}
+
+// CHECK-LABEL: func.func @reduce_scatter
+func.func @reduce_scatter(%g: tensor<512000xf32>, %m: tensor<4x64xf32>, %d: tensor<?xf32>)
+    -> (tensor<64000xf32>, tensor<4x16xf32>, tensor<?xf32>) {
+  // CHECK: zero.reduce_scatter %{{.*}} on @dp reduce = sum : tensor<512000xf32> -> tensor<64000xf32>
+  %0 = zero.reduce_scatter %g on @dp reduce = sum : tensor<512000xf32> -> tensor<64000xf32>
+  // CHECK: zero.reduce_scatter %{{.*}} on @hybrid axes = [1] reduce = mean dim = 1 : tensor<4x64xf32> -> tensor<4x16xf32>
+  %1 = zero.reduce_scatter %m on @hybrid axes = [1] reduce = mean dim = 1 : tensor<4x64xf32> -> tensor<4x16xf32>
+  // Dynamic sizes are checked at run time.
+  // CHECK: zero.reduce_scatter %{{.*}} on @dp reduce = sum : tensor<?xf32> -> tensor<?xf32>
+  %2 = zero.reduce_scatter %d on @dp reduce = sum : tensor<?xf32> -> tensor<?xf32>
+  return %0, %1, %2 : tensor<64000xf32>, tensor<4x16xf32>, tensor<?xf32>
+}
+
+// CHECK-LABEL: func.func @all_gather_and_shard_slice
+func.func @all_gather_and_shard_slice(%s: tensor<64000xbf16>, %w: tensor<6x8xf32>)
+    -> (tensor<512000xbf16>, tensor<3x8xf32>, tensor<6x8xf32>) {
+  // CHECK: zero.all_gather %{{.*}} on @dp : tensor<64000xbf16> -> tensor<512000xbf16>
+  %0 = zero.all_gather %s on @dp : tensor<64000xbf16> -> tensor<512000xbf16>
+  // The default dimension 0 is not printed.
+  // CHECK: zero.shard_slice %{{.*}} on @hybrid axes = [0] : tensor<6x8xf32> -> tensor<3x8xf32>
+  %1 = zero.shard_slice %w on @hybrid axes = [0] dim = 0 : tensor<6x8xf32> -> tensor<3x8xf32>
+  // CHECK: zero.all_gather %{{.*}} on @hybrid axes = [0] : tensor<3x8xf32> -> tensor<6x8xf32>
+  %2 = zero.all_gather %1 on @hybrid axes = [0] dim = 0 : tensor<3x8xf32> -> tensor<6x8xf32>
+  return %0, %1, %2 : tensor<512000xbf16>, tensor<3x8xf32>, tensor<6x8xf32>
+}
+
+// CHECK-LABEL: func.func @replica_index
+func.func @replica_index() -> (index, index) {
+  // CHECK: zero.replica_index on @dp : index
+  %0 = zero.replica_index on @dp : index
+  // CHECK: zero.replica_index on @hybrid axes = [1] : index
+  %1 = zero.replica_index on @hybrid axes = [1] : index
+  return %0, %1 : index, index
+}
+
+// CHECK-LABEL: func.func @async_await
+func.func @async_await(%g: tensor<512000xf32>) -> tensor<64000xf32> {
+  // CHECK: %[[F:.*]] = zero.async : !zero.future<tensor<64000xf32>> {
+  // CHECK-NEXT:   %[[S:.*]] = zero.reduce_scatter %{{.*}} on @dp reduce = sum : tensor<512000xf32> -> tensor<64000xf32>
+  // CHECK-NEXT:   zero.yield %[[S]] : tensor<64000xf32>
+  // CHECK-NEXT: }
+  // CHECK: zero.await %[[F]] : !zero.future<tensor<64000xf32>>
+  %f = zero.async : !zero.future<tensor<64000xf32>> {
+    %s = zero.reduce_scatter %g on @dp reduce = sum : tensor<512000xf32> -> tensor<64000xf32>
+    zero.yield %s : tensor<64000xf32>
+  }
+  %v = zero.await %f : !zero.future<tensor<64000xf32>>
+  return %v : tensor<64000xf32>
+}
+
+// -----
+
+// A mesh nested in a module is found from inside it.
+// CHECK-LABEL: module @inner
+module @inner {
+  zero.mesh @m(shape = [3])
+  // CHECK: zero.all_gather %{{.*}} on @m : tensor<2xi64> -> tensor<6xi64>
+  func.func @f(%x: tensor<2xi64>) -> tensor<6xi64> {
+    %0 = zero.all_gather %x on @m : tensor<2xi64> -> tensor<6xi64>
+    return %0 : tensor<6xi64>
+  }
+}

@@ -1,0 +1,80 @@
+// zero-report: bytes sent per rank by each collective kind, per function.
+// RUN: zero-opt %s --split-input-file --zero-report -o /dev/null | FileCheck %s --check-prefix=TEXT
+// RUN: zero-opt %s --split-input-file --zero-report=format=json -o /dev/null | FileCheck %s --check-prefix=JSON
+// RUN: zero-opt %s --split-input-file --zero-report | FileCheck %s --check-prefix=IR
+
+zero.mesh @dp(shape = [8])
+
+// 1000x512 f32 = 2048000 bytes: an all-reduce sends 2 * 7/8 of it.
+// TEXT-LABEL: zero-report: @step
+// TEXT-NEXT: collective count bytes sent per rank
+// TEXT-NEXT: all_reduce 1 3584000
+// TEXT-NEXT: total 1 3584000
+// JSON: "all_reduce": {
+// JSON-NEXT: "bytes_per_rank": 3584000,
+// JSON-NEXT: "count": 1,
+// JSON-NEXT: "unknown": 0
+// JSON: "function": "step"
+// The IR is unchanged.
+// IR-LABEL: func.func @step
+// IR: zero.all_reduce
+func.func @step(%w: tensor<1000x512xf32>, %g: tensor<1000x512xf32>) -> tensor<1000x512xf32> {
+  %r = zero.all_reduce %g on @dp reduce = sum : tensor<1000x512xf32>
+  %w2 = arith.subf %w, %r : tensor<1000x512xf32>
+  return %w2 : tensor<1000x512xf32>
+}
+
+// -----
+
+zero.mesh @h(shape = [2, 4])
+
+// Groups of 4 over axis 1; a loop of 5 iterations counts 5 times; a loop of
+// unknown trip count makes the bytes unknown.
+// TEXT-LABEL: zero-report: @loops
+// TEXT-NEXT: collective count bytes sent per rank
+// TEXT-NEXT: reduce_scatter 5 15360
+// TEXT-NEXT: all_gather 6 15360 (+1 of unknown size)
+// TEXT-NEXT: shard_slice 1 0
+// TEXT-NEXT: total 12 30720 (+1 of unknown size)
+func.func @loops(%x: tensor<1024xf32>, %s: tensor<256xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  scf.for %i = %c0 to %c5 step %c1 {
+    %r = zero.reduce_scatter %x on @h axes = [1] reduce = sum : tensor<1024xf32> -> tensor<256xf32>
+    %g = zero.all_gather %s on @h axes = [1] : tensor<256xf32> -> tensor<1024xf32>
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    %g = zero.all_gather %s on @h axes = [1] : tensor<256xf32> -> tensor<1024xf32>
+  }
+  %l = zero.shard_slice %x on @h axes = [1] : tensor<1024xf32> -> tensor<256xf32>
+  return
+}
+
+// -----
+
+// Asynchronous collectives count as the collective; dynamic shapes are
+// unknown.
+zero.mesh @dp(shape = [2])
+// TEXT-LABEL: zero-report: @async_and_dynamic
+// TEXT-NEXT: collective count bytes sent per rank
+// TEXT-NEXT: all_reduce 2 16 (+1 of unknown size)
+func.func @async_and_dynamic(%x: tensor<4xf32>, %d: tensor<?xf32>) -> (tensor<4xf32>, tensor<?xf32>) {
+  %f = zero.async : !zero.future<tensor<4xf32>> {
+    %a = zero.all_reduce %x on @dp reduce = sum : tensor<4xf32>
+    zero.yield %a : tensor<4xf32>
+  }
+  %b = zero.all_reduce %d on @dp reduce = sum : tensor<?xf32>
+  %v = zero.await %f : !zero.future<tensor<4xf32>>
+  return %v, %b : tensor<4xf32>, tensor<?xf32>
+}
+
+// -----
+
+// A function without collectives reports an empty table.
+// TEXT-LABEL: zero-report: @no_collectives
+// TEXT-NEXT: collective count bytes sent per rank
+// TEXT-NEXT: total 0 0
+func.func @no_collectives(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}

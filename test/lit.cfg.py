@@ -1,0 +1,32 @@
+# -*- Python -*-
+# lit configuration of zero's FileCheck and integration tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "zero"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.zero_obj_root, "test")
+# Unit/ has its own configuration; inputs are not tests.
+config.excludes = ["Unit", "Inputs", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py", "consumer", "README.md"]
+
+config.substitutions.append(("%zero_src", config.zero_src_root))
+config.substitutions.append(("%zero_obj", config.zero_obj_root))
+# Longest first: lit replaces in order, and %cmake prefixes %cmake_generator.
+config.substitutions.append(("%cmake_generator", config.cmake_generator))
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%cxx", config.cxx_compiler))
+config.substitutions.append(("%mlir_dir", config.mlir_dir))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.zero_tools_dir, config.llvm_tools_dir]
+tools = ["zero-opt", "FileCheck", "not", "count", "split-file"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
