@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main demo: sets the machine up, builds zero-opt, and shows an example
 # training step (examples/momentum_sgd.mlir by default, or the file given)
-# before and after zero's pipeline, with the per-rank communication report.
+# before and after zero's sharding pass, with the per-rank communication
+# report of each.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ZERO_BUILD_DIR:-$root/build}
@@ -9,13 +10,16 @@ input=${1:-$root/examples/momentum_sgd.mlir}
 
 bash "$root/scripts/build.sh" zero-opt >/dev/null
 opt="$build/bin/zero-opt"
-pipeline=${ZERO_DEMO_PIPELINE:---canonicalize --cse}
+pipeline=${ZERO_DEMO_PIPELINE:---zero-shard-weight-update --canonicalize --cse}
 
 echo "=== input: $input"
 "$opt" "$input"
 echo
-echo "=== zero-report (per rank, per step)"
+echo "=== zero-report of the input (per rank, per step)"
 "$opt" "$input" --zero-report -o /dev/null
 echo
 echo "=== after: zero-opt $pipeline"
 "$opt" "$input" $pipeline
+echo
+echo "=== zero-report of the result"
+"$opt" "$input" $pipeline --zero-report -o /dev/null

@@ -34,7 +34,8 @@ protected:
         %g = zero.all_gather %s on @m : tensor<{2}xf32> -> tensor<{1}xf32>
         %l = zero.shard_slice %x on @m : tensor<{1}xf32> -> tensor<{2}xf32>
         return
-      })mlir", n, elements, elements / n);
+      })mlir",
+                                       n, elements, elements / n);
     OwningOpRef<ModuleOp> module =
         parseSourceString<ModuleOp>(source, ParserConfig(&context));
     EXPECT_TRUE(module);
@@ -76,7 +77,8 @@ TEST_F(CommunicationTest, TensorBytes) {
 }
 
 TEST_F(CommunicationTest, ExecutionCountMultipliesStaticTripCounts) {
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(R"mlir(
     zero.mesh @m(shape = [2])
     func.func @f(%x: tensor<4xf32>, %n: index) {
       %c0 = arith.constant 0 : index
@@ -92,7 +94,8 @@ TEST_F(CommunicationTest, ExecutionCountMultipliesStaticTripCounts) {
         }
       }
       return
-    })mlir", ParserConfig(&context));
+    })mlir",
+                                  ParserConfig(&context));
   ASSERT_TRUE(module);
   module->walk([&](AllReduceOp op) {
     std::optional<int64_t> count = getExecutionCount(op);

@@ -48,8 +48,7 @@ protected:
     return message;
   }
 
-  template <typename OpT>
-  OpT first(ModuleOp module) {
+  template <typename OpT> OpT first(ModuleOp module) {
     OpT found;
     module.walk([&](OpT op) {
       if (!found)
@@ -75,8 +74,8 @@ TEST_F(ZeroOpsTest, MeshSizesAndGroups) {
   EXPECT_EQ(getGroupSize(mesh, DenseI64ArrayAttr::get(&context, {0})), 2);
   EXPECT_EQ(getGroupAxes(mesh, nullptr), (SmallVector<int64_t>{0, 1}));
 
-  auto collective = cast<CollectiveOpInterface>(
-      first<AllReduceOp>(*module).getOperation());
+  auto collective =
+      cast<CollectiveOpInterface>(first<AllReduceOp>(*module).getOperation());
   EXPECT_EQ(collective.lookupMesh(), mesh);
   EXPECT_EQ(collective.getGroupSize(mesh), 4);
   EXPECT_EQ(collective.getGroupAxes(mesh), (SmallVector<int64_t>{1}));
@@ -90,8 +89,8 @@ TEST_F(ZeroOpsTest, ShardSliceDoesNotCommunicate) {
       %y = zero.shard_slice %x on @m : tensor<8xf32> -> tensor<2xf32>
       return %y : tensor<2xf32>
     })mlir");
-  auto slice = cast<CollectiveOpInterface>(
-      first<ShardSliceOp>(*module).getOperation());
+  auto slice =
+      cast<CollectiveOpInterface>(first<ShardSliceOp>(*module).getOperation());
   EXPECT_FALSE(slice.communicates());
 }
 
@@ -108,8 +107,9 @@ TEST_F(ZeroOpsTest, ReducibleElementTypes) {
   EXPECT_TRUE(isReducible(ReductionKind::Sum, b.getI32Type()));
   EXPECT_TRUE(isReducible(ReductionKind::Max, b.getI64Type()));
   EXPECT_FALSE(isReducible(ReductionKind::Mean, b.getI32Type()));
-  EXPECT_FALSE(isReducible(ReductionKind::Sum,
-                           IntegerType::get(&context, 32, IntegerType::Unsigned)));
+  EXPECT_FALSE(
+      isReducible(ReductionKind::Sum,
+                  IntegerType::get(&context, 32, IntegerType::Unsigned)));
 }
 
 TEST_F(ZeroOpsTest, SingleRankGroupFoldsAway) {
@@ -128,14 +128,14 @@ TEST_F(ZeroOpsTest, SingleRankGroupFoldsAway) {
 
   // Over axis 0 (one rank) the collective is the identity...
   Value folded = b.createOrFold<AllReduceOp>(b.getUnknownLoc(), x.getType(), x,
-                                              m, axis0, sum);
+                                             m, axis0, sum);
   EXPECT_EQ(folded, x);
   Value index = b.createOrFold<ReplicaIndexOp>(b.getUnknownLoc(),
-                                                b.getIndexType(), m, axis0);
+                                               b.getIndexType(), m, axis0);
   EXPECT_TRUE(index.getDefiningOp<arith::ConstantIndexOp>());
   // ...over axis 1 (four ranks) it is not.
   Value kept = b.createOrFold<AllReduceOp>(b.getUnknownLoc(), x.getType(), x, m,
-                                            axis1, sum);
+                                           axis1, sum);
   EXPECT_NE(kept, x);
   EXPECT_TRUE(succeeded(verify(*module)));
 }
@@ -145,13 +145,17 @@ TEST_F(ZeroOpsTest, VerifierNamesTheProblem) {
     func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
       %y = zero.all_reduce %x on @nowhere reduce = sum : tensor<8xf32>
       return %y : tensor<8xf32>
-    })mlir").find("unknown mesh @nowhere"), std::string::npos);
+    })mlir")
+                .find("unknown mesh @nowhere"),
+            std::string::npos);
   EXPECT_NE(firstError(R"mlir(
     zero.mesh @m(shape = [3])
     func.func @f(%x: tensor<8xf32>) -> tensor<2xf32> {
       %y = zero.reduce_scatter %x on @m reduce = sum : tensor<8xf32> -> tensor<2xf32>
       return %y : tensor<2xf32>
-    })mlir").find("group size 3"), std::string::npos);
+    })mlir")
+                .find("group size 3"),
+            std::string::npos);
 }
 
 } // namespace

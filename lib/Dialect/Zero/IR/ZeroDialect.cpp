@@ -43,9 +43,8 @@ Operation *ZeroDialect::materializeConstant(OpBuilder &builder, Attribute value,
   return nullptr;
 }
 
-LogicalResult
-FutureType::verify(function_ref<InFlightDiagnostic()> emitError,
-                   Type valueType) {
+LogicalResult FutureType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 Type valueType) {
   if (!isa<RankedTensorType>(valueType))
     return emitError() << "future value must be a ranked tensor, got "
                        << valueType;

@@ -127,9 +127,9 @@ static FailureOr<MeshOp> verifyMeshAndAxes(Operation *op,
 static LogicalResult verifyDimInRange(Operation *op, StringRef name,
                                       int64_t dim, RankedTensorType type) {
   if (dim < 0 || dim >= type.getRank())
-    return op->emitOpError() << name << " " << dim
-                             << " is out of range for a tensor of rank "
-                             << type.getRank();
+    return op->emitOpError()
+           << name << " " << dim << " is out of range for a tensor of rank "
+           << type.getRank();
   return success();
 }
 
@@ -166,9 +166,9 @@ static LogicalResult verifySplitShapes(Operation *op, RankedTensorType large,
                                << ", expected " << smallName << "'s " << s
                                << " times the group size " << groupSize;
     if (d != dim && l != s)
-      return op->emitOpError() << largeName << " and " << smallName
-                               << " differ in dimension " << d << ": " << l
-                               << " and " << s;
+      return op->emitOpError()
+             << largeName << " and " << smallName << " differ in dimension "
+             << d << ": " << l << " and " << s;
   }
   return success();
 }
@@ -265,9 +265,9 @@ LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &table) {
       verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), table);
   if (failed(mesh))
     return failure();
-  return verifySplitShapes(*this, getInput().getType(), getResult().getType(),
-                           getScatterDim(), zero::getGroupSize(*mesh, getAxesAttr()), "input",
-                           "result");
+  return verifySplitShapes(
+      *this, getInput().getType(), getResult().getType(), getScatterDim(),
+      zero::getGroupSize(*mesh, getAxesAttr()), "input", "result");
 }
 
 OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
@@ -290,9 +290,9 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &table) {
       verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), table);
   if (failed(mesh))
     return failure();
-  return verifySplitShapes(*this, getResult().getType(), getInput().getType(),
-                           getGatherDim(), zero::getGroupSize(*mesh, getAxesAttr()), "result",
-                           "input");
+  return verifySplitShapes(
+      *this, getResult().getType(), getInput().getType(), getGatherDim(),
+      zero::getGroupSize(*mesh, getAxesAttr()), "result", "input");
 }
 
 OpFoldResult AllGatherOp::fold(FoldAdaptor) {
@@ -315,7 +315,8 @@ LogicalResult ShardSliceOp::verifySymbolUses(SymbolTableCollection &table) {
   if (failed(mesh))
     return failure();
   return verifySplitShapes(*this, getInput().getType(), getResult().getType(),
-                           getDim(), zero::getGroupSize(*mesh, getAxesAttr()), "input", "result");
+                           getDim(), zero::getGroupSize(*mesh, getAxesAttr()),
+                           "input", "result");
 }
 
 OpFoldResult ShardSliceOp::fold(FoldAdaptor) {
@@ -344,13 +345,13 @@ LogicalResult AsyncOp::verify() {
     return emitOpError("must yield the result of its collective");
   Type valueType = getFuture().getType().getValueType();
   if (yield.getValue().getType() != valueType)
-    return emitOpError("yields ")
-           << yield.getValue().getType() << " but its future holds "
-           << valueType;
-  unsigned awaits = llvm::count_if(getFuture().getUsers(),
-                                   [](Operation *u) { return isa<AwaitOp>(u); });
+    return emitOpError("yields ") << yield.getValue().getType()
+                                  << " but its future holds " << valueType;
+  unsigned awaits = llvm::count_if(
+      getFuture().getUsers(), [](Operation *u) { return isa<AwaitOp>(u); });
   if (awaits > 1)
-    return emitOpError("future is awaited ") << awaits << " times; at most once";
+    return emitOpError("future is awaited ")
+           << awaits << " times; at most once";
   return success();
 }
 

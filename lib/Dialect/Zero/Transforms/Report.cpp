@@ -1,9 +1,9 @@
 //===- Report.cpp - per-rank communication report -------------------------===//
 
-#include "zero/Analysis/Communication.h"
-#include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/FileUtilities.h"
+#include "zero/Analysis/Communication.h"
+#include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -85,9 +85,8 @@ void printJson(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
                                        {"collectives", std::move(kinds)},
                                        {"total", toJson(f.total)}});
   }
-  os << llvm::formatv("{0:2}",
-                      llvm::json::Value(llvm::json::Object{
-                          {"functions", std::move(array)}}))
+  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                   {"functions", std::move(array)}}))
      << "\n";
 }
 

@@ -18,7 +18,8 @@ class MeshOp;
 MeshOp lookupMesh(mlir::Operation *from, mlir::FlatSymbolRefAttr name);
 
 /// The axes of `mesh` that form a group: `axes` when given, all otherwise.
-llvm::SmallVector<int64_t> getGroupAxes(MeshOp mesh, mlir::DenseI64ArrayAttr axes);
+llvm::SmallVector<int64_t> getGroupAxes(MeshOp mesh,
+                                        mlir::DenseI64ArrayAttr axes);
 
 /// The number of ranks in each group of `mesh` over `axes` (null: all axes).
 int64_t getGroupSize(MeshOp mesh, mlir::DenseI64ArrayAttr axes);

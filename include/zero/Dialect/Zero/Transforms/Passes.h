@@ -3,6 +3,8 @@
 #ifndef ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_H
 #define ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"

@@ -5,6 +5,64 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
+                                 "mlir::ModuleOp"> {
+  let summary = "Shards elementwise weight updates across the replicas";
+  let description = [{
+    Finds each `zero.all_reduce` whose result flows only through elementwise
+    update code (ops with the `Elementwise` trait and no side effects, such as
+    arith and math on tensors) into values that leave the block (operands of
+    `func.return`, `scf.yield`, ...), and rewrites it so that each rank updates
+    only its 1/N of the elements:
+
+    1. the gradient is flattened, padded to a multiple of the group size N and
+       reduce-scattered (`zero.reduce_scatter`, same reduction and group)
+       instead of all-reduced;
+    2. every other full-shape tensor the update reads (weights, optimizer
+       state) is flattened, padded and cut to this rank's shard
+       (`zero.shard_slice`); splat constants become splats of the shard shape;
+    3. the same update ops run on the shard;
+    4. each value the update produces is all-gathered (`zero.all_gather`),
+       unpadded and reshaped back before it leaves the block.
+
+    Every element is computed by the same ops from the same inputs as before,
+    so the result is identical; padding elements are computed and dropped.
+
+    ```mlir
+    // before
+    %g = zero.all_reduce %gl on @dp reduce = sum : tensor<10xf32>
+    %w2 = arith.subf %w, %g : tensor<10xf32>
+    return %w2 : tensor<10xf32>
+    // after, on @dp(shape = [4])
+    %gp = tensor.pad %gl low[0] high[2] { ... } : tensor<10xf32> to tensor<12xf32>
+    %gs = zero.reduce_scatter %gp on @dp reduce = sum : tensor<12xf32> -> tensor<3xf32>
+    %wp = tensor.pad %w low[0] high[2] { ... } : tensor<10xf32> to tensor<12xf32>
+    %ws = zero.shard_slice %wp on @dp : tensor<12xf32> -> tensor<3xf32>
+    %w2s = arith.subf %ws, %gs : tensor<3xf32>
+    %w2p = zero.all_gather %w2s on @dp : tensor<3xf32> -> tensor<12xf32>
+    %w2 = tensor.extract_slice %w2p[0] [10] [1] : tensor<12xf32> to tensor<10xf32>
+    return %w2 : tensor<10xf32>
+    ```
+
+    A gradient is left replicated, with a remark saying why, when: its shape
+    is not static; it is a 0-d tensor; its group has one rank; it is smaller
+    than `min-bytes`; or any of its users (transitively, through the update)
+    is not elementwise update code in the same block (a gradient also used
+    outside the update, a reduction, an op in a nested region).
+
+    The function's signature does not change: in this form the optimizer
+    state enters and leaves whole, so it is sliced on entry and gathered on
+    exit. Keeping it sharded across steps is the training-loop rewrite's job.
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
+           "Leave gradients smaller than this many bytes replicated">,
+  ];
+  let dependentDialects = ["::zero::ZeroDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
   let summary = "Reports per-rank communication of every function";
   let description = [{

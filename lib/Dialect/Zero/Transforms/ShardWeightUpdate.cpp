@@ -1,0 +1,203 @@
+//===- ShardWeightUpdate.cpp - shard elementwise weight updates -----------===//
+//
+// all_reduce + elementwise update on N ranks  ==>  reduce_scatter + the update
+// on a 1/N shard + all_gather. See Passes.td for the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "zero/Analysis/Communication.h"
+#include "zero/Analysis/WeightUpdate.h"
+#include "zero/Dialect/Zero/Transforms/Passes.h"
+
+namespace zero {
+#define GEN_PASS_DEF_ZEROSHARDWEIGHTUPDATE
+#include "zero/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+using namespace zero;
+
+namespace {
+
+/// How one gradient's elements are laid out across its group: flattened to
+/// `numElements`, padded to `paddedElements` = N * `shardElements`.
+struct ShardLayout {
+  mlir::FlatSymbolRefAttr mesh; // the group: the all-reduce's mesh and axes
+  mlir::DenseI64ArrayAttr axes;
+  ArrayRef<int64_t> shape;
+  int64_t numElements;
+  int64_t shardElements;
+  int64_t paddedElements;
+
+  ShardLayout(AllReduceOp gradient, int64_t groupSize)
+      : mesh(gradient.getMeshAttr()), axes(gradient.getAxesAttr()),
+        shape(gradient.getType().getShape()),
+        numElements(gradient.getType().getNumElements()),
+        shardElements(llvm::divideCeil(numElements, groupSize)),
+        paddedElements(shardElements * groupSize) {}
+
+  RankedTensorType flatType(Type element, int64_t size) const {
+    return RankedTensorType::get({size}, element);
+  }
+};
+
+/// Flattens `value` and pads it with zeros to the padded size. The padding is
+/// computed on and dropped, never read into a real element.
+Value flattenAndPad(OpBuilder &b, Location loc, Value value,
+                    const ShardLayout &layout) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Type element = type.getElementType();
+  if (type.getRank() > 1) {
+    SmallVector<ReassociationIndices> all(1);
+    all[0] = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    value = tensor::CollapseShapeOp::create(b, loc, value, all);
+  }
+  if (layout.paddedElements == layout.numElements)
+    return value;
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+  return tensor::createPadHighOp(
+      layout.flatType(element, layout.paddedElements), value, zero,
+      /*nofold=*/false, loc, b);
+}
+
+/// The inverse of flattenAndPad on a gathered tensor.
+Value unpadAndReshape(OpBuilder &b, Location loc, Value flat,
+                      const ShardLayout &layout) {
+  Type element = cast<RankedTensorType>(flat.getType()).getElementType();
+  if (layout.paddedElements != layout.numElements)
+    flat = tensor::ExtractSliceOp::create(
+        b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(layout.numElements)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  if (layout.shape.size() == 1)
+    return flat;
+  SmallVector<ReassociationIndices> all(1);
+  all[0] = llvm::to_vector(llvm::seq<int64_t>(0, layout.shape.size()));
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(layout.shape, element), flat, all);
+}
+
+/// Rewrites one update onto shards.
+void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
+  AllReduceOp gradient = update.gradient;
+  OpBuilder b(gradient);
+  Location loc = gradient.getLoc();
+  FlatSymbolRefAttr mesh = layout.mesh;
+  DenseI64ArrayAttr axes = layout.axes;
+  auto shardType = [&](Type full) {
+    return layout.flatType(cast<RankedTensorType>(full).getElementType(),
+                           layout.shardElements);
+  };
+
+  IRMapping shards;
+  Value padded = flattenAndPad(b, loc, gradient.getInput(), layout);
+  shards.map(gradient.getResult(),
+             ReduceScatterOp::create(
+                 b, loc, shardType(gradient.getType()), padded, mesh, axes,
+                 gradient.getReductionAttr(), /*scatter_dim=*/0)
+                 .getResult());
+
+  // The shard of a value the update reads, made once, before its first use.
+  SmallVector<Operation *> fullSplats;
+  auto shardOf = [&](Value full, Location useLoc) -> Value {
+    if (Value known = shards.lookupOrNull(full))
+      return known;
+    Value shard;
+    DenseElementsAttr splat;
+    if (matchPattern(full, m_Constant(&splat)) && splat.isSplat()) {
+      auto type = shardType(full.getType());
+      shard =
+          arith::ConstantOp::create(b, useLoc, type, splat.resizeSplat(type));
+      fullSplats.push_back(full.getDefiningOp());
+    } else {
+      shard = ShardSliceOp::create(b, useLoc, shardType(full.getType()),
+                                   flattenAndPad(b, useLoc, full, layout), mesh,
+                                   axes, /*dim=*/0);
+    }
+    shards.map(full, shard);
+    return shard;
+  };
+
+  for (Operation *op : update.ops) {
+    b.setInsertionPoint(op);
+    for (Value operand : op->getOperands())
+      shardOf(operand, op->getLoc());
+    Operation *clone = b.clone(*op, shards);
+    for (OpResult result : clone->getResults())
+      result.setType(shardType(result.getType()));
+  }
+
+  // Whole values again where they leave the block.
+  IRMapping gathered;
+  for (OpOperand *output : update.outputs) {
+    Value full = output->get();
+    if (!gathered.contains(full)) {
+      b.setInsertionPoint(output->getOwner());
+      Value shard = shards.lookup(full);
+      auto paddedType = layout.flatType(
+          cast<RankedTensorType>(shard.getType()).getElementType(),
+          layout.paddedElements);
+      Value whole = AllGatherOp::create(b, full.getLoc(), paddedType, shard,
+                                        mesh, axes, /*gather_dim=*/0);
+      gathered.map(full, unpadAndReshape(b, full.getLoc(), whole, layout));
+    }
+    output->set(gathered.lookup(full));
+  }
+
+  for (Operation *op : llvm::reverse(update.ops))
+    op->erase();
+  gradient->erase();
+  // Full-shape splats whose only users were the update.
+  for (Operation *splat : fullSplats)
+    if (splat->use_empty())
+      splat->erase();
+}
+
+struct ZeroShardWeightUpdatePass
+    : public zero::impl::ZeroShardWeightUpdateBase<ZeroShardWeightUpdatePass> {
+  using Base::Base;
+
+  /// Why `gradient` is left replicated, or an empty string to shard it.
+  std::string whyReplicated(AllReduceOp gradient, MeshOp mesh) {
+    RankedTensorType type = gradient.getType();
+    if (!type.hasStaticShape())
+      return "its shape is not static";
+    if (type.getRank() == 0)
+      return "it is a 0-d tensor";
+    if (zero::getGroupSize(mesh, gradient.getAxesAttr()) == 1)
+      return "its group has one rank";
+    std::optional<int64_t> bytes = getTensorBytes(type);
+    if (!bytes || *bytes < minBytes)
+      return "it is smaller than min-bytes=" + std::to_string(minBytes);
+    return "";
+  }
+
+  void runOnOperation() override {
+    SmallVector<AllReduceOp> gradients;
+    getOperation().walk([&](AllReduceOp op) {
+      if (!isa<AsyncOp>(op->getParentOp()))
+        gradients.push_back(op);
+    });
+    for (AllReduceOp gradient : gradients) {
+      MeshOp mesh = lookupMesh(gradient, gradient.getMeshAttr());
+      if (!mesh) // the verifier has said so already
+        continue;
+      std::string why = whyReplicated(gradient, mesh);
+      FailureOr<WeightUpdate> update = failure();
+      if (why.empty())
+        update = findWeightUpdate(gradient, why);
+      if (failed(update)) {
+        gradient.emitRemark("left replicated: ") << why;
+        continue;
+      }
+      shardUpdate(*update,
+                  ShardLayout(gradient, zero::getGroupSize(
+                                            mesh, gradient.getAxesAttr())));
+    }
+  }
+};
+
+} // namespace

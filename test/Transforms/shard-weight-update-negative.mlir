@@ -1,0 +1,138 @@
+// Gradients the pass must leave replicated, each with a remark saying why.
+// RUN: zero-opt %s --split-input-file --zero-shard-weight-update=min-bytes=64 --verify-diagnostics | FileCheck %s
+
+zero.mesh @dp(shape = [4])
+
+// The gradient also feeds something that is not the update.
+// CHECK-LABEL: func.func @gradient_used_elsewhere
+// CHECK: zero.all_reduce
+// CHECK-NOT: zero.reduce_scatter
+func.func @gradient_used_elsewhere(%w: tensor<64xf32>, %gl: tensor<64xf32>, %acc: tensor<f32>)
+    -> (tensor<64xf32>, tensor<f32>) {
+  // expected-remark @+1 {{left replicated: the gradient is used by 'linalg.reduce', which is not elementwise update code}}
+  %g = zero.all_reduce %gl on @dp reduce = sum : tensor<64xf32>
+  %w2 = arith.subf %w, %g : tensor<64xf32>
+  %n = linalg.reduce ins(%g : tensor<64xf32>) outs(%acc : tensor<f32>) dimensions = [0]
+    (%a: f32, %b: f32) {
+      %s = arith.addf %a, %b : f32
+      linalg.yield %s : f32
+    }
+  return %w2, %n : tensor<64xf32>, tensor<f32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @dynamic_shape
+// CHECK: zero.all_reduce
+func.func @dynamic_shape(%w: tensor<?xf32>, %gl: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-remark @+1 {{left replicated: its shape is not static}}
+  %g = zero.all_reduce %gl on @dp reduce = sum : tensor<?xf32>
+  %w2 = arith.subf %w, %g : tensor<?xf32>
+  return %w2 : tensor<?xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @scalar
+// CHECK: zero.all_reduce
+func.func @scalar(%w: tensor<f32>, %gl: tensor<f32>) -> tensor<f32> {
+  // expected-remark @+1 {{left replicated: it is a 0-d tensor}}
+  %g = zero.all_reduce %gl on @dp reduce = sum : tensor<f32>
+  %w2 = arith.subf %w, %g : tensor<f32>
+  return %w2 : tensor<f32>
+}
+
+// -----
+
+zero.mesh @hybrid(shape = [1, 4])
+
+// CHECK-LABEL: func.func @group_of_one
+// CHECK: zero.all_reduce
+func.func @group_of_one(%w: tensor<64xf32>, %gl: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-remark @+1 {{left replicated: its group has one rank}}
+  %g = zero.all_reduce %gl on @hybrid axes = [0] reduce = sum : tensor<64xf32>
+  %w2 = arith.subf %w, %g : tensor<64xf32>
+  return %w2 : tensor<64xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// 8 f32 = 32 bytes, under min-bytes=64.
+// CHECK-LABEL: func.func @tiny
+// CHECK: zero.all_reduce
+func.func @tiny(%w: tensor<8xf32>, %gl: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-remark @+1 {{left replicated: it is smaller than min-bytes=64}}
+  %g = zero.all_reduce %gl on @dp reduce = sum : tensor<8xf32>
+  %w2 = arith.subf %w, %g : tensor<8xf32>
+  return %w2 : tensor<8xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// The update continues in a nested region.
+// CHECK-LABEL: func.func @nested_region
+// CHECK: zero.all_reduce
+func.func @nested_region(%w: tensor<64xf32>, %gl: tensor<64xf32>, %c: i1) -> tensor<64xf32> {
+  // expected-remark @+1 {{left replicated: the gradient reaches 'arith.subf' in another block}}
+  %g = zero.all_reduce %gl on @dp reduce = sum : tensor<64xf32>
+  %r = scf.if %c -> tensor<64xf32> {
+    %w2 = arith.subf %w, %g : tensor<64xf32>
+    scf.yield %w2 : tensor<64xf32>
+  } else {
+    scf.yield %w : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// A plain all-reduce with no update: nothing to shard.
+// CHECK-LABEL: func.func @no_update
+// CHECK: zero.all_reduce
+func.func @no_update(%gl: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-remark @+1 {{left replicated: no update code uses the gradient}}
+  %g = zero.all_reduce %gl on @dp reduce = sum : tensor<64xf32>
+  return %g : tensor<64xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// An update that reads a matmul of the gradient is not elementwise.
+// CHECK-LABEL: func.func @not_elementwise
+// CHECK: zero.all_reduce
+func.func @not_elementwise(%w: tensor<8x8xf32>, %gl: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-remark @+1 {{left replicated: the gradient is used by 'linalg.matmul', which is not elementwise update code}}
+  %g = zero.all_reduce %gl on @dp reduce = sum : tensor<8x8xf32>
+  %p = linalg.matmul ins(%g, %w : tensor<8x8xf32>, tensor<8x8xf32>) outs(%w : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %p : tensor<8x8xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// An all-reduce already scheduled inside zero.async is not touched.
+// CHECK-LABEL: func.func @async_untouched
+// CHECK: zero.async
+// CHECK: zero.all_reduce
+func.func @async_untouched(%w: tensor<64xf32>, %gl: tensor<64xf32>) -> tensor<64xf32> {
+  %f = zero.async : !zero.future<tensor<64xf32>> {
+    %g = zero.all_reduce %gl on @dp reduce = sum : tensor<64xf32>
+    zero.yield %g : tensor<64xf32>
+  }
+  %g = zero.await %f : !zero.future<tensor<64xf32>>
+  %w2 = arith.subf %w, %g : tensor<64xf32>
+  return %w2 : tensor<64xf32>
+}

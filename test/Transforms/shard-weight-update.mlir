@@ -1,0 +1,141 @@
+// RUN: zero-opt %s --split-input-file --zero-shard-weight-update | FileCheck %s
+
+// Momentum SGD on 8 ranks: 1000x512 = 512000 elements divide by 8, so no
+// padding. The decay m * beta, which does not read the gradient, moves onto
+// the shard too.
+zero.mesh @dp(shape = [8])
+
+// CHECK-LABEL: func.func @momentum
+// CHECK-SAME: (%[[W:.*]]: tensor<1000x512xf32>, %[[M:.*]]: tensor<1000x512xf32>, %[[G:.*]]: tensor<1000x512xf32>)
+// CHECK-NOT: zero.all_reduce
+// CHECK-NOT: arith.constant dense<{{.*}}> : tensor<1000x512xf32>
+// CHECK: %[[GF:.*]] = tensor.collapse_shape %[[G]] {{\[\[}}0, 1]] : tensor<1000x512xf32> into tensor<512000xf32>
+// CHECK: %[[GS:.*]] = zero.reduce_scatter %[[GF]] on @dp reduce = mean : tensor<512000xf32> -> tensor<64000xf32>
+// CHECK: %[[MF:.*]] = tensor.collapse_shape %[[M]]
+// CHECK: %[[MS:.*]] = zero.shard_slice %[[MF]] on @dp : tensor<512000xf32> -> tensor<64000xf32>
+// CHECK: %[[BETA:.*]] = arith.constant dense<0.899999976> : tensor<64000xf32>
+// CHECK: %[[M1:.*]] = arith.mulf %[[MS]], %[[BETA]] : tensor<64000xf32>
+// CHECK: %[[M2:.*]] = arith.addf %[[M1]], %[[GS]] : tensor<64000xf32>
+// CHECK: %[[D:.*]] = arith.mulf %[[M2]], %{{.*}} : tensor<64000xf32>
+// CHECK: %[[WS:.*]] = zero.shard_slice %{{.*}} on @dp : tensor<512000xf32> -> tensor<64000xf32>
+// CHECK: %[[W2:.*]] = arith.subf %[[WS]], %[[D]] : tensor<64000xf32>
+// CHECK: %[[M2F:.*]] = zero.all_gather %[[M2]] on @dp : tensor<64000xf32> -> tensor<512000xf32>
+// CHECK: %[[M2E:.*]] = tensor.expand_shape %[[M2F]] {{\[\[}}0, 1]] output_shape [1000, 512]
+// CHECK: %[[W2F:.*]] = zero.all_gather %[[W2]] on @dp : tensor<64000xf32> -> tensor<512000xf32>
+// CHECK: %[[W2E:.*]] = tensor.expand_shape %[[W2F]]
+// CHECK: return %[[W2E]], %[[M2E]]
+func.func @momentum(%w: tensor<1000x512xf32>, %m: tensor<1000x512xf32>,
+                    %g_local: tensor<1000x512xf32>)
+    -> (tensor<1000x512xf32>, tensor<1000x512xf32>) {
+  %beta = arith.constant dense<0.9> : tensor<1000x512xf32>
+  %lr = arith.constant dense<0.01> : tensor<1000x512xf32>
+  %g = zero.all_reduce %g_local on @dp reduce = mean : tensor<1000x512xf32>
+  %m1 = arith.mulf %m, %beta : tensor<1000x512xf32>
+  %m2 = arith.addf %m1, %g : tensor<1000x512xf32>
+  %d = arith.mulf %m2, %lr : tensor<1000x512xf32>
+  %w2 = arith.subf %w, %d : tensor<1000x512xf32>
+  return %w2, %m2 : tensor<1000x512xf32>, tensor<1000x512xf32>
+}
+
+// -----
+
+// 10 elements on 3 ranks: padded to 12, shards of 4, unpadded after the
+// gather.
+zero.mesh @dp(shape = [3])
+
+// CHECK-LABEL: func.func @sgd_padded
+// CHECK-SAME: (%[[W:.*]]: tensor<10xf32>, %[[G:.*]]: tensor<10xf32>)
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[GP:.*]] = tensor.pad %[[G]] low[0] high[2]
+// CHECK: tensor.yield %[[Z]]
+// CHECK: } : tensor<10xf32> to tensor<12xf32>
+// CHECK: %[[GS:.*]] = zero.reduce_scatter %[[GP]] on @dp reduce = sum : tensor<12xf32> -> tensor<4xf32>
+// CHECK: %[[WP:.*]] = tensor.pad %[[W]] low[0] high[2]
+// CHECK: %[[WS:.*]] = zero.shard_slice %[[WP]] on @dp : tensor<12xf32> -> tensor<4xf32>
+// CHECK: %[[W2:.*]] = arith.subf %[[WS]], %[[GS]] : tensor<4xf32>
+// CHECK: %[[F:.*]] = zero.all_gather %[[W2]] on @dp : tensor<4xf32> -> tensor<12xf32>
+// CHECK: %[[U:.*]] = tensor.extract_slice %[[F]][0] [10] [1] : tensor<12xf32> to tensor<10xf32>
+// CHECK: return %[[U]]
+func.func @sgd_padded(%w: tensor<10xf32>, %g_local: tensor<10xf32>) -> tensor<10xf32> {
+  %g = zero.all_reduce %g_local on @dp reduce = sum : tensor<10xf32>
+  %w2 = arith.subf %w, %g : tensor<10xf32>
+  return %w2 : tensor<10xf32>
+}
+
+// -----
+
+// A 2x4 mesh whose gradient is reduced over axis 1 only: the shards and the
+// gather stay within that group.
+zero.mesh @hybrid(shape = [2, 4])
+
+// CHECK-LABEL: func.func @one_axis
+// CHECK: zero.reduce_scatter %{{.*}} on @hybrid axes = [1] reduce = sum : tensor<8xf32> -> tensor<2xf32>
+// CHECK: zero.shard_slice %{{.*}} on @hybrid axes = [1] : tensor<8xf32> -> tensor<2xf32>
+// CHECK: zero.all_gather %{{.*}} on @hybrid axes = [1] : tensor<2xf32> -> tensor<8xf32>
+func.func @one_axis(%w: tensor<8xf32>, %g_local: tensor<8xf32>) -> tensor<8xf32> {
+  %g = zero.all_reduce %g_local on @hybrid axes = [1] reduce = sum : tensor<8xf32>
+  %w2 = arith.subf %w, %g : tensor<8xf32>
+  return %w2 : tensor<8xf32>
+}
+
+// -----
+
+// Mixed precision: the fp32 master weight and its bf16 copy both leave the
+// step; each is gathered in its own type.
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @mixed_precision
+// CHECK: %[[W2:.*]] = arith.subf %{{.*}}, %{{.*}} : tensor<16xf32>
+// CHECK: %[[B:.*]] = arith.truncf %[[W2]] : tensor<16xf32> to tensor<16xbf16>
+// CHECK: zero.all_gather %[[W2]] on @dp : tensor<16xf32> -> tensor<64xf32>
+// CHECK: zero.all_gather %[[B]] on @dp : tensor<16xbf16> -> tensor<64xbf16>
+func.func @mixed_precision(%w: tensor<64xf32>, %g_local: tensor<64xf32>)
+    -> (tensor<64xf32>, tensor<64xbf16>) {
+  %g = zero.all_reduce %g_local on @dp reduce = sum : tensor<64xf32>
+  %w2 = arith.subf %w, %g : tensor<64xf32>
+  %b = arith.truncf %w2 : tensor<64xf32> to tensor<64xbf16>
+  return %w2, %b : tensor<64xf32>, tensor<64xbf16>
+}
+
+// -----
+
+// Inside a training loop the update ends at scf.yield.
+zero.mesh @dp(shape = [2])
+
+// CHECK-LABEL: func.func @loop
+// CHECK: scf.for
+// CHECK:   zero.reduce_scatter %{{.*}} on @dp reduce = sum : tensor<6xf32> -> tensor<3xf32>
+// CHECK:   zero.shard_slice
+// CHECK:   arith.subf %{{.*}} : tensor<3xf32>
+// CHECK:   %[[F:.*]] = zero.all_gather %{{.*}} on @dp : tensor<3xf32> -> tensor<6xf32>
+// CHECK:   scf.yield %[[F]]
+func.func @loop(%w0: tensor<6xf32>, %g_local: tensor<6xf32>) -> tensor<6xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %w = scf.for %i = %c0 to %c4 step %c1 iter_args(%wi = %w0) -> tensor<6xf32> {
+    %g = zero.all_reduce %g_local on @dp reduce = sum : tensor<6xf32>
+    %wn = arith.subf %wi, %g : tensor<6xf32>
+    scf.yield %wn : tensor<6xf32>
+  }
+  return %w : tensor<6xf32>
+}
+
+// -----
+
+// Several parameters: each gradient is sharded on its own.
+zero.mesh @dp(shape = [2])
+
+// CHECK-LABEL: func.func @two_parameters
+// CHECK-COUNT-2: zero.reduce_scatter
+// CHECK-NOT: zero.all_reduce
+// CHECK-COUNT-2: zero.all_gather
+func.func @two_parameters(%w: tensor<4x4xf32>, %b: tensor<4xf32>,
+                          %gw: tensor<4x4xf32>, %gb: tensor<4xf32>)
+    -> (tensor<4x4xf32>, tensor<4xf32>) {
+  %g1 = zero.all_reduce %gw on @dp reduce = sum : tensor<4x4xf32>
+  %g2 = zero.all_reduce %gb on @dp reduce = sum : tensor<4xf32>
+  %w2 = arith.subf %w, %g1 : tensor<4x4xf32>
+  %b2 = arith.subf %b, %g2 : tensor<4xf32>
+  return %w2, %b2 : tensor<4x4xf32>, tensor<4xf32>
+}
