@@ -292,3 +292,23 @@ func.func @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
   %0 = "zero.all_reduce"(%x) <{mesh = @m, reduction = #zero<reduction sum>}> : (tensor<*xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+zero.mesh @m(shape = [2])
+func.func @async_no_yield(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'zero.async' op body must end with 'zero.yield'}}
+  %f = zero.async : !zero.future<tensor<8xf32>> {
+    %a = zero.all_reduce %x on @m reduce = sum : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @async_empty() {
+  // expected-error @+1 {{'zero.async' op expects a non-empty block}}
+  %f = zero.async : !zero.future<tensor<8xf32>> {
+  }
+  return
+}

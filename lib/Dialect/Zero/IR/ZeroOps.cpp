@@ -335,7 +335,7 @@ LogicalResult AsyncOp::verify() {
   Block &body = getBody().front();
   if (body.getNumArguments() != 0)
     return emitOpError("body takes no arguments");
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  auto yield = dyn_cast<YieldOp>(body.back());
   if (!yield)
     return emitOpError("body must end with 'zero.yield'");
   if (body.getOperations().size() != 2 || !getCollective())
