@@ -173,6 +173,20 @@ static LogicalResult verifySplitShapes(Operation *op, RankedTensorType large,
   return success();
 }
 
+/// Resolves the mesh of a collective that splits `large` into group-size
+/// parts of `small` along `dim`, and checks the shapes against its group.
+static LogicalResult
+verifySplitAgainstMesh(CollectiveOpInterface op, SymbolTableCollection &table,
+                       RankedTensorType large, RankedTensorType small,
+                       int64_t dim, StringRef largeName, StringRef smallName) {
+  FailureOr<MeshOp> mesh =
+      verifyMeshAndAxes(op, op.getMeshAttr(), op.getAxesAttr(), table);
+  if (failed(mesh))
+    return failure();
+  return verifySplitShapes(op, large, small, dim, op.getGroupSize(*mesh),
+                           largeName, smallName);
+}
+
 /// The folded value of a collective over a group of one rank: its input,
 /// when the types allow.
 static OpFoldResult foldSingleRankGroup(CollectiveOpInterface op) {
@@ -261,13 +275,9 @@ LogicalResult ReduceScatterOp::verify() {
 }
 
 LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &table) {
-  FailureOr<MeshOp> mesh =
-      verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), table);
-  if (failed(mesh))
-    return failure();
-  return verifySplitShapes(
-      *this, getInput().getType(), getResult().getType(), getScatterDim(),
-      zero::getGroupSize(*mesh, getAxesAttr()), "input", "result");
+  return verifySplitAgainstMesh(*this, table, getInput().getType(),
+                                getResult().getType(), getScatterDim(), "input",
+                                "result");
 }
 
 OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
@@ -286,13 +296,9 @@ LogicalResult AllGatherOp::verify() {
 }
 
 LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &table) {
-  FailureOr<MeshOp> mesh =
-      verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), table);
-  if (failed(mesh))
-    return failure();
-  return verifySplitShapes(
-      *this, getResult().getType(), getInput().getType(), getGatherDim(),
-      zero::getGroupSize(*mesh, getAxesAttr()), "result", "input");
+  return verifySplitAgainstMesh(*this, table, getResult().getType(),
+                                getInput().getType(), getGatherDim(), "result",
+                                "input");
 }
 
 OpFoldResult AllGatherOp::fold(FoldAdaptor) {
@@ -310,13 +316,9 @@ LogicalResult ShardSliceOp::verify() {
 }
 
 LogicalResult ShardSliceOp::verifySymbolUses(SymbolTableCollection &table) {
-  FailureOr<MeshOp> mesh =
-      verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), table);
-  if (failed(mesh))
-    return failure();
-  return verifySplitShapes(*this, getInput().getType(), getResult().getType(),
-                           getDim(), zero::getGroupSize(*mesh, getAxesAttr()),
-                           "input", "result");
+  return verifySplitAgainstMesh(*this, table, getInput().getType(),
+                                getResult().getType(), getDim(), "input",
+                                "result");
 }
 
 OpFoldResult ShardSliceOp::fold(FoldAdaptor) {

@@ -44,17 +44,20 @@ struct ShardLayout {
   }
 };
 
+/// The reassociation that collapses all `rank` dimensions into one.
+SmallVector<ReassociationIndices> collapseAll(int64_t rank) {
+  return {llvm::to_vector(llvm::seq<int64_t>(0, rank))};
+}
+
 /// Flattens `value` and pads it with zeros to the padded size. The padding is
 /// computed on and dropped, never read into a real element.
 Value flattenAndPad(OpBuilder &b, Location loc, Value value,
                     const ShardLayout &layout) {
   auto type = cast<RankedTensorType>(value.getType());
   Type element = type.getElementType();
-  if (type.getRank() > 1) {
-    SmallVector<ReassociationIndices> all(1);
-    all[0] = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-    value = tensor::CollapseShapeOp::create(b, loc, value, all);
-  }
+  if (type.getRank() > 1)
+    value = tensor::CollapseShapeOp::create(b, loc, value,
+                                            collapseAll(type.getRank()));
   if (layout.paddedElements == layout.numElements)
     return value;
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
@@ -74,10 +77,9 @@ Value unpadAndReshape(OpBuilder &b, Location loc, Value flat,
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   if (layout.shape.size() == 1)
     return flat;
-  SmallVector<ReassociationIndices> all(1);
-  all[0] = llvm::to_vector(llvm::seq<int64_t>(0, layout.shape.size()));
   return tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(layout.shape, element), flat, all);
+      b, loc, RankedTensorType::get(layout.shape, element), flat,
+      collapseAll(layout.shape.size()));
 }
 
 /// Rewrites one update onto shards.
@@ -161,13 +163,13 @@ struct ZeroShardWeightUpdatePass
   using Base::Base;
 
   /// Why `gradient` is left replicated, or an empty string to shard it.
-  std::string whyReplicated(AllReduceOp gradient, MeshOp mesh) {
+  std::string whyReplicated(AllReduceOp gradient, int64_t groupSize) {
     RankedTensorType type = gradient.getType();
     if (!type.hasStaticShape())
       return "its shape is not static";
     if (type.getRank() == 0)
       return "it is a 0-d tensor";
-    if (zero::getGroupSize(mesh, gradient.getAxesAttr()) == 1)
+    if (groupSize == 1)
       return "its group has one rank";
     std::optional<int64_t> bytes = getTensorBytes(type);
     if (!bytes || *bytes < minBytes)
@@ -185,7 +187,8 @@ struct ZeroShardWeightUpdatePass
       MeshOp mesh = lookupMesh(gradient, gradient.getMeshAttr());
       if (!mesh) // the verifier has said so already
         continue;
-      std::string why = whyReplicated(gradient, mesh);
+      int64_t groupSize = zero::getGroupSize(mesh, gradient.getAxesAttr());
+      std::string why = whyReplicated(gradient, groupSize);
       FailureOr<WeightUpdate> update = failure();
       if (why.empty())
         update = findWeightUpdate(gradient, why);
@@ -193,9 +196,7 @@ struct ZeroShardWeightUpdatePass
         gradient.emitRemark("left replicated: ") << why;
         continue;
       }
-      shardUpdate(*update,
-                  ShardLayout(gradient, zero::getGroupSize(
-                                            mesh, gradient.getAxesAttr())));
+      shardUpdate(*update, ShardLayout(gradient, groupSize));
     }
   }
 };
