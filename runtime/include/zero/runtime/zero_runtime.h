@@ -1,0 +1,167 @@
+/*===- zero_runtime.h - zero's runtime C ABI ----------------------*- C -*-===*
+ *
+ * The runtime that compiled zero programs call, and that launchers (zero-run,
+ * tests, a trainer) drive. It builds with a C++ compiler alone: no LLVM/MLIR.
+ *
+ * Two layers:
+ *  - The launcher API (zero_world_*, zero_rank_*): create a world of N ranks
+ *    on a backend, hand each rank to the thread that runs it, read errors and
+ *    counters.
+ *  - The compiled-code API (zero_rt_*): what `zero-lower-to-runtime` emits
+ *    calls to. It acts on the rank bound to the calling thread
+ *    (zero_rank_bind), so generated code carries no context argument.
+ *
+ * A group is described by one int64 array, emitted as a constant by the
+ * lowering:
+ *   { mesh_rank, shape[0], ..., shape[mesh_rank-1], num_axes, axes[0], ... }
+ * Ranks sit on the mesh in row-major order; the group of a rank is every rank
+ * that shares its coordinates off the named axes, and its index in the group
+ * is its coordinates on the named axes, linearized row-major in the order the
+ * axes are named. The mesh must have as many ranks as the world.
+ *
+ * Errors. A launcher-API call returns 0 on success and non-zero on error, with
+ * the message in zero_world_error(). A compiled-code call cannot return an
+ * error to generated code; when it fails (ranks disagree on a collective, a
+ * rank failed, a timeout) the world is marked failed with one message naming
+ * the collective and the ranks, and every later call on every rank returns at
+ * once without touching data. The launcher then reports the error and writes
+ * no outputs. On the mpi backend the failing process prints the message and
+ * calls MPI_Abort, which ends every rank.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef ZERO_RUNTIME_ZERO_RUNTIME_H
+#define ZERO_RUNTIME_ZERO_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types. */
+typedef enum zero_dtype {
+  ZERO_F32 = 0,
+  ZERO_BF16 = 1,
+  ZERO_F16 = 2,
+  ZERO_F64 = 3,
+  ZERO_I32 = 4,
+  ZERO_I64 = 5
+} zero_dtype;
+
+/* Reductions; the values match the dialect's ReductionKind. */
+typedef enum zero_reduction {
+  ZERO_SUM = 0,
+  ZERO_MEAN = 1,
+  ZERO_MAX = 2,
+  ZERO_MIN = 3
+} zero_reduction;
+
+/* Collective kinds, the index into the counters. */
+typedef enum zero_collective_kind {
+  ZERO_ALL_REDUCE = 0,
+  ZERO_REDUCE_SCATTER = 1,
+  ZERO_ALL_GATHER = 2,
+  ZERO_NUM_COLLECTIVE_KINDS = 3
+} zero_collective_kind;
+
+typedef struct zero_world zero_world;
+typedef struct zero_rank zero_rank;
+typedef struct zero_handle zero_handle;
+
+typedef struct zero_options {
+  /* "local" (the default when NULL) or "mpi". */
+  const char *backend;
+  /* Ranks of a local world; ignored by mpi (the world is mpirun's). */
+  int32_t ranks;
+  /* Seconds a rank waits for the others in a collective before the world
+     fails; <= 0 means 60. */
+  double timeout_seconds;
+  /* Whether ranks check that they agree on each collective (kind, element
+     count, dtype, reduction, group) before running it. On by default; the
+     local backend always checks, at no cost. */
+  int32_t check;
+} zero_options;
+
+/* Per-rank counters. Bytes are what a ring algorithm sends per rank:
+   all-reduce 2(n-1)/n of the buffer, reduce-scatter and all-gather (n-1)/n of
+   the whole buffer, n the group size. */
+typedef struct zero_counters {
+  uint64_t bytes_sent[ZERO_NUM_COLLECTIVE_KINDS];
+  uint64_t issued[ZERO_NUM_COLLECTIVE_KINDS];
+} zero_counters;
+
+/*--- Launcher API ----------------------------------------------------------*/
+
+/* Fills `options` with the defaults. */
+void zero_options_init(zero_options *options);
+/* Creates a world. On error returns non-zero and, when `error` is not NULL,
+   copies the message into it (at most `error_size` bytes). */
+int zero_world_create(const zero_options *options, zero_world **world,
+                      char *error, size_t error_size);
+/* Ends the world; on mpi, finalizes MPI. */
+void zero_world_destroy(zero_world *world);
+/* Ranks in the world, and how many of them live in this process. */
+int32_t zero_world_size(const zero_world *world);
+int32_t zero_world_num_local_ranks(const zero_world *world);
+/* The i-th rank of this process, 0 <= i < zero_world_num_local_ranks. */
+zero_rank *zero_world_local_rank(zero_world *world, int32_t i);
+/* The first error of any rank, or NULL while there is none. */
+const char *zero_world_error(const zero_world *world);
+
+/* This rank's id in the world. */
+int32_t zero_rank_id(const zero_rank *rank);
+/* Binds `rank` to the calling thread for the zero_rt_* calls (NULL unbinds). */
+void zero_rank_bind(zero_rank *rank);
+/* Fails the world from this rank: every rank's pending and later collectives
+   end with `message` (on mpi, the job is aborted). */
+void zero_rank_fail(zero_rank *rank, const char *message);
+void zero_rank_counters(const zero_rank *rank, zero_counters *counters);
+
+/* Explicit-rank collectives, non-blocking: each returns a handle (never NULL)
+   to pass to zero_wait exactly once. `count` is the element count of `in`
+   for all-reduce and reduce-scatter (the output holds count/n), and of `in`
+   for all-gather (the output holds count*n). */
+zero_handle *zero_all_reduce(zero_rank *rank, const void *in, void *out,
+                             int64_t count, zero_dtype dtype,
+                             zero_reduction reduction, const int64_t *group);
+zero_handle *zero_reduce_scatter(zero_rank *rank, const void *in, void *out,
+                                 int64_t count, zero_dtype dtype,
+                                 zero_reduction reduction,
+                                 const int64_t *group);
+zero_handle *zero_all_gather(zero_rank *rank, const void *in, void *out,
+                             int64_t count, zero_dtype dtype,
+                             const int64_t *group);
+/* Waits for the collective; returns 0, or non-zero when the world failed. */
+int zero_wait(zero_handle *handle);
+
+/*--- Compiled-code API (acts on the bound rank) ----------------------------*/
+
+int64_t zero_rt_rank(void);
+int64_t zero_rt_size(void);
+/* This rank's index in `group`. */
+int64_t zero_rt_group_index(const int64_t *group);
+void zero_rt_all_reduce(const void *in, void *out, int64_t count,
+                        int32_t dtype, int32_t reduction, const int64_t *group);
+void zero_rt_reduce_scatter(const void *in, void *out, int64_t count,
+                            int32_t dtype, int32_t reduction,
+                            const int64_t *group);
+void zero_rt_all_gather(const void *in, void *out, int64_t count,
+                        int32_t dtype, const int64_t *group);
+zero_handle *zero_rt_all_reduce_start(const void *in, void *out, int64_t count,
+                                      int32_t dtype, int32_t reduction,
+                                      const int64_t *group);
+zero_handle *zero_rt_reduce_scatter_start(const void *in, void *out,
+                                          int64_t count, int32_t dtype,
+                                          int32_t reduction,
+                                          const int64_t *group);
+zero_handle *zero_rt_all_gather_start(const void *in, void *out, int64_t count,
+                                      int32_t dtype, const int64_t *group);
+void zero_rt_wait(zero_handle *handle);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZERO_RUNTIME_ZERO_RUNTIME_H */

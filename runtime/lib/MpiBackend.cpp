@@ -1,0 +1,284 @@
+//===- MpiBackend.cpp - one process per rank over MPI ---------------------===//
+//
+// Non-blocking MPI collectives (MPI_Iallreduce, MPI_Ireduce_scatter_block,
+// MPI_Iallgather) on one communicator per group, split from MPI_COMM_WORLD the
+// first time the group is used. Before each collective the ranks exchange a
+// description of it over MPI_COMM_WORLD (unless checking is off), so ranks that
+// disagree on a collective's kind, size, dtype, reduction or group are named
+// instead of corrupting data or hanging. Every wait polls with a deadline; on a
+// failure the rank prints the message and calls MPI_Abort, which ends every
+// rank of the job.
+//
+// bf16 and f16 travel as 16-bit words reduced by user-defined MPI operations;
+// a mean is a sum divided by the group size when the collective completes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+
+#ifdef ZERO_RUNTIME_HAS_MPI
+
+#include "Reduce.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <thread>
+
+using namespace zero::rt;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// User-defined reductions for the 16-bit float types, one per (dtype, kind).
+template <zero_dtype D, zero_reduction R>
+void userReduce(void *in, void *inout, int *len, MPI_Datatype *) {
+  reducePair(D, R, in, inout, *len);
+}
+
+class MpiBackend;
+
+class MpiPending : public Pending {
+public:
+  MpiPending(MpiBackend &backend, Collective c, MPI_Request request,
+             int32_t groupSize)
+      : backend(backend), c(c), request(request), groupSize(groupSize) {}
+  bool wait() override;
+
+private:
+  MpiBackend &backend;
+  Collective c;
+  MPI_Request request;
+  int32_t groupSize;
+};
+
+class MpiBackend : public Backend {
+public:
+  MpiBackend(double timeout, bool check) : timeout(timeout), check(check) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Type_contiguous(2, MPI_BYTE, &halfType);
+    MPI_Type_commit(&halfType);
+    createOps<ZERO_BF16>(bf16Ops);
+    createOps<ZERO_F16>(f16Ops);
+  }
+  ~MpiBackend() override {
+    for (auto &[key, comm] : comms)
+      MPI_Comm_free(&comm);
+    for (MPI_Op *ops : {bf16Ops, f16Ops})
+      for (int k = 0; k < 4; ++k)
+        MPI_Op_free(&ops[k]);
+    MPI_Type_free(&halfType);
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized)
+      MPI_Finalize();
+  }
+
+  int32_t worldSize() const override { return size; }
+  int32_t numLocalRanks() const override { return 1; }
+  int32_t worldRank(int32_t) const override { return rank; }
+
+  std::unique_ptr<Pending> start(int32_t, const Collective &c) override;
+
+  [[noreturn]] void abortWith(const std::string &message) {
+    std::fprintf(stderr, "zero: error: rank %d: %s\n", rank, message.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    std::abort();
+  }
+  void fail(const std::string &message) override { abortWith(message); }
+  std::string error() const override { return {}; }
+
+  /// Polls `request` until it completes or the deadline passes.
+  void waitFor(MPI_Request &request, const std::string &what) {
+    auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
+    for (int done = 0;;) {
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (done)
+        return;
+      if (Clock::now() > deadline) {
+        std::ostringstream os;
+        os << what << " timed out after " << timeout
+           << " s: a rank of its group did not arrive";
+        abortWith(os.str());
+      }
+      std::this_thread::yield();
+    }
+  }
+
+private:
+  template <zero_dtype D> void createOps(MPI_Op *ops) {
+    MPI_Op_create(&userReduce<D, ZERO_SUM>, 1, &ops[ZERO_SUM]);
+    MPI_Op_create(&userReduce<D, ZERO_SUM>, 1, &ops[ZERO_MEAN]);
+    MPI_Op_create(&userReduce<D, ZERO_MAX>, 1, &ops[ZERO_MAX]);
+    MPI_Op_create(&userReduce<D, ZERO_MIN>, 1, &ops[ZERO_MIN]);
+  }
+  MPI_Datatype mpiType(zero_dtype dtype) const {
+    switch (dtype) {
+    case ZERO_F32:
+      return MPI_FLOAT;
+    case ZERO_F64:
+      return MPI_DOUBLE;
+    case ZERO_I32:
+      return MPI_INT32_T;
+    case ZERO_I64:
+      return MPI_INT64_T;
+    case ZERO_BF16:
+    case ZERO_F16:
+      return halfType;
+    }
+    return MPI_BYTE;
+  }
+  MPI_Op mpiOp(zero_dtype dtype, zero_reduction reduction) const {
+    if (dtype == ZERO_BF16)
+      return bf16Ops[reduction];
+    if (dtype == ZERO_F16)
+      return f16Ops[reduction];
+    switch (reduction) {
+    case ZERO_SUM:
+    case ZERO_MEAN:
+      return MPI_SUM;
+    case ZERO_MAX:
+      return MPI_MAX;
+    case ZERO_MIN:
+      return MPI_MIN;
+    }
+    return MPI_SUM;
+  }
+  void checkAgreement(const Collective &c);
+  MPI_Comm groupComm(const Collective &c);
+
+  int rank = 0, size = 1;
+  double timeout;
+  bool check;
+  uint64_t worldSequence = 0;
+  MPI_Datatype halfType;
+  MPI_Op bf16Ops[4], f16Ops[4];
+  std::map<std::string, MPI_Comm> comms;
+};
+
+bool MpiPending::wait() {
+  backend.waitFor(request, describe(c) + " on group " + c.group.describe());
+  if (c.reduction == ZERO_MEAN && c.kind != ZERO_ALL_GATHER)
+    divideInPlace(c.dtype, c.out,
+                  c.kind == ZERO_ALL_REDUCE ? c.count : c.count / groupSize,
+                  groupSize);
+  return true;
+}
+
+void MpiBackend::checkAgreement(const Collective &c) {
+  // kind, count, dtype, reduction, a hash of the group's mesh and axes, and
+  // the world sequence number, from every rank.
+  std::hash<std::string> hash;
+  std::string shape = c.group.key.substr(0, c.group.key.rfind('/'));
+  int64_t mine[6] = {c.kind,
+                     c.count,
+                     c.dtype,
+                     c.kind == ZERO_ALL_GATHER ? -1 : c.reduction,
+                     static_cast<int64_t>(hash(shape) >> 1),
+                     static_cast<int64_t>(worldSequence++)};
+  std::vector<int64_t> all(6 * size);
+  MPI_Request request;
+  MPI_Iallgather(mine, 6, MPI_INT64_T, all.data(), 6, MPI_INT64_T,
+                 MPI_COMM_WORLD, &request);
+  waitFor(request, describe(c) + " (agreement check)");
+  for (int r = 0; r < size; ++r) {
+    const int64_t *other = &all[6 * r];
+    if (std::equal(mine, mine + 6, other))
+      continue;
+    Collective theirs = c;
+    theirs.kind = static_cast<zero_collective_kind>(other[0]);
+    theirs.count = other[1];
+    theirs.dtype = static_cast<zero_dtype>(other[2]);
+    theirs.reduction = static_cast<zero_reduction>(other[3] < 0 ? 0 : other[3]);
+    std::ostringstream os;
+    os << "ranks disagree on collective #" << other[5] << ": rank " << rank
+       << " calls " << describe(c) << " on group " << c.group.describe()
+       << ", rank " << r << " calls " << describe(theirs)
+       << (other[4] != mine[4] ? " on a different group" : "");
+    abortWith(os.str());
+  }
+}
+
+MPI_Comm MpiBackend::groupComm(const Collective &c) {
+  auto it = comms.find(c.group.key);
+  if (it != comms.end())
+    return it->second;
+  // Every rank reaches the same collective here (checked above), and splits
+  // by the same mesh and axes, so the split is collective over the world.
+  // The rank at group index 0 names the group.
+  MPI_Comm comm;
+  MPI_Comm_split(MPI_COMM_WORLD, c.group.members[0], c.group.index, &comm);
+  comms[c.group.key] = comm;
+  return comm;
+}
+
+std::unique_ptr<Pending> MpiBackend::start(int32_t, const Collective &c) {
+  if (check)
+    checkAgreement(c);
+  MPI_Comm comm = groupComm(c);
+  MPI_Datatype type = mpiType(c.dtype);
+  int32_t n = c.group.size();
+  MPI_Request request;
+  int err = MPI_SUCCESS;
+  switch (c.kind) {
+  case ZERO_ALL_REDUCE:
+    err = MPI_Iallreduce(c.in == c.out ? MPI_IN_PLACE : c.in, c.out,
+                         static_cast<int>(c.count), type,
+                         mpiOp(c.dtype, c.reduction), comm, &request);
+    break;
+  case ZERO_REDUCE_SCATTER:
+    err = MPI_Ireduce_scatter_block(c.in, c.out, static_cast<int>(c.count / n),
+                                    type, mpiOp(c.dtype, c.reduction), comm,
+                                    &request);
+    break;
+  case ZERO_ALL_GATHER:
+    err = MPI_Iallgather(c.in, static_cast<int>(c.count), type, c.out,
+                         static_cast<int>(c.count), type, comm, &request);
+    break;
+  default:
+    abortWith("unknown collective kind");
+  }
+  if (err != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    MPI_Error_string(err, text, &length);
+    abortWith(describe(c) + ": " + std::string(text, length));
+  }
+  return std::make_unique<MpiPending>(*this, c, request, n);
+}
+
+} // namespace
+
+std::unique_ptr<Backend> zero::rt::createMpiBackend(double timeout, bool check,
+                                                    std::string &error) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    // Each rank runs collectives from its own thread only.
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) !=
+        MPI_SUCCESS) {
+      error = "MPI_Init_thread failed";
+      return nullptr;
+    }
+  }
+  return std::make_unique<MpiBackend>(timeout, check);
+}
+
+#else // !ZERO_RUNTIME_HAS_MPI
+
+std::unique_ptr<zero::rt::Backend>
+zero::rt::createMpiBackend(double, bool, std::string &error) {
+  error = "this zero runtime was built without MPI (install libopenmpi-dev "
+          "and rebuild)";
+  return nullptr;
+}
+
+#endif

@@ -1,0 +1,284 @@
+//===- RuntimeTest.cpp - the runtime's local backend ----------------------===//
+
+#include "zero/runtime/zero_runtime.h"
+
+#include "gtest/gtest.h"
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+/// A local world of `ranks` ranks, each running `body(rank, id)` on its own
+/// thread.
+struct LocalWorld {
+  explicit LocalWorld(int32_t ranks, double timeout = 10) {
+    zero_options options;
+    zero_options_init(&options);
+    options.ranks = ranks;
+    options.timeout_seconds = timeout;
+    char error[256];
+    EXPECT_EQ(zero_world_create(&options, &world, error, sizeof error), 0)
+        << error;
+  }
+  ~LocalWorld() { zero_world_destroy(world); }
+
+  void run(const std::function<void(zero_rank *, int32_t)> &body) {
+    std::vector<std::thread> threads;
+    for (int32_t i = 0; i < zero_world_num_local_ranks(world); ++i)
+      threads.emplace_back([&, i] {
+        zero_rank *rank = zero_world_local_rank(world, i);
+        zero_rank_bind(rank);
+        body(rank, zero_rank_id(rank));
+        zero_rank_bind(nullptr);
+      });
+    for (std::thread &t : threads)
+      t.join();
+  }
+
+  std::string error() const {
+    const char *e = zero_world_error(world);
+    return e ? e : "";
+  }
+
+  zero_world *world = nullptr;
+};
+
+const int64_t kMesh4[] = {1, 4, 1, 0};
+
+/// Values whose sum depends on the order of addition.
+float valueOf(int32_t rank, int64_t i) {
+  return (rank % 2 ? 1e8f : 1.0f) * static_cast<float>(i % 7 + 1) / 3.0f +
+         static_cast<float>(rank) * 0.1f;
+}
+
+TEST(LocalBackend, AllReduceAddsInRankOrderAndMatchesReduceScatter) {
+  constexpr int64_t count = 1000;
+  LocalWorld world(4);
+  std::vector<std::vector<float>> reduced(4), scattered(4);
+  world.run([&](zero_rank *, int32_t id) {
+    std::vector<float> in(count);
+    for (int64_t i = 0; i < count; ++i)
+      in[i] = valueOf(id, i);
+    reduced[id].resize(count);
+    zero_rt_all_reduce(in.data(), reduced[id].data(), count, ZERO_F32,
+                       ZERO_SUM, kMesh4);
+    scattered[id].resize(count / 4);
+    zero_rt_reduce_scatter(in.data(), scattered[id].data(), count, ZERO_F32,
+                           ZERO_SUM, kMesh4);
+  });
+  ASSERT_EQ(world.error(), "");
+  for (int64_t i = 0; i < count; ++i) {
+    float expected = valueOf(0, i);
+    for (int32_t r = 1; r < 4; ++r)
+      expected += valueOf(r, i);
+    for (int32_t r = 0; r < 4; ++r)
+      ASSERT_EQ(std::memcmp(&reduced[r][i], &expected, 4), 0) << i;
+    ASSERT_EQ(std::memcmp(&scattered[i / 250][i % 250], &expected, 4), 0);
+  }
+}
+
+TEST(LocalBackend, InPlaceMeanMaxAndMin) {
+  LocalWorld world(3);
+  std::vector<std::vector<double>> mean(3);
+  std::vector<std::vector<int64_t>> maxed(3), minned(3);
+  const int64_t mesh[] = {1, 3, 1, 0};
+  world.run([&](zero_rank *, int32_t id) {
+    mean[id] = {double(id), 2.0 * id, 5.0, -1.0, 7.0};
+    zero_rt_all_reduce(mean[id].data(), mean[id].data(), 5, ZERO_F64,
+                       ZERO_MEAN, mesh);
+    maxed[id] = {id, -id, 10};
+    minned[id] = maxed[id];
+    zero_rt_all_reduce(maxed[id].data(), maxed[id].data(), 3, ZERO_I64,
+                       ZERO_MAX, mesh);
+    zero_rt_all_reduce(minned[id].data(), minned[id].data(), 3, ZERO_I64,
+                       ZERO_MIN, mesh);
+  });
+  ASSERT_EQ(world.error(), "");
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(mean[r], (std::vector<double>{1.0, 2.0, 5.0, -1.0, 7.0}));
+    EXPECT_EQ(maxed[r], (std::vector<int64_t>{2, 0, 10}));
+    EXPECT_EQ(minned[r], (std::vector<int64_t>{0, -2, 10}));
+  }
+}
+
+TEST(LocalBackend, AllGatherConcatenatesInGroupOrder) {
+  LocalWorld world(4);
+  std::vector<std::vector<int32_t>> out(4);
+  world.run([&](zero_rank *, int32_t id) {
+    int32_t in[2] = {10 * id, 10 * id + 1};
+    out[id].resize(8);
+    zero_rt_all_gather(in, out[id].data(), 2, ZERO_I32, kMesh4);
+  });
+  ASSERT_EQ(world.error(), "");
+  for (int r = 0; r < 4; ++r)
+    EXPECT_EQ(out[r], (std::vector<int32_t>{0, 1, 10, 11, 20, 21, 30, 31}));
+}
+
+TEST(LocalBackend, HybridMeshGroupsOnOneAxis) {
+  // Mesh 2x4: axis 1 groups ranks {0..3} and {4..7}; axis 0 groups {r, r+4}.
+  const int64_t inner[] = {2, 2, 4, 1, 1};
+  const int64_t outer[] = {2, 2, 4, 1, 0};
+  LocalWorld world(8);
+  std::vector<int64_t> innerSum(8), outerSum(8), innerIndex(8), outerIndex(8);
+  world.run([&](zero_rank *, int32_t id) {
+    int64_t mine = id;
+    zero_rt_all_reduce(&mine, &innerSum[id], 1, ZERO_I64, ZERO_SUM, inner);
+    zero_rt_all_reduce(&mine, &outerSum[id], 1, ZERO_I64, ZERO_SUM, outer);
+    innerIndex[id] = zero_rt_group_index(inner);
+    outerIndex[id] = zero_rt_group_index(outer);
+  });
+  ASSERT_EQ(world.error(), "");
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_EQ(innerSum[r], r < 4 ? 0 + 1 + 2 + 3 : 4 + 5 + 6 + 7);
+    EXPECT_EQ(outerSum[r], (r % 4) * 2 + 4);
+    EXPECT_EQ(innerIndex[r], r % 4);
+    EXPECT_EQ(outerIndex[r], r / 4);
+  }
+}
+
+TEST(LocalBackend, AMeshOfTheWrongSizeIsAnError) {
+  LocalWorld world(2);
+  world.run([&](zero_rank *, int32_t) {
+    float x = 1, y = 0;
+    zero_rt_all_reduce(&x, &y, 1, ZERO_F32, ZERO_SUM, kMesh4);
+  });
+  EXPECT_NE(world.error().find("mesh [4] has 4 ranks but the world has 2"),
+            std::string::npos)
+      << world.error();
+}
+
+TEST(LocalBackend, Bf16Sum) {
+  const int64_t mesh[] = {1, 2, 1, 0};
+  LocalWorld world(2);
+  std::vector<uint16_t> out(2);
+  world.run([&](zero_rank *, int32_t id) {
+    uint16_t in = id == 0 ? 0x3f80 /*1.0*/ : 0x4000 /*2.0*/;
+    zero_rt_all_reduce(&in, &out[id], 1, ZERO_BF16, ZERO_SUM, mesh);
+  });
+  ASSERT_EQ(world.error(), "");
+  EXPECT_EQ(out[0], 0x4040); // 3.0
+  EXPECT_EQ(out[1], 0x4040);
+}
+
+TEST(LocalBackend, DisagreementNamesTheCollectiveAndTheRanks) {
+  LocalWorld world(4);
+  auto start = std::chrono::steady_clock::now();
+  world.run([&](zero_rank *, int32_t id) {
+    std::vector<float> in(8, 1.0f), out(8);
+    zero_rt_all_reduce(in.data(), out.data(), id == 2 ? 4 : 8, ZERO_F32,
+                       ZERO_SUM, kMesh4);
+    // Later collectives return at once.
+    zero_rt_all_reduce(in.data(), out.data(), 8, ZERO_F32, ZERO_SUM, kMesh4);
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  std::string error = world.error();
+  EXPECT_NE(error.find("ranks disagree on collective #0"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("rank 2 calls all_reduce #0 of 4 f32"),
+            std::string::npos)
+      << error;
+}
+
+TEST(LocalBackend, AMissingRankTimesOutWithItsName) {
+  LocalWorld world(4, /*timeout=*/0.5);
+  world.run([&](zero_rank *, int32_t id) {
+    if (id == 3)
+      return;
+    float x = 1, y = 0;
+    zero_rt_all_reduce(&x, &y, 1, ZERO_F32, ZERO_SUM, kMesh4);
+  });
+  std::string error = world.error();
+  EXPECT_NE(error.find("timed out after 0.5 s: rank 3 did not arrive"),
+            std::string::npos)
+      << error;
+}
+
+TEST(LocalBackend, AFailedRankEndsTheOthers) {
+  LocalWorld world(3, /*timeout=*/30);
+  const int64_t mesh[] = {1, 3, 1, 0};
+  auto start = std::chrono::steady_clock::now();
+  std::vector<int> status(3);
+  world.run([&](zero_rank *rank, int32_t id) {
+    if (id == 1) {
+      zero_rank_fail(rank, "could not read its input");
+      return;
+    }
+    float x = 1, y = 0;
+    status[id] = zero_wait(zero_all_reduce(rank, &x, &y, 1, ZERO_F32,
+                                           ZERO_SUM, mesh));
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(status[0], 1);
+  EXPECT_EQ(status[2], 1);
+  EXPECT_EQ(world.error(), "rank 1 failed: could not read its input");
+}
+
+TEST(LocalBackend, AStartReturnsBeforeTheCollectiveCompletes) {
+  using namespace std::chrono;
+  LocalWorld world(2);
+  const int64_t mesh[] = {1, 2, 1, 0};
+  duration<double> startTook{}, waitTook{};
+  world.run([&](zero_rank *, int32_t id) {
+    float x = 1, y = 0;
+    if (id == 1) {
+      std::this_thread::sleep_for(milliseconds(300));
+      zero_rt_all_reduce(&x, &y, 1, ZERO_F32, ZERO_SUM, mesh);
+      return;
+    }
+    auto t0 = steady_clock::now();
+    zero_handle *h = zero_rt_all_reduce_start(&x, &y, 1, ZERO_F32, ZERO_SUM,
+                                              mesh);
+    auto t1 = steady_clock::now();
+    zero_rt_wait(h);
+    startTook = t1 - t0;
+    waitTook = steady_clock::now() - t1;
+    EXPECT_EQ(y, 2.0f);
+  });
+  ASSERT_EQ(world.error(), "");
+  // Rank 0's start does not wait for rank 1; its wait does.
+  EXPECT_LT(startTook.count(), 0.1);
+  EXPECT_GT(waitTook.count(), 0.1);
+}
+
+TEST(LocalBackend, CountersFollowTheRingFormulas) {
+  LocalWorld world(4);
+  std::vector<zero_counters> counters(4);
+  world.run([&](zero_rank *rank, int32_t id) {
+    std::vector<float> a(1000, 1.0f), b(1000), c(250);
+    zero_handle *h1 = zero_rt_all_reduce_start(a.data(), b.data(), 1000,
+                                               ZERO_F32, ZERO_SUM, kMesh4);
+    zero_handle *h2 = zero_rt_reduce_scatter_start(a.data(), c.data(), 1000,
+                                                   ZERO_F32, ZERO_SUM, kMesh4);
+    zero_rt_wait(h2);
+    zero_rt_wait(h1);
+    zero_rt_all_gather(c.data(), b.data(), 250, ZERO_F32, kMesh4);
+    zero_rank_counters(rank, &counters[id]);
+  });
+  ASSERT_EQ(world.error(), "");
+  for (const zero_counters &c : counters) {
+    EXPECT_EQ(c.bytes_sent[ZERO_ALL_REDUCE], 2u * 3 * 4000 / 4);
+    EXPECT_EQ(c.bytes_sent[ZERO_REDUCE_SCATTER], 3u * 4000 / 4);
+    EXPECT_EQ(c.bytes_sent[ZERO_ALL_GATHER], 3u * 1000);
+    EXPECT_EQ(c.issued[ZERO_ALL_REDUCE], 1u);
+    EXPECT_EQ(c.issued[ZERO_REDUCE_SCATTER], 1u);
+    EXPECT_EQ(c.issued[ZERO_ALL_GATHER], 1u);
+  }
+}
+
+TEST(Runtime, UnknownBackendIsAnError) {
+  zero_options options;
+  zero_options_init(&options);
+  options.backend = "carrier-pigeon";
+  zero_world *world = nullptr;
+  char error[256] = {};
+  EXPECT_NE(zero_world_create(&options, &world, error, sizeof error), 0);
+  EXPECT_EQ(std::string(error),
+            "unknown backend 'carrier-pigeon' (expected local or mpi)");
+}
+
+} // namespace
