@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Func/Extensions/AllExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -17,8 +18,17 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
+#include "zero/Conversion/Passes.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Dialect/Zero/Transforms/BufferizableOpInterfaceImpl.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
 void zero::registerZeroDialect(mlir::DialectRegistry &registry) {
@@ -30,21 +40,32 @@ void zero::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
+                  mlir::LLVM::LLVMDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
                   mlir::scf::SCFDialect, mlir::shard::ShardDialect,
                   mlir::tensor::TensorDialect>();
   mlir::func::registerAllExtensions(registry);
   mlir::tensor::registerAllExtensions(registry);
   mlir::arith::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
   mlir::linalg::registerAllDialectInterfaceImplementations(registry);
   mlir::scf::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  zero::registerBufferizableOpInterfaceExternalModels(registry);
 }
 
 void zero::registerAllPasses() {
   registerZeroPasses();
-  // The upstream clean-ups that zero's pipelines and tests use.
-  mlir::registerCanonicalizerPass();
-  mlir::registerCSEPass();
-  mlir::registerSymbolDCEPass();
+  registerZeroConversionPasses();
+  registerZeroToLLVMPipeline();
+  // The upstream passes that zero's pipelines are made of, so that each step
+  // of a pipeline can also be run alone.
+  mlir::registerTransformsPasses();
+  mlir::registerConversionPasses();
+  mlir::arith::registerArithPasses();
+  mlir::bufferization::registerBufferizationPasses();
+  mlir::bufferization::registerBufferizationPipelines();
+  mlir::memref::registerMemRefPasses();
+  mlir::registerLinalgPasses();
 }

@@ -125,10 +125,11 @@ static FailureOr<MeshOp> verifyMeshAndAxes(Operation *op,
 }
 
 static LogicalResult verifyDimInRange(Operation *op, StringRef name,
-                                      int64_t dim, RankedTensorType type) {
+                                      int64_t dim, ShapedType type) {
   if (dim < 0 || dim >= type.getRank())
     return op->emitOpError()
-           << name << " " << dim << " is out of range for a tensor of rank "
+           << name << " " << dim << " is out of range for a "
+           << (isa<MemRefType>(type) ? "memref" : "tensor") << " of rank "
            << type.getRank();
   return success();
 }
@@ -146,8 +147,8 @@ static LogicalResult verifyReduction(Operation *op, ReductionKind kind,
 /// Checks that `small` is one of `groupSize` equal parts of `large` along
 /// `dim`, all other dimensions and the element type being equal. Dynamic
 /// sizes are accepted and checked at run time.
-static LogicalResult verifySplitShapes(Operation *op, RankedTensorType large,
-                                       RankedTensorType small, int64_t dim,
+static LogicalResult verifySplitShapes(Operation *op, ShapedType large,
+                                       ShapedType small, int64_t dim,
                                        int64_t groupSize, StringRef largeName,
                                        StringRef smallName) {
   if (large.getElementType() != small.getElementType())
@@ -176,15 +177,16 @@ static LogicalResult verifySplitShapes(Operation *op, RankedTensorType large,
 /// Resolves the mesh of a collective that splits `large` into group-size
 /// parts of `small` along `dim`, and checks the shapes against its group.
 static LogicalResult
-verifySplitAgainstMesh(CollectiveOpInterface op, SymbolTableCollection &table,
-                       RankedTensorType large, RankedTensorType small,
-                       int64_t dim, StringRef largeName, StringRef smallName) {
-  FailureOr<MeshOp> mesh =
-      verifyMeshAndAxes(op, op.getMeshAttr(), op.getAxesAttr(), table);
+verifySplitAgainstMesh(Operation *op, FlatSymbolRefAttr meshName,
+                       DenseI64ArrayAttr axes, SymbolTableCollection &table,
+                       ShapedType large, ShapedType small, int64_t dim,
+                       StringRef largeName, StringRef smallName) {
+  FailureOr<MeshOp> mesh = verifyMeshAndAxes(op, meshName, axes, table);
   if (failed(mesh))
     return failure();
-  return verifySplitShapes(op, large, small, dim, op.getGroupSize(*mesh),
-                           largeName, smallName);
+  return verifySplitShapes(op, large, small, dim,
+                           zero::getGroupSize(*mesh, axes), largeName,
+                           smallName);
 }
 
 /// The folded value of a collective over a group of one rank: its input,
@@ -275,9 +277,9 @@ LogicalResult ReduceScatterOp::verify() {
 }
 
 LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &table) {
-  return verifySplitAgainstMesh(*this, table, getInput().getType(),
-                                getResult().getType(), getScatterDim(), "input",
-                                "result");
+  return verifySplitAgainstMesh(*this, getMeshAttr(), getAxesAttr(), table,
+                                getInput().getType(), getResult().getType(),
+                                getScatterDim(), "input", "result");
 }
 
 OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
@@ -296,9 +298,9 @@ LogicalResult AllGatherOp::verify() {
 }
 
 LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &table) {
-  return verifySplitAgainstMesh(*this, table, getResult().getType(),
-                                getInput().getType(), getGatherDim(), "result",
-                                "input");
+  return verifySplitAgainstMesh(*this, getMeshAttr(), getAxesAttr(), table,
+                                getResult().getType(), getInput().getType(),
+                                getGatherDim(), "result", "input");
 }
 
 OpFoldResult AllGatherOp::fold(FoldAdaptor) {
@@ -316,13 +318,73 @@ LogicalResult ShardSliceOp::verify() {
 }
 
 LogicalResult ShardSliceOp::verifySymbolUses(SymbolTableCollection &table) {
-  return verifySplitAgainstMesh(*this, table, getInput().getType(),
-                                getResult().getType(), getDim(), "input",
-                                "result");
+  return verifySplitAgainstMesh(*this, getMeshAttr(), getAxesAttr(), table,
+                                getInput().getType(), getResult().getType(),
+                                getDim(), "input", "result");
 }
 
 OpFoldResult ShardSliceOp::fold(FoldAdaptor) {
   return foldSingleRankGroup(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// Bufferized collectives
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy> static int64_t bufferGroupSize(OpTy op) {
+  MeshOp mesh = lookupMesh(op, op.getMeshAttr());
+  return mesh ? zero::getGroupSize(mesh, op.getAxesAttr()) : 0;
+}
+
+int64_t AllReduceBufferOp::getGroupSize() { return bufferGroupSize(*this); }
+int64_t ReduceScatterBufferOp::getGroupSize() { return bufferGroupSize(*this); }
+int64_t AllGatherBufferOp::getGroupSize() { return bufferGroupSize(*this); }
+
+LogicalResult AllReduceBufferOp::verify() {
+  if (failed(verifyAxesShape(*this, getAxesAttr())) ||
+      failed(verifyReduction(*this, getReduction(),
+                             getInput().getType().getElementType())))
+    return failure();
+  if (getInput().getType().getShape() != getOutput().getType().getShape() ||
+      getInput().getType().getElementType() !=
+          getOutput().getType().getElementType())
+    return emitOpError("input and output differ in shape or element type: ")
+           << getInput().getType() << " and " << getOutput().getType();
+  return success();
+}
+
+LogicalResult
+AllReduceBufferOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), table);
+}
+
+LogicalResult ReduceScatterBufferOp::verify() {
+  if (failed(verifyAxesShape(*this, getAxesAttr())) ||
+      failed(verifyDimInRange(*this, "scatter dimension", getScatterDim(),
+                              getInput().getType())))
+    return failure();
+  return verifyReduction(*this, getReduction(),
+                         getInput().getType().getElementType());
+}
+
+LogicalResult
+ReduceScatterBufferOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifySplitAgainstMesh(*this, getMeshAttr(), getAxesAttr(), table,
+                                getInput().getType(), getOutput().getType(),
+                                getScatterDim(), "input", "output");
+}
+
+LogicalResult AllGatherBufferOp::verify() {
+  if (failed(verifyAxesShape(*this, getAxesAttr())))
+    return failure();
+  return verifyDimInRange(*this, "gather dimension", getGatherDim(),
+                          getInput().getType());
+}
+
+LogicalResult AllGatherBufferOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifySplitAgainstMesh(*this, getMeshAttr(), getAxesAttr(), table,
+                                getOutput().getType(), getInput().getType(),
+                                getGatherDim(), "output", "input");
 }
 
 //===----------------------------------------------------------------------===//

@@ -190,6 +190,90 @@ def Zero_ShardSliceOp : Zero_CollectiveOp<"shard_slice"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Bufferized collectives
+//===----------------------------------------------------------------------===//
+
+class Zero_BufferCollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Zero_Op<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of ranks in this collective's group, or 0 when the mesh is
+    /// unknown.
+    int64_t getGroupSize();
+  }];
+}
+
+def Zero_AllReduceBufferOp : Zero_BufferCollectiveOp<"all_reduce_buffer"> {
+  let summary = "All-reduce from one buffer into another";
+  let description = [{
+    The destination-passing form of `zero.all_reduce` that bufferization
+    produces: reads `input`, writes the reduction into `output` (same shape
+    and element type; they may be the same buffer). `zero-lower-to-runtime`
+    turns it into a runtime call.
+
+    ```mlir
+    zero.all_reduce_buffer %g, %out on @dp reduce = sum
+        : memref<1000xf32>, memref<1000xf32>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "", [MemRead]>:$input,
+                       Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$output,
+                       FlatSymbolRefAttr:$mesh,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes,
+                       Zero_ReductionKindAttr:$reduction);
+  let assemblyFormat = [{
+    $input `,` $output `on` $mesh (`axes` `=` $axes^)? `reduce` `=` custom<ReductionKind>($reduction)
+    attr-dict `:` type($input) `,` type($output)
+  }];
+}
+
+def Zero_ReduceScatterBufferOp
+    : Zero_BufferCollectiveOp<"reduce_scatter_buffer"> {
+  let summary = "Reduce-scatter from one buffer into another";
+  let description = [{
+    The destination-passing form of `zero.reduce_scatter`: reads `input`,
+    writes this rank's part of the reduction into `output`.
+
+    ```mlir
+    zero.reduce_scatter_buffer %g, %gs on @dp reduce = sum
+        : memref<1024xf32>, memref<128xf32>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "", [MemRead]>:$input,
+                       Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$output,
+                       FlatSymbolRefAttr:$mesh,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes,
+                       Zero_ReductionKindAttr:$reduction,
+                       DefaultValuedAttr<I64Attr, "0">:$scatter_dim);
+  let assemblyFormat = [{
+    $input `,` $output `on` $mesh (`axes` `=` $axes^)? `reduce` `=` custom<ReductionKind>($reduction)
+    (`dim` `=` $scatter_dim^)? attr-dict `:` type($input) `,` type($output)
+  }];
+}
+
+def Zero_AllGatherBufferOp : Zero_BufferCollectiveOp<"all_gather_buffer"> {
+  let summary = "All-gather from one buffer into another";
+  let description = [{
+    The destination-passing form of `zero.all_gather`: reads `input`, writes
+    every rank's part, concatenated in group-index order, into `output`.
+
+    ```mlir
+    zero.all_gather_buffer %ws, %w on @dp : memref<128xf32>, memref<1024xf32>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "", [MemRead]>:$input,
+                       Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$output,
+                       FlatSymbolRefAttr:$mesh,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes,
+                       DefaultValuedAttr<I64Attr, "0">:$gather_dim);
+  let assemblyFormat = [{
+    $input `,` $output `on` $mesh (`axes` `=` $axes^)? (`dim` `=` $gather_dim^)?
+    attr-dict `:` type($input) `,` type($output)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Asynchrony
 //===----------------------------------------------------------------------===//
 

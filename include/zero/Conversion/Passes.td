@@ -1,0 +1,48 @@
+//===- Passes.td - zero lowering passes --------------------*- tablegen -*-===//
+
+#ifndef ZERO_CONVERSION_PASSES_TD
+#define ZERO_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Turns bufferized collectives into calls into zero's runtime";
+  let description = [{
+    Runs after bufferization. Rewrites
+
+    - `zero.all_reduce_buffer`, `zero.reduce_scatter_buffer` and
+      `zero.all_gather_buffer` into calls to `zero_rt_all_reduce`,
+      `zero_rt_reduce_scatter` and `zero_rt_all_gather` (see
+      `runtime/include/zero/runtime/zero_runtime.h`): the buffers as
+      `!llvm.ptr` at their offset, the element count, the dtype and reduction
+      codes, and the group;
+    - `zero.replica_index` into a call to `zero_rt_group_index`;
+
+    and then erases the `zero.mesh` symbols. A group is passed as a constant
+    `memref.global` holding `{mesh rank, shape..., number of axes, axes...}`,
+    one per distinct mesh and axes.
+
+    A buffer that is not contiguous is copied into one that is (and, for an
+    output, back). A scatter or gather dimension must have only unit
+    dimensions before it, so that each rank's part is contiguous; the element
+    type must be one the runtime has (f32, bf16, f16, f64, i32, i64). Any op
+    the pass cannot lower (one of these cases, a collective left in tensor
+    form, `zero.async`) is reported with its location and the pass fails.
+
+    ```mlir
+    zero.all_reduce_buffer %in, %out on @dp reduce = sum
+        : memref<1000xf32>, memref<1000xf32>
+    // becomes
+    %group = memref.get_global @__zero_group_dp : memref<4xi64>
+    ...
+    call @zero_rt_all_reduce(%inPtr, %outPtr, %c1000, %c0_f32, %c0_sum, %groupPtr)
+        : (!llvm.ptr, !llvm.ptr, i64, i32, i32, !llvm.ptr) -> ()
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+    "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect"
+  ];
+}
+
+#endif // ZERO_CONVERSION_PASSES_TD

@@ -1,0 +1,266 @@
+//===- ZeroToRuntime.cpp - bufferized collectives to runtime calls --------===//
+//
+// The runtime's compiled-code entry points (zero_rt_*) take plain pointers,
+// counts and codes, so the calls are built here with func.call on !llvm.ptr
+// values; the upstream conversions then lower everything else to LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Conversion/Passes.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace zero {
+#define GEN_PASS_DEF_ZEROLOWERTORUNTIME
+#include "zero/Conversion/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+using namespace zero;
+
+namespace {
+
+/// The runtime's dtype code for `type` (zero_runtime.h), or none.
+std::optional<int32_t> dtypeCode(Type type) {
+  if (type.isF32())
+    return 0;
+  if (type.isBF16())
+    return 1;
+  if (type.isF16())
+    return 2;
+  if (type.isF64())
+    return 3;
+  if (type.isSignlessInteger(32))
+    return 4;
+  if (type.isSignlessInteger(64))
+    return 5;
+  return std::nullopt;
+}
+
+class RuntimeCallBuilder {
+public:
+  RuntimeCallBuilder(ModuleOp module) : module(module), symbols(module) {}
+
+  /// Declares `name` as a private runtime function once.
+  func::FuncOp declare(StringRef name, TypeRange inputs, TypeRange results) {
+    if (auto existing = symbols.lookup<func::FuncOp>(name))
+      return existing;
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto fn = func::FuncOp::create(
+        b, module.getLoc(), name,
+        FunctionType::get(module.getContext(), inputs, results));
+    fn.setPrivate();
+    symbols.insert(fn);
+    return fn;
+  }
+
+  /// A pointer to the constant group descriptor of `mesh` and `axes`.
+  Value groupPointer(OpBuilder &b, Location loc, MeshOp mesh,
+                     DenseI64ArrayAttr axes) {
+    SmallVector<int64_t> groupAxes = getGroupAxes(mesh, axes);
+    std::string name = ("__zero_group_" + mesh.getSymName()).str();
+    if (axes)
+      name += "_axes_" + llvm::join(llvm::map_range(groupAxes, [](int64_t a) {
+                                      return std::to_string(a);
+                                    }),
+                                    "_");
+    SmallVector<int64_t> descriptor = {mesh.getNumAxes()};
+    llvm::append_range(descriptor, mesh.getShape());
+    descriptor.push_back(groupAxes.size());
+    llvm::append_range(descriptor, groupAxes);
+    auto type = MemRefType::get({static_cast<int64_t>(descriptor.size())},
+                                b.getI64Type());
+    if (!symbols.lookup(name)) {
+      OpBuilder gb = OpBuilder::atBlockBegin(module.getBody());
+      auto global = memref::GlobalOp::create(
+          gb, module.getLoc(), name, gb.getStringAttr("private"), type,
+          DenseIntElementsAttr::get(
+              RankedTensorType::get(type.getShape(), b.getI64Type()),
+              ArrayRef<int64_t>(descriptor)),
+          /*constant=*/true, /*alignment=*/nullptr);
+      symbols.insert(global);
+    }
+    Value ref = memref::GetGlobalOp::create(b, loc, type, name);
+    return pointerTo(b, loc, ref);
+  }
+
+  /// The address of the first element of `buffer` as an !llvm.ptr.
+  Value pointerTo(OpBuilder &b, Location loc, Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    auto [strides, offset] = type.getStridesAndOffset();
+    if (offset != 0) {
+      Value elements;
+      if (ShapedType::isDynamic(offset))
+        elements =
+            memref::ExtractStridedMetadataOp::create(b, loc, buffer).getOffset();
+      else
+        elements = arith::ConstantIndexOp::create(b, loc, offset);
+      unsigned bytes = type.getElementTypeBitWidth() / 8;
+      Value byteOffset = arith::MulIOp::create(
+          b, loc, elements, arith::ConstantIndexOp::create(b, loc, bytes));
+      address = arith::AddIOp::create(b, loc, address, byteOffset);
+    }
+    Value asInt =
+        arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+    return LLVM::IntToPtrOp::create(b, loc, pointerType(), asInt);
+  }
+
+  Type pointerType() { return LLVM::LLVMPointerType::get(module.getContext()); }
+
+private:
+  ModuleOp module;
+  SymbolTable symbols;
+};
+
+/// A contiguous buffer holding `buffer`'s data: itself, or a copy. For an
+/// output (`copyBack`), the copy is written back after the call by the
+/// returned callback.
+Value contiguous(OpBuilder &b, Location loc, Value buffer, bool isOutput,
+                 Value &copyBackTo) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (memref::isStaticShapeAndContiguousRowMajor(type))
+    return buffer;
+  auto flat = MemRefType::get(type.getShape(), type.getElementType());
+  Value copy = memref::AllocOp::create(b, loc, flat);
+  if (isOutput)
+    copyBackTo = buffer;
+  else
+    memref::CopyOp::create(b, loc, buffer, copy);
+  return copy;
+}
+
+/// Checks that each rank's part along `dim` is contiguous.
+LogicalResult verifyContiguousParts(Operation *op, MemRefType type,
+                                    int64_t dim) {
+  for (int64_t d = 0; d < dim; ++d)
+    if (type.getDimSize(d) != 1)
+      return op->emitOpError("cannot be lowered: splitting dimension ")
+             << dim << " of " << type
+             << " gives parts that are not contiguous (only unit dimensions "
+                "may precede it); flatten the buffer first";
+  return success();
+}
+
+struct ZeroLowerToRuntimePass
+    : public zero::impl::ZeroLowerToRuntimeBase<ZeroLowerToRuntimePass> {
+  void runOnOperation() override;
+
+  LogicalResult lowerCollective(Operation *op, RuntimeCallBuilder &calls);
+  LogicalResult lowerReplicaIndex(ReplicaIndexOp op, RuntimeCallBuilder &calls);
+};
+
+LogicalResult ZeroLowerToRuntimePass::lowerReplicaIndex(
+    ReplicaIndexOp op, RuntimeCallBuilder &calls) {
+  MeshOp mesh = lookupMesh(op, op.getMeshAttr());
+  if (!mesh)
+    return op.emitOpError("refers to unknown mesh ") << op.getMeshAttr();
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  func::FuncOp fn = calls.declare("zero_rt_group_index", {calls.pointerType()},
+                                  {b.getI64Type()});
+  Value group = calls.groupPointer(b, loc, mesh, op.getAxesAttr());
+  Value index = func::CallOp::create(b, loc, fn, group).getResult(0);
+  op.replaceAllUsesWith(
+      arith::IndexCastOp::create(b, loc, b.getIndexType(), index).getResult());
+  op.erase();
+  return success();
+}
+
+LogicalResult ZeroLowerToRuntimePass::lowerCollective(
+    Operation *op, RuntimeCallBuilder &calls) {
+  Value input = op->getOperand(0), output = op->getOperand(1);
+  auto inputType = cast<MemRefType>(input.getType());
+  auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+  MeshOp mesh = lookupMesh(op, meshName);
+  if (!mesh)
+    return op->emitOpError("refers to unknown mesh ") << meshName;
+  std::optional<int32_t> dtype = dtypeCode(inputType.getElementType());
+  if (!dtype)
+    return op->emitOpError("cannot be lowered: the runtime has no element "
+                           "type ")
+           << inputType.getElementType()
+           << " (it has f32, bf16, f16, f64, i32 and i64)";
+
+  StringRef callee;
+  std::optional<int32_t> reduction;
+  if (auto ar = dyn_cast<AllReduceBufferOp>(op)) {
+    callee = "zero_rt_all_reduce";
+    reduction = static_cast<int32_t>(ar.getReduction());
+  } else if (auto rs = dyn_cast<ReduceScatterBufferOp>(op)) {
+    callee = "zero_rt_reduce_scatter";
+    reduction = static_cast<int32_t>(rs.getReduction());
+    if (failed(verifyContiguousParts(op, inputType, rs.getScatterDim())))
+      return failure();
+  } else {
+    auto ag = cast<AllGatherBufferOp>(op);
+    callee = "zero_rt_all_gather";
+    if (failed(verifyContiguousParts(
+            op, cast<MemRefType>(output.getType()), ag.getGatherDim())))
+      return failure();
+  }
+
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  Type ptr = calls.pointerType(), i64 = b.getI64Type(), i32 = b.getI32Type();
+  SmallVector<Type> argTypes = {ptr, ptr, i64, i32};
+  if (reduction)
+    argTypes.push_back(i32);
+  argTypes.push_back(ptr);
+  func::FuncOp fn = calls.declare(callee, argTypes, {});
+
+  Value copyBackTo;
+  Value in = contiguous(b, loc, input, /*isOutput=*/false, copyBackTo);
+  Value out = contiguous(b, loc, output, /*isOutput=*/true, copyBackTo);
+  SmallVector<Value> args = {
+      calls.pointerTo(b, loc, in), calls.pointerTo(b, loc, out),
+      arith::ConstantIntOp::create(b, loc, i64, inputType.getNumElements()),
+      arith::ConstantIntOp::create(b, loc, i32, *dtype)};
+  if (reduction)
+    args.push_back(arith::ConstantIntOp::create(b, loc, i32, *reduction));
+  args.push_back(calls.groupPointer(b, loc, mesh, axes));
+  func::CallOp::create(b, loc, fn, args);
+  if (copyBackTo)
+    memref::CopyOp::create(b, loc, out, copyBackTo);
+  op->erase();
+  return success();
+}
+
+void ZeroLowerToRuntimePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  RuntimeCallBuilder calls(module);
+  bool failedAny = false;
+  SmallVector<Operation *> work;
+  module.walk([&](Operation *op) {
+    if (isa<AllReduceBufferOp, ReduceScatterBufferOp, AllGatherBufferOp,
+            ReplicaIndexOp>(op)) {
+      work.push_back(op);
+    } else if (isa<CollectiveOpInterface>(op) && !isa<AsyncOp>(op->getParentOp())) {
+      op->emitOpError("is still in tensor form; bufferize before "
+                      "zero-lower-to-runtime (zero-to-llvm does)");
+      failedAny = true;
+    } else if (isa<AsyncOp>(op)) {
+      op->emitOpError("cannot be lowered: zero-lower-to-runtime does not "
+                      "lower zero.async and zero.await yet");
+      failedAny = true;
+    }
+  });
+  for (Operation *op : work) {
+    LogicalResult result =
+        isa<ReplicaIndexOp>(op)
+            ? lowerReplicaIndex(cast<ReplicaIndexOp>(op), calls)
+            : lowerCollective(op, calls);
+    failedAny |= failed(result);
+  }
+  if (failedAny)
+    return signalPassFailure();
+  for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+    mesh.erase();
+}
+
+} // namespace

@@ -1,0 +1,190 @@
+//===- BufferizableOpInterfaceImpl.cpp - bufferizing zero ops -------------===//
+//
+// A communicating collective reads its operand and writes a new buffer: its
+// result never aliases the operand, so bufferization allocates the output and
+// emits the `*_buffer` op. `zero.shard_slice` is a view: its result aliases
+// its operand, like `tensor.extract_slice`, and becomes a `memref.subview` at
+// offset group-index * part-size along its dimension.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Dialect/Zero/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+using namespace zero;
+
+namespace {
+
+/// The identity-layout buffer type of a collective's result.
+BufferLikeType resultBufferType(Value result) {
+  auto type = cast<RankedTensorType>(result.getType());
+  return cast<BufferLikeType>(
+      MemRefType::get(type.getShape(), type.getElementType()));
+}
+
+/// Allocates the output buffer of `op`'s result.
+FailureOr<Value> allocateOutput(RewriterBase &rewriter, Operation *op,
+                                const BufferizationOptions &options,
+                                BufferizationState &state) {
+  auto type = cast<MemRefType>(resultBufferType(op->getResult(0)));
+  return options.createAlloc(rewriter, op->getLoc(), type, ValueRange{});
+}
+
+/// The model shared by all_reduce, reduce_scatter and all_gather; `build`
+/// creates the `*_buffer` op from the input and output buffers.
+template <typename OpTy>
+struct CommunicatingOpInterface
+    : public BufferizableOpInterface::ExternalModel<
+          CommunicatingOpInterface<OpTy>, OpTy> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+
+  FailureOr<BufferLikeType>
+  getBufferType(Operation *, Value value, const BufferizationOptions &,
+                const BufferizationState &, SmallVector<Value> &) const {
+    return resultBufferType(value);
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto collective = cast<OpTy>(op);
+    FailureOr<Value> input =
+        getBuffer(rewriter, collective.getInput(), options, state);
+    if (failed(input))
+      return failure();
+    FailureOr<Value> output = allocateOutput(rewriter, op, options, state);
+    if (failed(output))
+      return failure();
+    createBufferOp(rewriter, collective, *input, *output);
+    replaceOpWithBufferizedValues(rewriter, op, *output);
+    return success();
+  }
+
+  static void createBufferOp(RewriterBase &rewriter, AllReduceOp op,
+                             Value input, Value output) {
+    AllReduceBufferOp::create(rewriter, op.getLoc(), input, output,
+                              op.getMeshAttr(), op.getAxesAttr(),
+                              op.getReductionAttr());
+  }
+  static void createBufferOp(RewriterBase &rewriter, ReduceScatterOp op,
+                             Value input, Value output) {
+    ReduceScatterBufferOp::create(rewriter, op.getLoc(), input, output,
+                                  op.getMeshAttr(), op.getAxesAttr(),
+                                  op.getReductionAttr(),
+                                  op.getScatterDimAttr());
+  }
+  static void createBufferOp(RewriterBase &rewriter, AllGatherOp op,
+                             Value input, Value output) {
+    AllGatherBufferOp::create(rewriter, op.getLoc(), input, output,
+                              op.getMeshAttr(), op.getAxesAttr(),
+                              op.getGatherDimAttr());
+  }
+};
+
+struct ShardSliceOpInterface
+    : public BufferizableOpInterface::ExternalModel<ShardSliceOpInterface,
+                                                    ShardSliceOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return false;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    return {{op->getResult(0), BufferRelation::Unknown}};
+  }
+
+  /// Offsets (the sliced dimension dynamic), sizes and unit strides.
+  static void sliceGeometry(ShardSliceOp op, SmallVector<int64_t> &offsets,
+                            SmallVector<int64_t> &sizes,
+                            SmallVector<int64_t> &strides) {
+    RankedTensorType type = op.getResult().getType();
+    offsets.assign(type.getRank(), 0);
+    offsets[op.getDim()] = ShapedType::kDynamic;
+    sizes = llvm::to_vector(type.getShape());
+    strides.assign(type.getRank(), 1);
+  }
+
+  FailureOr<BufferLikeType>
+  getBufferType(Operation *op, Value, const BufferizationOptions &options,
+                const BufferizationState &state,
+                SmallVector<Value> &invocationStack) const {
+    auto slice = cast<ShardSliceOp>(op);
+    FailureOr<BufferLikeType> source = bufferization::getBufferType(
+        slice.getInput(), options, state, invocationStack);
+    if (failed(source))
+      return failure();
+    SmallVector<int64_t> offsets, sizes, strides;
+    sliceGeometry(slice, offsets, sizes, strides);
+    return cast<BufferLikeType>(memref::SubViewOp::inferResultType(
+        cast<MemRefType>(*source), offsets, sizes, strides));
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto slice = cast<ShardSliceOp>(op);
+    Location loc = op->getLoc();
+    FailureOr<Value> source =
+        getBuffer(rewriter, slice.getInput(), options, state);
+    if (failed(source))
+      return failure();
+    Value index = ReplicaIndexOp::create(rewriter, loc, rewriter.getIndexType(),
+                                         slice.getMeshAttr(),
+                                         slice.getAxesAttr());
+    int64_t part = slice.getResult().getType().getDimSize(slice.getDim());
+    Value offset = arith::MulIOp::create(
+        rewriter, loc, index,
+        arith::ConstantIndexOp::create(rewriter, loc, part));
+    SmallVector<int64_t> offsets, sizes, strides;
+    sliceGeometry(slice, offsets, sizes, strides);
+    SmallVector<OpFoldResult> mixedOffsets =
+        getAsIndexOpFoldResult(rewriter.getContext(), offsets);
+    mixedOffsets[slice.getDim()] = offset;
+    Value view = memref::SubViewOp::create(
+        rewriter, loc, *source, mixedOffsets,
+        getAsIndexOpFoldResult(rewriter.getContext(), sizes),
+        getAsIndexOpFoldResult(rewriter.getContext(), strides));
+    replaceOpWithBufferizedValues(rewriter, op, view);
+    return success();
+  }
+};
+
+} // namespace
+
+void zero::registerBufferizableOpInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, ZeroDialect *) {
+    AllReduceOp::attachInterface<CommunicatingOpInterface<AllReduceOp>>(
+        *context);
+    ReduceScatterOp::attachInterface<CommunicatingOpInterface<ReduceScatterOp>>(
+        *context);
+    AllGatherOp::attachInterface<CommunicatingOpInterface<AllGatherOp>>(
+        *context);
+    ShardSliceOp::attachInterface<ShardSliceOpInterface>(*context);
+    context->loadDialect<arith::ArithDialect, memref::MemRefDialect>();
+  });
+}

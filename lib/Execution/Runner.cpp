@@ -1,0 +1,391 @@
+//===- Runner.cpp - run a zero program on N ranks -------------------------===//
+
+#include "zero/Execution/Runner.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "zero/Conversion/Passes.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <thread>
+
+using namespace mlir;
+using namespace zero::exec;
+
+//===----------------------------------------------------------------------===//
+// Types the runner can pass
+//===----------------------------------------------------------------------===//
+
+static bool isSupportedElement(Type type) {
+  return type.isF32() || type.isF64() || type.isF16() || type.isBF16() ||
+         type.isSignlessInteger(1) || type.isSignlessInteger(8) ||
+         type.isSignlessInteger(16) || type.isSignlessInteger(32) ||
+         type.isSignlessInteger(64);
+}
+
+/// A static tensor of a supported element type, or a supported scalar.
+static bool isSupported(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return tensor.hasStaticShape() && isSupportedElement(tensor.getElementType());
+  return type.isIndex() || isSupportedElement(type);
+}
+
+static Type elementTypeOf(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return tensor.getElementType();
+  return type;
+}
+
+static SmallVector<int64_t> shapeOf(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return llvm::to_vector(tensor.getShape());
+  return {};
+}
+
+static std::string str(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Executable
+//===----------------------------------------------------------------------===//
+
+/// The runtime functions compiled code calls, by name.
+static llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
+  llvm::orc::SymbolMap map;
+  auto add = [&](const char *name, auto *fn) {
+    map[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                         llvm::JITSymbolFlags::Exported};
+  };
+  add("zero_rt_rank", &zero_rt_rank);
+  add("zero_rt_size", &zero_rt_size);
+  add("zero_rt_group_index", &zero_rt_group_index);
+  add("zero_rt_all_reduce", &zero_rt_all_reduce);
+  add("zero_rt_reduce_scatter", &zero_rt_reduce_scatter);
+  add("zero_rt_all_gather", &zero_rt_all_gather);
+  add("zero_rt_all_reduce_start", &zero_rt_all_reduce_start);
+  add("zero_rt_reduce_scatter_start", &zero_rt_reduce_scatter_start);
+  add("zero_rt_all_gather_start", &zero_rt_all_gather_start);
+  add("zero_rt_wait", &zero_rt_wait);
+  return map;
+}
+
+llvm::Expected<std::unique_ptr<Executable>>
+Executable::compile(ModuleOp module, StringRef entry) {
+  static std::once_flag targetsReady;
+  std::call_once(targetsReady, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  if (!fn || fn.isExternal())
+    return llvm::createStringError("no function @%s with a body in the module",
+                                   entry.str().c_str());
+  std::unique_ptr<Executable> exe(new Executable);
+  exe->entry = entry.str();
+  for (Type type : fn.getArgumentTypes())
+    exe->argTypes.push_back(type);
+  for (Type type : fn.getResultTypes())
+    exe->resultTypes.push_back(type);
+  for (auto [what, types] : {std::pair{"argument", exe->getArgumentTypes()},
+                             std::pair{"result", exe->getResultTypes()}})
+    for (auto [i, type] : llvm::enumerate(types))
+      if (!isSupported(type))
+        return llvm::createStringError(
+            "@%s %s %zu has type %s; zero-run passes static tensors and "
+            "scalars of f32, f64, f16, bf16, i1, i8, i16, i32, i64 (and index)",
+            entry.str().c_str(), what, i, str(type).c_str());
+
+  MLIRContext *context = module.getContext();
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  context->appendDialectRegistry(registry);
+
+  std::string diagnostics;
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler handler(context, [&](Diagnostic &d) {
+      os << d.getLocation() << ": " << d << "\n";
+      return success();
+    });
+    PassManager pm(context);
+    zero::buildZeroToLLVMPipeline(pm);
+    if (failed(pm.run(module)))
+      return llvm::createStringError("lowering failed:\n%s",
+                                     diagnostics.c_str());
+  }
+
+  ExecutionEngineOptions options;
+  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
+  options.transformer = transformer;
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine)
+    return engine.takeError();
+  (*engine)->registerSymbols(runtimeSymbols);
+  exe->engine = std::move(*engine);
+  return exe;
+}
+
+namespace {
+/// The LLVM-level size and alignment of a result slot.
+std::pair<size_t, size_t> resultSlot(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return {8 * (3 + 2 * tensor.getRank()), 8};
+  size_t bytes = HostArray::getElementBytes(type);
+  return {bytes, bytes};
+}
+} // namespace
+
+llvm::Error Executable::invoke(std::vector<HostArray> &inputs,
+                               std::vector<HostArray> &outputs) const {
+  if (inputs.size() != argTypes.size())
+    return llvm::createStringError("@%s takes %zu arguments, got %zu",
+                                   entry.c_str(), argTypes.size(),
+                                   inputs.size());
+  // Each argument's LLVM-level values: a memref descriptor (allocated and
+  // aligned pointer, offset, sizes, strides) or one scalar.
+  size_t numSlots = 0;
+  for (Type type : argTypes)
+    numSlots += isa<RankedTensorType>(type)
+                    ? 3 + 2 * cast<RankedTensorType>(type).getRank()
+                    : 1;
+  std::vector<uint64_t> slots(numSlots, 0);
+  SmallVector<void *> args;
+  size_t next = 0;
+  for (auto [type, input] : llvm::zip(argTypes, inputs)) {
+    if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+      auto address = reinterpret_cast<uint64_t>(input.bytes.data());
+      slots[next] = slots[next + 1] = address;
+      slots[next + 2] = 0;
+      int64_t rank = tensor.getRank(), stride = 1;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        slots[next + 3 + d] = tensor.getDimSize(d);
+        slots[next + 3 + rank + d] = stride;
+        stride *= tensor.getDimSize(d);
+      }
+      for (int64_t k = 0; k < 3 + 2 * rank; ++k)
+        args.push_back(&slots[next + k]);
+      next += 3 + 2 * rank;
+    } else {
+      std::memcpy(&slots[next], input.bytes.data(), input.bytes.size());
+      args.push_back(&slots[next++]);
+    }
+  }
+
+  // The return value: one slot, or a struct of them.
+  SmallVector<size_t> offsets;
+  size_t size = 0;
+  for (Type type : resultTypes) {
+    auto [bytes, align] = resultSlot(type);
+    size = (size + align - 1) / align * align;
+    offsets.push_back(size);
+    size += bytes;
+  }
+  std::vector<uint64_t> result((size + 7) / 8 + 1, 0);
+  if (!resultTypes.empty())
+    args.push_back(result.data());
+
+  if (llvm::Error error = engine->invokePacked(entry, args))
+    return error;
+
+  // Copy the results out as dense arrays; free what the program allocated.
+  std::set<void *> ours, freed;
+  for (HostArray &input : inputs)
+    ours.insert(input.bytes.data());
+  outputs.clear();
+  const char *base = reinterpret_cast<const char *>(result.data());
+  for (auto [type, offset] : llvm::zip(resultTypes, offsets)) {
+    HostArray out;
+    out.elementType = elementTypeOf(type);
+    out.shape = shapeOf(type);
+    int64_t elementBytes = HostArray::getElementBytes(out.elementType);
+    out.bytes.resize(out.getNumElements() * elementBytes);
+    if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+      const int64_t *desc = reinterpret_cast<const int64_t *>(base + offset);
+      void *allocated = reinterpret_cast<void *>(desc[0]);
+      const char *aligned = reinterpret_cast<const char *>(desc[1]);
+      int64_t rank = tensor.getRank();
+      const int64_t *sizes = desc + 3, *strides = desc + 3 + rank;
+      SmallVector<int64_t> index(rank, 0);
+      for (int64_t e = 0, n = out.getNumElements(); e < n; ++e) {
+        int64_t at = desc[2];
+        for (int64_t d = 0; d < rank; ++d)
+          at += index[d] * strides[d];
+        std::memcpy(out.bytes.data() + e * elementBytes,
+                    aligned + at * elementBytes, elementBytes);
+        for (int64_t d = rank - 1; d >= 0 && ++index[d] == sizes[d]; --d)
+          index[d] = 0;
+      }
+      if (!ours.count(allocated) && freed.insert(allocated).second)
+        std::free(allocated);
+    } else {
+      std::memcpy(out.bytes.data(), base + offset, elementBytes);
+    }
+    outputs.push_back(std::move(out));
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Inputs
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// SplitMix64: small, fast, and the same on every machine.
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return (next() >> 11) * 0x1.0p-53; }
+};
+
+void storeFloat(Type type, double value, char *to) {
+  if (type.isF32()) {
+    float f = static_cast<float>(value);
+    std::memcpy(to, &f, 4);
+  } else if (type.isF64()) {
+    std::memcpy(to, &value, 8);
+  } else {
+    llvm::APFloat f(value);
+    bool lost;
+    f.convert(type.isBF16() ? llvm::APFloat::BFloat()
+                            : llvm::APFloat::IEEEhalf(),
+              llvm::APFloat::rmNearestTiesToEven, &lost);
+    uint16_t bits = f.bitcastToAPInt().getZExtValue();
+    std::memcpy(to, &bits, 2);
+  }
+}
+} // namespace
+
+llvm::Error zero::exec::makeInputs(ArrayRef<Type> types,
+                                   const RunOptions &options, int32_t rank,
+                                   std::vector<HostArray> &inputs) {
+  inputs.clear();
+  for (auto [i, type] : llvm::enumerate(types)) {
+    HostArray array;
+    array.elementType = elementTypeOf(type);
+    array.shape = shapeOf(type);
+    int64_t bytes = HostArray::getElementBytes(array.elementType);
+    InputSpec spec;
+    if (auto it = options.inputs.find(i); it != options.inputs.end())
+      spec = it->second;
+    if (!spec.path.empty()) {
+      std::string path = spec.path;
+      for (size_t at; (at = path.find("{rank}")) != std::string::npos;)
+        path.replace(at, 6, std::to_string(rank));
+      if (llvm::Error error = readNpy(path, array))
+        return llvm::createStringError(
+            "argument %zu: %s", i, llvm::toString(std::move(error)).c_str());
+      inputs.push_back(std::move(array));
+      continue;
+    }
+    array.bytes.resize(array.getNumElements() * bytes);
+    SplitMix64 rng{options.seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull +
+                   (spec.perRank ? static_cast<uint64_t>(rank + 1) << 40 : 0)};
+    Type element = array.elementType;
+    for (int64_t e = 0, n = array.getNumElements(); e < n; ++e) {
+      char *to = array.bytes.data() + e * bytes;
+      double u = rng.uniform();
+      if (isa<FloatType>(element)) {
+        storeFloat(element, spec.low + u * (spec.high - spec.low), to);
+      } else if (element.isInteger(1)) {
+        *to = u < 0.5;
+      } else {
+        auto low = static_cast<int64_t>(spec.low);
+        auto high = static_cast<int64_t>(spec.high);
+        int64_t value = low + static_cast<int64_t>(u * (high - low + 1));
+        std::memcpy(to, &value, bytes); // little-endian: the low bytes
+      }
+    }
+    inputs.push_back(std::move(array));
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Running on ranks
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<std::vector<std::vector<RankRun>>>
+zero::exec::runOnRanks(ArrayRef<const Executable *> programs,
+                       const RunOptions &options) {
+  zero_options worldOptions;
+  zero_options_init(&worldOptions);
+  worldOptions.backend = options.backend.c_str();
+  worldOptions.ranks = options.ranks;
+  worldOptions.timeout_seconds = options.timeoutSeconds;
+  zero_world *world = nullptr;
+  char message[512];
+  if (zero_world_create(&worldOptions, &world, message, sizeof message))
+    return llvm::createStringError("%s", message);
+
+  int32_t local = zero_world_num_local_ranks(world);
+  std::vector<std::vector<RankRun>> runs(programs.size(),
+                                         std::vector<RankRun>(local));
+  auto runRank = [&](int32_t i) {
+    zero_rank *rank = zero_world_local_rank(world, i);
+    zero_rank_bind(rank);
+    int32_t id = zero_rank_id(rank);
+    std::vector<HostArray> inputs;
+    if (llvm::Error error = makeInputs(programs.front()->getArgumentTypes(),
+                                       options, id, inputs)) {
+      zero_rank_fail(rank, llvm::toString(std::move(error)).c_str());
+      return;
+    }
+    for (auto [p, program] : llvm::enumerate(programs)) {
+      std::vector<HostArray> copy = inputs;
+      zero_counters before, after;
+      zero_rank_counters(rank, &before);
+      RankRun &run = runs[p][i];
+      run.rank = id;
+      if (llvm::Error error = program->invoke(copy, run.outputs)) {
+        zero_rank_fail(rank, llvm::toString(std::move(error)).c_str());
+        return;
+      }
+      if (zero_world_error(world))
+        return;
+      zero_rank_counters(rank, &after);
+      for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k) {
+        run.counters.bytes_sent[k] = after.bytes_sent[k] - before.bytes_sent[k];
+        run.counters.issued[k] = after.issued[k] - before.issued[k];
+      }
+    }
+    zero_rank_bind(nullptr);
+  };
+
+  if (local == 1) {
+    runRank(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (int32_t i = 0; i < local; ++i)
+      threads.emplace_back(runRank, i);
+    for (std::thread &t : threads)
+      t.join();
+  }
+  const char *error = zero_world_error(world);
+  std::string failure = error ? error : "";
+  zero_world_destroy(world);
+  if (!failure.empty())
+    return llvm::createStringError("%s", failure.c_str());
+  return runs;
+}

@@ -1,0 +1,358 @@
+//===- zero-run.cpp - run a zero program on N ranks -----------------------===//
+//
+// Lowers a module in tensors with zero-to-llvm, JIT-compiles it, and runs its
+// entry function on every rank of a local (threads) or MPI world. With
+// --equivalent-after it also runs the program transformed by a pass pipeline
+// on the same inputs, and compares every result on every rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Execution/Runner.h"
+#include "zero/InitZero.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace zero::exec;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("zero-run options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::init("-"), cl::cat(category));
+static cl::opt<std::string>
+    entry("entry", cl::desc("Function to run (default: the module's only "
+                            "public function with a body)"),
+          cl::cat(category));
+static cl::opt<std::string>
+    backend("backend", cl::desc("Runtime backend: local (threads) or mpi "
+                                "(one process per rank, under mpirun)"),
+            cl::init("local"), cl::cat(category));
+static cl::opt<int> ranks("ranks",
+                          cl::desc("Ranks of a local world (default: the "
+                                   "size of the module's mesh, else 1)"),
+                          cl::init(0), cl::cat(category));
+static cl::opt<double> timeout("timeout",
+                               cl::desc("Seconds a rank waits for the others "
+                                        "in a collective"),
+                               cl::init(60), cl::cat(category));
+static cl::opt<uint64_t> seed("seed", cl::desc("Seed of generated inputs"),
+                              cl::init(1), cl::cat(category));
+static cl::list<std::string>
+    argFiles("arg", cl::desc("I=FILE.npy: argument I from a .npy file; "
+                             "{rank} in FILE is replaced by the rank"),
+             cl::cat(category));
+static cl::list<unsigned>
+    perRank("per-rank", cl::CommaSeparated,
+            cl::desc("Arguments whose generated values differ per rank "
+                     "(local gradients, batches of data)"),
+            cl::cat(category));
+static cl::list<std::string>
+    ranges("range", cl::desc("I=LOW:HIGH: generate argument I uniformly in "
+                             "[LOW, HIGH) (default -1:1)"),
+           cl::cat(category));
+static cl::opt<std::string>
+    passes("passes", cl::desc("Pass pipeline run before lowering, e.g. "
+                              "'zero-shard-weight-update,canonicalize'"),
+           cl::cat(category));
+static cl::opt<std::string> equivalentAfter(
+    "equivalent-after",
+    cl::desc("Also run the program after this pass pipeline, on the same "
+             "inputs, and compare every result on every rank"),
+    cl::cat(category));
+static cl::opt<uint64_t>
+    maxUlp("max-ulp",
+           cl::desc("Largest difference --equivalent-after accepts, in "
+                    "units in the last place (default 0: bit-identical)"),
+           cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("Write each result as DIR/rank<r>/result<i>.npy"),
+              cl::cat(category));
+static cl::opt<bool> printResults("print",
+                                  cl::desc("Print each result of each rank"),
+                                  cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "zero-run: error: " << message << "\n";
+  return 1;
+}
+
+/// Parses `text` as I=REST.
+static bool splitIndexed(StringRef text, unsigned &index, StringRef &rest) {
+  auto [head, tail] = text.split('=');
+  rest = tail;
+  return !head.getAsInteger(10, index) && !tail.empty();
+}
+
+static llvm::Error fillInputs(RunOptions &options) {
+  for (const std::string &spec : argFiles) {
+    unsigned index;
+    StringRef path;
+    if (!splitIndexed(spec, index, path))
+      return llvm::createStringError("--arg expects I=FILE, got '%s'",
+                                     spec.c_str());
+    options.inputs[index].path = path.str();
+  }
+  for (unsigned index : perRank)
+    options.inputs[index].perRank = true;
+  for (const std::string &spec : ranges) {
+    unsigned index;
+    StringRef range;
+    double low, high;
+    if (!splitIndexed(spec, index, range) ||
+        range.split(':').first.getAsDouble(low) ||
+        range.split(':').second.getAsDouble(high) || !(low < high))
+      return llvm::createStringError(
+          "--range expects I=LOW:HIGH with LOW < HIGH, got '%s'",
+          spec.c_str());
+    options.inputs[index].low = low;
+    options.inputs[index].high = high;
+  }
+  return llvm::Error::success();
+}
+
+static std::string entryName(ModuleOp module) {
+  if (!entry.empty())
+    return entry;
+  std::string found;
+  int count = 0;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn.isPublic() && !fn.isExternal()) {
+      found = fn.getSymName().str();
+      ++count;
+    }
+  return count == 1 ? found : "";
+}
+
+static int defaultRanks(ModuleOp module) {
+  int64_t size = 0;
+  for (auto mesh : module.getOps<zero::MeshOp>()) {
+    if (size && size != mesh.getNumRanks())
+      return 1; // several meshes of different sizes: no default
+    size = mesh.getNumRanks();
+  }
+  return size ? static_cast<int>(size) : 1;
+}
+
+static llvm::Expected<std::unique_ptr<Executable>>
+compileVariant(ModuleOp original, StringRef pipeline, StringRef name) {
+  OwningOpRef<ModuleOp> module = original.clone();
+  if (!pipeline.empty()) {
+    PassManager pm(module->getContext());
+    if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+      return llvm::createStringError("cannot parse pass pipeline '%s'",
+                                     pipeline.str().c_str());
+    if (failed(pm.run(*module)))
+      return llvm::createStringError("pass pipeline '%s' failed",
+                                     pipeline.str().c_str());
+  }
+  return Executable::compile(*module, name);
+}
+
+static void printCounters(const RankRun &run) {
+  static const char *kinds[] = {"all_reduce", "reduce_scatter", "all_gather"};
+  llvm::outs() << "rank " << run.rank << ":";
+  for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k)
+    llvm::outs() << " " << kinds[k] << " " << run.counters.issued[k] << " ("
+                 << run.counters.bytes_sent[k] << " B)";
+  llvm::outs() << "\n";
+}
+
+static double elementAsDouble(const HostArray &array, int64_t i) {
+  Type type = array.elementType;
+  const char *p = array.bytes.data() + i * HostArray::getElementBytes(type);
+  if (type.isF32()) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  if (type.isF64()) {
+    double d;
+    std::memcpy(&d, p, 8);
+    return d;
+  }
+  if (type.isBF16() || type.isF16()) {
+    uint16_t bits;
+    std::memcpy(&bits, p, 2);
+    llvm::APFloat f(type.isBF16() ? llvm::APFloat::BFloat()
+                                  : llvm::APFloat::IEEEhalf(),
+                    llvm::APInt(16, bits));
+    return f.convertToDouble();
+  }
+  int64_t v = 0;
+  int64_t bytes = HostArray::getElementBytes(type);
+  std::memcpy(&v, p, bytes);
+  if (bytes < 8 && !type.isInteger(1)) // sign-extend
+    v = (v << (64 - 8 * bytes)) >> (64 - 8 * bytes);
+  return static_cast<double>(v);
+}
+
+static void printResult(const RankRun &run, size_t index) {
+  const HostArray &array = run.outputs[index];
+  llvm::outs() << "rank " << run.rank << " result " << index << ":";
+  int64_t n = array.getNumElements();
+  if (n <= 32) {
+    for (int64_t i = 0; i < n; ++i)
+      llvm::outs() << " " << llvm::format("%.6g", elementAsDouble(array, i));
+  } else {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i)
+      sum += elementAsDouble(array, i);
+    llvm::outs() << " " << n << " elements, sum "
+                 << llvm::format("%.9g", sum);
+  }
+  llvm::outs() << "\n";
+}
+
+static llvm::Error writeOutputs(const std::vector<RankRun> &runs) {
+  for (const RankRun &run : runs) {
+    llvm::SmallString<128> dir(outputDir);
+    llvm::sys::path::append(dir, "rank" + std::to_string(run.rank));
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      return llvm::createStringError(ec, "cannot create %s", dir.c_str());
+    for (auto [i, array] : llvm::enumerate(run.outputs)) {
+      llvm::SmallString<128> path(dir);
+      llvm::sys::path::append(path, "result" + std::to_string(i) + ".npy");
+      if (llvm::Error error = writeNpy(path, array))
+        return error;
+    }
+  }
+  return llvm::Error::success();
+}
+
+/// Compares the variant's results with the original's; prints one line per
+/// result and returns whether all are within the bound.
+static bool reportEquivalence(const std::vector<RankRun> &given,
+                              const std::vector<RankRun> &transformed,
+                              ArrayRef<Type> resultTypes) {
+  bool ok = true;
+  for (size_t r = 0; r < resultTypes.size(); ++r) {
+    uint64_t worst = 0;
+    int64_t differing = 0;
+    int32_t worstRank = -1;
+    for (size_t i = 0; i < given.size(); ++i) {
+      const HostArray &a = given[i].outputs[r], &b = transformed[i].outputs[r];
+      if (a.elementType != b.elementType || a.shape != b.shape) {
+        llvm::outs() << "result " << r << ": types differ after the pipeline\n";
+        ok = false;
+        continue;
+      }
+      Difference d = compare(a, b);
+      differing += d.differing;
+      if (d.differing && (worstRank < 0 || d.maxUlp > worst)) {
+        worst = d.maxUlp;
+        worstRank = given[i].rank;
+      }
+    }
+    llvm::outs() << "result " << r << " (" << resultTypes[r] << "): ";
+    if (!differing) {
+      llvm::outs() << "bit-identical on " << given.size() << " rank(s)\n";
+      continue;
+    }
+    llvm::outs() << differing << " element(s) differ, at most " << worst
+                 << " ulp (rank " << worstRank << "); bound " << maxUlp
+                 << "\n";
+    ok &= worst <= maxUlp;
+  }
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  zero::registerAllPasses();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "zero-run: run a zero program on N ranks\n");
+
+  DialectRegistry registry;
+  zero::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.disableMultithreading(); // each rank runs on its own thread
+
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1; // the parser reported the error with its location
+
+  std::string name = entryName(*module);
+  if (name.empty())
+    return fail("the module has several public functions (or none); name one "
+                "with --entry");
+
+  RunOptions options;
+  options.backend = backend;
+  options.ranks = ranks > 0 ? ranks : defaultRanks(*module);
+  options.timeoutSeconds = timeout;
+  options.seed = seed;
+  if (llvm::Error e = fillInputs(options))
+    return fail(llvm::toString(std::move(e)));
+
+  auto given = compileVariant(*module, passes, name);
+  if (!given)
+    return fail(llvm::toString(given.takeError()));
+  SmallVector<const Executable *> programs = {given->get()};
+  std::unique_ptr<Executable> variant;
+  if (!equivalentAfter.empty()) {
+    std::string pipeline = passes.empty() ? std::string(equivalentAfter)
+                                          : passes + "," + equivalentAfter;
+    auto compiled = compileVariant(*module, pipeline, name);
+    if (!compiled)
+      return fail(llvm::toString(compiled.takeError()));
+    variant = std::move(*compiled);
+    if (variant->getResultTypes() != (*given)->getResultTypes())
+      return fail("the pipeline changed @" + name + "'s result types");
+    programs.push_back(variant.get());
+  }
+
+  auto runs = runOnRanks(programs, options);
+  if (!runs)
+    return fail(llvm::toString(runs.takeError()));
+
+  llvm::outs() << "zero-run: @" << name << " on "
+               << (options.backend == "local" ? options.ranks
+                                               : static_cast<int>(
+                                                     (*runs)[0].size()))
+               << (options.backend == "local" ? " rank(s)" : " local rank(s)")
+               << " (" << options.backend << ")\n";
+  for (auto [p, programRuns] : llvm::enumerate(*runs)) {
+    if (programs.size() > 1)
+      llvm::outs() << (p == 0 ? "as given:\n"
+                              : "after '" + equivalentAfter + "':\n");
+    for (const RankRun &run : programRuns) {
+      printCounters(run);
+      if (printResults)
+        for (size_t i = 0; i < run.outputs.size(); ++i)
+          printResult(run, i);
+    }
+  }
+  if (!outputDir.empty())
+    if (llvm::Error e = writeOutputs((*runs).back()))
+      return fail(llvm::toString(std::move(e)));
+  if (programs.size() > 1) {
+    if (!reportEquivalence((*runs)[0], (*runs)[1], (*given)->getResultTypes()))
+      return fail("the results differ by more than " + llvm::Twine(maxUlp) +
+                  " ulp after '" + equivalentAfter + "'");
+    llvm::outs() << "equivalent: " << (*given)->getResultTypes().size()
+                 << " result(s) on every rank within " << maxUlp << " ulp\n";
+  }
+  return 0;
+}
