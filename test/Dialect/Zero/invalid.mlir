@@ -312,3 +312,51 @@ func.func @async_empty() {
   }
   return
 }
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+func.func @all_reduce_buffer_shapes(%a: memref<8xf32>, %b: memref<4xf32>) {
+  // expected-error @+1 {{input and output differ in shape or element type: 'memref<8xf32>' and 'memref<4xf32>'}}
+  zero.all_reduce_buffer %a, %b on @dp reduce = sum : memref<8xf32>, memref<4xf32>
+  return
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+func.func @reduce_scatter_buffer_size(%a: memref<8xf32>, %b: memref<4xf32>) {
+  // expected-error @+1 {{input dimension 0 is 8, expected output's 4 times the group size 4}}
+  zero.reduce_scatter_buffer %a, %b on @dp reduce = sum : memref<8xf32>, memref<4xf32>
+  return
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+func.func @all_gather_buffer_dim(%a: memref<2xf32>, %b: memref<8xf32>) {
+  // expected-error @+1 {{gather dimension 1 is out of range for a memref of rank 1}}
+  zero.all_gather_buffer %a, %b on @dp dim = 1 : memref<2xf32>, memref<8xf32>
+  return
+}
+
+// -----
+
+func.func @buffer_unknown_mesh(%a: memref<2xf32>, %b: memref<8xf32>) {
+  // expected-error @+1 {{refers to unknown mesh @nowhere}}
+  zero.all_gather_buffer %a, %b on @nowhere : memref<2xf32>, memref<8xf32>
+  return
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+func.func @buffer_mean_of_integers(%a: memref<8xi32>) {
+  // expected-error @+1 {{cannot reduce elements of type 'i32' with 'mean'}}
+  zero.all_reduce_buffer %a, %a on @dp reduce = mean : memref<8xi32>, memref<8xi32>
+  return
+}

@@ -84,3 +84,23 @@ module @inner {
     return %0 : tensor<6xi64>
   }
 }
+
+// -----
+
+// The bufferized (destination-passing) forms.
+zero.mesh @hybrid(shape = [2, 4])
+
+// CHECK-LABEL: func.func @buffers
+func.func @buffers(%g: memref<1024xf32>, %s: memref<256xf32>,
+                   %v: memref<256xf32, strided<[1], offset: ?>>,
+                   %h: memref<8x16xbf16>, %hs: memref<8x4xbf16>) {
+  // CHECK: zero.all_reduce_buffer %{{.*}}, %{{.*}} on @hybrid reduce = mean : memref<1024xf32>, memref<1024xf32>
+  zero.all_reduce_buffer %g, %g on @hybrid reduce = mean : memref<1024xf32>, memref<1024xf32>
+  // CHECK: zero.reduce_scatter_buffer %{{.*}}, %{{.*}} on @hybrid axes = [1] reduce = sum : memref<1024xf32>, memref<256xf32>
+  zero.reduce_scatter_buffer %g, %s on @hybrid axes = [1] reduce = sum : memref<1024xf32>, memref<256xf32>
+  // CHECK: zero.reduce_scatter_buffer %{{.*}}, %{{.*}} on @hybrid axes = [1] reduce = min dim = 1 : memref<8x16xbf16>, memref<8x4xbf16>
+  zero.reduce_scatter_buffer %h, %hs on @hybrid axes = [1] reduce = min dim = 1 : memref<8x16xbf16>, memref<8x4xbf16>
+  // CHECK: zero.all_gather_buffer %{{.*}}, %{{.*}} on @hybrid axes = [1] : memref<256xf32, strided<[1], offset: ?>>, memref<1024xf32>
+  zero.all_gather_buffer %v, %g on @hybrid axes = [1] : memref<256xf32, strided<[1], offset: ?>>, memref<1024xf32>
+  return
+}

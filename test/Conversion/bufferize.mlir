@@ -1,0 +1,45 @@
+// RUN: zero-opt %s --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --split-input-file | FileCheck %s
+
+// Each communicating collective writes a fresh buffer; shard_slice is a view
+// at offset group-index * part size, with no copy.
+
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @collectives
+// CHECK-SAME: (%[[G:.*]]: memref<1024xf32>, %[[W:.*]]: memref<1024xf32>)
+func.func @collectives(%g: tensor<1024xf32>, %w: tensor<1024xf32>)
+    -> (tensor<1024xf32>, tensor<1024xf32>) {
+  // CHECK: %[[SUM:.*]] = memref.alloc() {{.*}} : memref<1024xf32>
+  // CHECK: zero.all_reduce_buffer %[[G]], %[[SUM]] on @dp reduce = sum : memref<1024xf32>, memref<1024xf32>
+  %a = zero.all_reduce %g on @dp reduce = sum : tensor<1024xf32>
+  // CHECK: %[[PART:.*]] = memref.alloc() {{.*}} : memref<256xf32>
+  // CHECK: zero.reduce_scatter_buffer %[[G]], %[[PART]] on @dp reduce = mean : memref<1024xf32>, memref<256xf32>
+  %s = zero.reduce_scatter %g on @dp reduce = mean : tensor<1024xf32> -> tensor<256xf32>
+  // CHECK: %[[IDX:.*]] = zero.replica_index on @dp : index
+  // CHECK: %[[OFF:.*]] = arith.muli %[[IDX]], %{{.*}} : index
+  // CHECK: %[[VIEW:.*]] = memref.subview %[[W]][%[[OFF]]] [256] [1] : memref<1024xf32> to memref<256xf32, strided<[1], offset: ?>>
+  %ws = zero.shard_slice %w on @dp : tensor<1024xf32> -> tensor<256xf32>
+  // The sum is written in place, into the view of %w (not read afterwards).
+  // CHECK: linalg.add ins(%[[VIEW]], %[[PART]] : {{.*}}) outs(%[[VIEW]] : memref<256xf32, strided<[1], offset: ?>>)
+  %n = linalg.add ins(%ws, %s : tensor<256xf32>, tensor<256xf32>)
+                  outs(%ws : tensor<256xf32>) -> tensor<256xf32>
+  // CHECK: %[[FULL:.*]] = memref.alloc() {{.*}} : memref<1024xf32>
+  // CHECK: zero.all_gather_buffer %[[VIEW]], %[[FULL]] on @dp : memref<256xf32, strided<[1], offset: ?>>, memref<1024xf32>
+  %f = zero.all_gather %n on @dp : tensor<256xf32> -> tensor<1024xf32>
+  // CHECK: return %[[SUM]], %[[FULL]]
+  return %a, %f : tensor<1024xf32>, tensor<1024xf32>
+}
+
+// -----
+
+// Group axes and the split dimension carry over.
+
+zero.mesh @hybrid(shape = [2, 4])
+
+// CHECK-LABEL: func.func @scatter_on_an_axis
+func.func @scatter_on_an_axis(%g: tensor<8x16xbf16>) -> tensor<8x4xbf16> {
+  // CHECK: zero.reduce_scatter_buffer %{{.*}}, %{{.*}} on @hybrid axes = [1] reduce = max dim = 1 : memref<8x16xbf16>, memref<8x4xbf16>
+  %s = zero.reduce_scatter %g on @hybrid axes = [1] reduce = max dim = 1
+      : tensor<8x16xbf16> -> tensor<8x4xbf16>
+  return %s : tensor<8x4xbf16>
+}

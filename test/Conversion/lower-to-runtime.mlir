@@ -1,0 +1,67 @@
+// RUN: zero-opt %s --zero-lower-to-runtime --split-input-file | FileCheck %s
+
+// Each bufferized collective becomes one runtime call: the buffers as
+// pointers at their offsets, the element count, the dtype code (bf16 = 1,
+// f32 = 0) and reduction code (sum = 0, max = 2), and a constant group
+// descriptor {mesh rank, shape..., number of axes, axes...}. The mesh
+// symbols go.
+
+zero.mesh @hybrid(shape = [2, 4])
+
+// CHECK-NOT: zero.mesh
+// CHECK-DAG: func.func private @zero_rt_reduce_scatter(!llvm.ptr, !llvm.ptr, i64, i32, i32, !llvm.ptr)
+// CHECK-DAG: func.func private @zero_rt_all_gather(!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr)
+// CHECK-DAG: func.func private @zero_rt_all_reduce(!llvm.ptr, !llvm.ptr, i64, i32, i32, !llvm.ptr)
+// CHECK-DAG: func.func private @zero_rt_group_index(!llvm.ptr) -> i64
+// CHECK-DAG: memref.global "private" constant @__zero_group_hybrid : memref<6xi64> = dense<[2, 2, 4, 2, 0, 1]>
+// CHECK-DAG: memref.global "private" constant @__zero_group_hybrid_axes_1 : memref<5xi64> = dense<[2, 2, 4, 1, 1]>
+
+// CHECK-LABEL: func.func @lower
+func.func @lower(%in: memref<8x16xbf16>, %out: memref<2x16xbf16>,
+                 %s: memref<64xf32, strided<[1], offset: ?>>,
+                 %g: memref<256xf32>) -> index {
+  // CHECK: %[[COUNT:.*]] = arith.constant 128 : i64
+  // CHECK: %[[BF16:.*]] = arith.constant 1 : i32
+  // CHECK: %[[SUM:.*]] = arith.constant 0 : i32
+  // CHECK: memref.get_global @__zero_group_hybrid_axes_1
+  // CHECK: call @zero_rt_reduce_scatter(%{{.*}}, %{{.*}}, %[[COUNT]], %[[BF16]], %[[SUM]], %{{.*}})
+  zero.reduce_scatter_buffer %in, %out on @hybrid axes = [1] reduce = sum
+      : memref<8x16xbf16>, memref<2x16xbf16>
+  // A view at a dynamic offset: the pointer moves by offset * 4 bytes.
+  // CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %arg2
+  // CHECK: %{{.*}}, %[[OFF:.*]], %{{.*}}, %{{.*}} = memref.extract_strided_metadata %arg2
+  // CHECK: %[[BYTES:.*]] = arith.muli %[[OFF]], %c4
+  // CHECK: arith.addi %[[BASE]], %[[BYTES]]
+  // CHECK: call @zero_rt_all_gather(%{{.*}}, %{{.*}}, %c64_i64, %{{.*}}, %{{.*}})
+  zero.all_gather_buffer %s, %g on @hybrid axes = [1]
+      : memref<64xf32, strided<[1], offset: ?>>, memref<256xf32>
+  // CHECK: %[[MAX:.*]] = arith.constant 2 : i32
+  // CHECK: memref.get_global @__zero_group_hybrid :
+  // CHECK: call @zero_rt_all_reduce(%{{.*}}, %{{.*}}, %c256_i64, %{{.*}}, %[[MAX]], %{{.*}})
+  zero.all_reduce_buffer %g, %g on @hybrid reduce = max
+      : memref<256xf32>, memref<256xf32>
+  // CHECK: %[[I:.*]] = call @zero_rt_group_index(%{{.*}}) : (!llvm.ptr) -> i64
+  // CHECK: %[[IDX:.*]] = arith.index_cast %[[I]] : i64 to index
+  // CHECK: return %[[IDX]]
+  %i = zero.replica_index on @hybrid axes = [1] : index
+  return %i : index
+}
+
+// -----
+
+// A buffer that is not contiguous is copied in, and for an output back out.
+
+zero.mesh @dp(shape = [2])
+
+// CHECK-LABEL: func.func @strided
+func.func @strided(%in: memref<4x4xf32, strided<[8, 1]>>,
+                   %out: memref<4x4xf32, strided<[8, 1]>>) {
+  // CHECK: %[[IN:.*]] = memref.alloc() : memref<4x4xf32>
+  // CHECK: memref.copy %arg0, %[[IN]]
+  // CHECK: %[[OUT:.*]] = memref.alloc() : memref<4x4xf32>
+  // CHECK: call @zero_rt_all_reduce
+  // CHECK: memref.copy %[[OUT]], %arg1
+  zero.all_reduce_buffer %in, %out on @dp reduce = sum
+      : memref<4x4xf32, strided<[8, 1]>>, memref<4x4xf32, strided<[8, 1]>>
+  return
+}
