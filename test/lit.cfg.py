@@ -28,5 +28,20 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.zero_tools_dir, config.llvm_tools_dir]
-tools = ["zero-opt", "FileCheck", "not", "count", "split-file"]
+tools = ["zero-opt", "zero-run", "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The check every optimizer example goes through: run as given and after the
+# sharding pipeline, on the same inputs, and compare every result bit for bit.
+config.substitutions.append(
+    ("%shard_pipeline", "zero-shard-weight-update,canonicalize,cse"))
+
+# MPI tests run under mpirun with more processes than cores; OpenMPI refuses
+# to run as root (a CI container) unless told twice.
+import shutil
+if config.zero_runtime_has_mpi.upper() in ("1", "TRUE", "ON") and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "mpirun --oversubscribe --bind-to none"))
+for var in ["OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"]:
+    config.environment[var] = "1"
