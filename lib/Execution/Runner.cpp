@@ -205,7 +205,7 @@ llvm::Error Executable::invoke(std::vector<HostArray> &inputs,
     return error;
 
   // Copy the results out as dense arrays; free what the program allocated.
-  std::set<void *> ours, freed;
+  std::set<void *> ours, toFree;
   for (HostArray &input : inputs)
     ours.insert(input.bytes.data());
   outputs.clear();
@@ -232,13 +232,16 @@ llvm::Error Executable::invoke(std::vector<HostArray> &inputs,
         for (int64_t d = rank - 1; d >= 0 && ++index[d] == sizes[d]; --d)
           index[d] = 0;
       }
-      if (!ours.count(allocated) && freed.insert(allocated).second)
-        std::free(allocated);
+      // Two results may share a buffer: free only after all are copied.
+      if (!ours.count(allocated))
+        toFree.insert(allocated);
     } else {
       std::memcpy(out.bytes.data(), base + offset, elementBytes);
     }
     outputs.push_back(std::move(out));
   }
+  for (void *allocation : toFree)
+    std::free(allocation);
   return llvm::Error::success();
 }
 
