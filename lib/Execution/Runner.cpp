@@ -14,6 +14,7 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -153,7 +154,8 @@ std::pair<size_t, size_t> resultSlot(Type type) {
 } // namespace
 
 llvm::Error Executable::invoke(std::vector<HostArray> &inputs,
-                               std::vector<HostArray> &outputs) const {
+                               std::vector<HostArray> &outputs,
+                               bool copyOutputs, double *seconds) const {
   if (inputs.size() != argTypes.size())
     return llvm::createStringError("@%s takes %zu arguments, got %zu",
                                    entry.c_str(), argTypes.size(),
@@ -201,8 +203,13 @@ llvm::Error Executable::invoke(std::vector<HostArray> &inputs,
   if (!resultTypes.empty())
     args.push_back(result.data());
 
+  auto start = std::chrono::steady_clock::now();
   if (llvm::Error error = engine->invokePacked(entry, args))
     return error;
+  if (seconds)
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             start)
+                   .count();
 
   // Copy the results out as dense arrays; free what the program allocated.
   std::set<void *> ours, toFree;
@@ -215,7 +222,8 @@ llvm::Error Executable::invoke(std::vector<HostArray> &inputs,
     out.elementType = elementTypeOf(type);
     out.shape = shapeOf(type);
     int64_t elementBytes = HostArray::getElementBytes(out.elementType);
-    out.bytes.resize(out.getNumElements() * elementBytes);
+    if (copyOutputs)
+      out.bytes.resize(out.getNumElements() * elementBytes);
     if (auto tensor = dyn_cast<RankedTensorType>(type)) {
       const int64_t *desc = reinterpret_cast<const int64_t *>(base + offset);
       void *allocated = reinterpret_cast<void *>(desc[0]);
@@ -223,7 +231,8 @@ llvm::Error Executable::invoke(std::vector<HostArray> &inputs,
       int64_t rank = tensor.getRank();
       const int64_t *sizes = desc + 3, *strides = desc + 3 + rank;
       SmallVector<int64_t> index(rank, 0);
-      for (int64_t e = 0, n = out.getNumElements(); e < n; ++e) {
+      for (int64_t e = 0, n = copyOutputs ? out.getNumElements() : 0; e < n;
+           ++e) {
         int64_t at = desc[2];
         for (int64_t d = 0; d < rank; ++d)
           at += index[d] * strides[d];
@@ -235,10 +244,11 @@ llvm::Error Executable::invoke(std::vector<HostArray> &inputs,
       // Two results may share a buffer: free only after all are copied.
       if (!ours.count(allocated))
         toFree.insert(allocated);
-    } else {
+    } else if (copyOutputs) {
       std::memcpy(out.bytes.data(), base + offset, elementBytes);
     }
-    outputs.push_back(std::move(out));
+    if (copyOutputs)
+      outputs.push_back(std::move(out));
   }
   for (void *allocation : toFree)
     std::free(allocation);
@@ -356,12 +366,19 @@ zero::exec::runOnRanks(ArrayRef<const Executable *> programs,
       return;
     }
     for (auto [p, program] : llvm::enumerate(programs)) {
-      std::vector<HostArray> copy = inputs;
+      // A program may update its arguments in place: each but the last gets
+      // a copy.
+      std::vector<HostArray> copy;
+      if (p + 1 < programs.size())
+        copy = inputs;
+      else
+        copy = std::move(inputs);
       zero_counters before, after;
       zero_rank_counters(rank, &before);
       RankRun &run = runs[p][i];
       run.rank = id;
-      if (llvm::Error error = program->invoke(copy, run.outputs)) {
+      if (llvm::Error error = program->invoke(
+              copy, run.outputs, options.keepOutputs, &run.seconds)) {
         zero_rank_fail(rank, llvm::toString(std::move(error)).c_str());
         return;
       }

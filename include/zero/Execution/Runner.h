@@ -40,6 +40,9 @@ struct RunOptions {
   uint64_t seed = 1;
   /// By argument index; arguments not named are generated with defaults.
   std::map<unsigned, InputSpec> inputs;
+  /// Whether to keep the results (a benchmark that only times can drop them
+  /// and save their memory).
+  bool keepOutputs = true;
 };
 
 /// A module compiled for execution.
@@ -54,9 +57,12 @@ public:
   llvm::ArrayRef<mlir::Type> getResultTypes() const { return resultTypes; }
 
   /// Runs the entry function on the rank bound to this thread. `inputs` may
-  /// be written (the program may update its arguments in place).
+  /// be written (the program may update its arguments in place). Without
+  /// `copyOutputs` the results are freed unread. `seconds`, when given,
+  /// receives the wall time of the call itself.
   llvm::Error invoke(std::vector<HostArray> &inputs,
-                     std::vector<HostArray> &outputs) const;
+                     std::vector<HostArray> &outputs, bool copyOutputs = true,
+                     double *seconds = nullptr) const;
 
 private:
   Executable() = default;
@@ -70,6 +76,8 @@ struct RankRun {
   int32_t rank = 0;
   std::vector<HostArray> outputs;
   zero_counters counters = {};
+  /// Wall-clock seconds of the call on this rank, collectives included.
+  double seconds = 0;
 };
 
 /// The inputs of `rank` for a program with arguments `types`.
