@@ -14,13 +14,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "zero/Execution/Runner.h"
-#include "zero/InitZero.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "zero/Execution/Runner.h"
+#include "zero/InitZero.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -32,8 +32,9 @@ using namespace zero::exec;
 namespace cl = llvm::cl;
 
 static cl::opt<int> ranks("ranks", cl::desc("Ranks (N)"), cl::init(4));
-static cl::opt<int> layers("layers", cl::desc("Transformer blocks (GPT-2 "
-                                              "small has 12)"),
+static cl::opt<int> layers("layers",
+                           cl::desc("Transformer blocks (GPT-2 "
+                                    "small has 12)"),
                            cl::init(12));
 
 /// GPT-2 small's parameter shapes, in the order of its state dict.
@@ -41,8 +42,8 @@ static std::vector<std::vector<int64_t>> gpt2Shapes(int numLayers) {
   std::vector<std::vector<int64_t>> shapes = {{50257, 768}, {1024, 768}};
   for (int l = 0; l < numLayers; ++l) {
     std::vector<std::vector<int64_t>> block = {
-        {768},       {768},  {768, 2304}, {2304}, {768, 768},  {768},
-        {768},       {768},  {768, 3072}, {3072}, {3072, 768}, {768}};
+        {768}, {768}, {768, 2304}, {2304}, {768, 768},  {768},
+        {768}, {768}, {768, 3072}, {3072}, {3072, 768}, {768}};
     shapes.insert(shapes.end(), block.begin(), block.end());
   }
   shapes.push_back({768});
@@ -118,8 +119,8 @@ static std::string adamwModule(const std::vector<std::vector<int64_t>> &shapes,
     op("den", "arith.addf", "%sq" + k, "%eps" + k);
     op("u", "arith.divf", "%mh" + k, "%den" + k);
     op("dec", "arith.mulf", "%w" + k, "%wd" + k);
-    op("u2", "arith.addf", "%u" + k, "%dec" + k);
-    op("d", "arith.mulf", "%u2" + k, "%lr" + k);
+    op("upd", "arith.addf", "%u" + k, "%dec" + k);
+    op("d", "arith.mulf", "%upd" + k, "%lr" + k);
     op("W", "arith.subf", "%w" + k, "%d" + k);
   }
   os << "  return ";
@@ -141,8 +142,9 @@ static double seconds(std::chrono::steady_clock::time_point since) {
 
 int main(int argc, char **argv) {
   zero::registerAllPasses();
-  cl::ParseCommandLineOptions(argc, argv, "GPT-2 small AdamW, replicated vs "
-                                          "sharded\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "GPT-2 small AdamW, replicated vs "
+                              "sharded\n");
   int n = ranks;
   std::vector<std::vector<int64_t>> shapes = gpt2Shapes(layers);
   int64_t S = 0;
@@ -153,8 +155,9 @@ int main(int argc, char **argv) {
     S += e;
   }
   llvm::outs() << "GPT-2 small (" << layers << " blocks): " << shapes.size()
-               << " tensors, S = " << S << " parameters, AdamW (K = 2), N = "
-               << n << ", local backend\n";
+               << " tensors, S = " << S
+               << " parameters, AdamW (K = 2), N = " << n
+               << ", local backend\n";
 
   DialectRegistry registry;
   zero::registerAllDialects(registry);
@@ -167,7 +170,8 @@ int main(int argc, char **argv) {
     return 1;
   OwningOpRef<ModuleOp> sharded = given->clone();
   PassManager pm(&context);
-  if (failed(parsePassPipeline("zero-shard-weight-update,canonicalize,cse", pm)) ||
+  if (failed(
+          parsePassPipeline("zero-shard-weight-update,canonicalize,cse", pm)) ||
       failed(pm.run(*sharded)))
     return 1;
   llvm::outs() << llvm::format("build + shard: %.2f s\n", seconds(start));
@@ -203,8 +207,9 @@ int main(int argc, char **argv) {
     Measured m{(*runs)[0][0].counters, 0};
     for (const RankRun &run : (*runs)[0])
       m.seconds = std::max(m.seconds, run.seconds);
-    llvm::outs() << llvm::format("%-10s JIT %.2f s, update %.3f s (slowest rank)\n",
-                                 name, compileSeconds, m.seconds);
+    llvm::outs() << llvm::format(
+        "%-10s JIT %.2f s, update %.3f s (slowest rank)\n", name,
+        compileSeconds, m.seconds);
     return m;
   };
   std::optional<Measured> replicated = measure(given, "replicated");
@@ -214,10 +219,10 @@ int main(int argc, char **argv) {
 
   double bytes = 4.0 * S;
   auto row = [&](const char *what, uint64_t measured, double formula) {
-    llvm::outs() << llvm::format("  %-34s %14llu B   formula %14.0f B   %+.4f%%\n",
-                                 what, (unsigned long long)measured, formula,
-                                 formula ? 100.0 * (measured - formula) / formula
-                                         : 0.0);
+    llvm::outs() << llvm::format(
+        "  %-34s %14llu B   formula %14.0f B   %+.4f%%\n", what,
+        (unsigned long long)measured, formula,
+        formula ? 100.0 * (measured - formula) / formula : 0.0);
   };
   llvm::outs() << "bytes sent per rank (rank 0's counters):\n";
   row("replicated all_reduce", replicated->counters.bytes_sent[ZERO_ALL_REDUCE],

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# The main demo: sets the machine up, builds zero-opt, and shows an example
-# training step (examples/momentum_sgd.mlir by default, or the file given)
-# before and after zero's sharding pass, with the per-rank communication
-# report of each.
+# The main demo: sets the machine up, builds zero-opt and zero-run, and shows
+# an example training step (examples/momentum_sgd.mlir by default, or the file
+# given) before and after zero's sharding pass, with the per-rank
+# communication report of each; then runs both on the mesh's ranks (threads of
+# the local backend) on the same inputs and compares every result.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ZERO_BUILD_DIR:-$root/build}
 input=${1:-$root/examples/momentum_sgd.mlir}
 
-bash "$root/scripts/build.sh" zero-opt >/dev/null
+bash "$root/scripts/build.sh" zero-opt zero-run >/dev/null
 opt="$build/bin/zero-opt"
 pipeline=${ZERO_DEMO_PIPELINE:---zero-shard-weight-update --canonicalize --cse}
+# The same pipeline in pass-pipeline syntax, for zero-run.
+run_pipeline=$(echo "$pipeline" | sed 's/^--//; s/ --/,/g')
 
 echo "=== input: $input"
 "$opt" "$input"
@@ -23,3 +26,8 @@ echo "=== after: zero-opt $pipeline"
 echo
 echo "=== zero-report of the result"
 "$opt" "$input" $pipeline --zero-report -o /dev/null
+echo
+echo "=== zero-run: both programs on every rank, same inputs, results compared"
+# Argument 2 of the default example, the local gradient, differs per rank.
+"$build/bin/zero-run" "$input" --per-rank "${ZERO_DEMO_PER_RANK:-2}" \
+  --equivalent-after="$run_pipeline"

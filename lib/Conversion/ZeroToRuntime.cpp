@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "zero/Conversion/Passes.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "zero/Conversion/Passes.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -63,9 +63,10 @@ public:
     SmallVector<int64_t> groupAxes = getGroupAxes(mesh, axes);
     std::string name = ("__zero_group_" + mesh.getSymName()).str();
     if (axes)
-      name += "_axes_" + llvm::join(llvm::map_range(groupAxes, [](int64_t a) {
-                                      return std::to_string(a);
-                                    }),
+      name += "_axes_" + llvm::join(llvm::map_range(groupAxes,
+                                                    [](int64_t a) {
+                                                      return std::to_string(a);
+                                                    }),
                                     "_");
     SmallVector<int64_t> descriptor = {mesh.getNumAxes()};
     llvm::append_range(descriptor, mesh.getShape());
@@ -96,8 +97,8 @@ public:
     if (offset != 0) {
       Value elements;
       if (ShapedType::isDynamic(offset))
-        elements =
-            memref::ExtractStridedMetadataOp::create(b, loc, buffer).getOffset();
+        elements = memref::ExtractStridedMetadataOp::create(b, loc, buffer)
+                       .getOffset();
       else
         elements = arith::ConstantIndexOp::create(b, loc, offset);
       unsigned bytes = type.getElementTypeBitWidth() / 8;
@@ -105,8 +106,7 @@ public:
           b, loc, elements, arith::ConstantIndexOp::create(b, loc, bytes));
       address = arith::AddIOp::create(b, loc, address, byteOffset);
     }
-    Value asInt =
-        arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+    Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
     return LLVM::IntToPtrOp::create(b, loc, pointerType(), asInt);
   }
 
@@ -154,8 +154,9 @@ struct ZeroLowerToRuntimePass
   LogicalResult lowerReplicaIndex(ReplicaIndexOp op, RuntimeCallBuilder &calls);
 };
 
-LogicalResult ZeroLowerToRuntimePass::lowerReplicaIndex(
-    ReplicaIndexOp op, RuntimeCallBuilder &calls) {
+LogicalResult
+ZeroLowerToRuntimePass::lowerReplicaIndex(ReplicaIndexOp op,
+                                          RuntimeCallBuilder &calls) {
   MeshOp mesh = lookupMesh(op, op.getMeshAttr());
   if (!mesh)
     return op.emitOpError("refers to unknown mesh ") << op.getMeshAttr();
@@ -171,8 +172,9 @@ LogicalResult ZeroLowerToRuntimePass::lowerReplicaIndex(
   return success();
 }
 
-LogicalResult ZeroLowerToRuntimePass::lowerCollective(
-    Operation *op, RuntimeCallBuilder &calls) {
+LogicalResult
+ZeroLowerToRuntimePass::lowerCollective(Operation *op,
+                                        RuntimeCallBuilder &calls) {
   Value input = op->getOperand(0), output = op->getOperand(1);
   auto inputType = cast<MemRefType>(input.getType());
   auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
@@ -200,8 +202,8 @@ LogicalResult ZeroLowerToRuntimePass::lowerCollective(
   } else {
     auto ag = cast<AllGatherBufferOp>(op);
     callee = "zero_rt_all_gather";
-    if (failed(verifyContiguousParts(
-            op, cast<MemRefType>(output.getType()), ag.getGatherDim())))
+    if (failed(verifyContiguousParts(op, cast<MemRefType>(output.getType()),
+                                     ag.getGatherDim())))
       return failure();
   }
 
@@ -240,7 +242,8 @@ void ZeroLowerToRuntimePass::runOnOperation() {
     if (isa<AllReduceBufferOp, ReduceScatterBufferOp, AllGatherBufferOp,
             ReplicaIndexOp>(op)) {
       work.push_back(op);
-    } else if (isa<CollectiveOpInterface>(op) && !isa<AsyncOp>(op->getParentOp())) {
+    } else if (isa<CollectiveOpInterface>(op) &&
+               !isa<AsyncOp>(op->getParentOp())) {
       op->emitOpError("is still in tensor form; bufferize before "
                       "zero-lower-to-runtime (zero-to-llvm does)");
       failedAny = true;

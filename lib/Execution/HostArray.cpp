@@ -62,7 +62,8 @@ static std::string typeName(Type type) {
 llvm::Error zero::exec::writeNpy(StringRef path, const HostArray &array) {
   std::optional<std::string> descr = npyDescr(array.elementType);
   if (!descr)
-    return llvm::createStringError("%s: no .npy type for %s", path.str().c_str(),
+    return llvm::createStringError("%s: no .npy type for %s",
+                                   path.str().c_str(),
                                    typeName(array.elementType).c_str());
   std::string shape = "(";
   for (int64_t d : array.shape)
@@ -110,7 +111,8 @@ llvm::Error zero::exec::readNpy(StringRef path, HostArray &array) {
     if (data.size() < 12)
       return fail("truncated header");
     headerLength = uint8_t(data[8]) | (uint8_t(data[9]) << 8) |
-                   (uint8_t(data[10]) << 16) | (size_t(uint8_t(data[11])) << 24);
+                   (uint8_t(data[10]) << 16) |
+                   (size_t(uint8_t(data[11])) << 24);
     headerStart = 12;
   }
   if (data.size() < headerStart + headerLength)
@@ -132,7 +134,8 @@ llvm::Error zero::exec::readNpy(StringRef path, HostArray &array) {
   StringRef shapeText = field("shape");
   if (!shapeText.starts_with("("))
     return fail("header has no 'shape'");
-  shapeText = shapeText.drop_front().take_until([](char c) { return c == ')'; });
+  shapeText =
+      shapeText.drop_front().take_until([](char c) { return c == ')'; });
   SmallVector<int64_t> shape;
   SmallVector<StringRef> parts;
   shapeText.split(parts, ',', -1, /*KeepEmpty=*/false);
@@ -144,32 +147,30 @@ llvm::Error zero::exec::readNpy(StringRef path, HostArray &array) {
   }
 
   std::optional<std::string> expected = npyDescr(array.elementType);
-  bool descrMatches = expected && (descr == *expected ||
-                                   (array.elementType.isBF16() && descr == "<u2"));
+  bool descrMatches =
+      expected &&
+      (descr == *expected || (array.elementType.isBF16() && descr == "<u2"));
   if (!descrMatches)
     return fail("holds '" + descr + "' elements, expected " +
                 typeName(array.elementType) + " ('" +
                 (expected ? *expected : "?") + "')");
   if (ArrayRef<int64_t>(shape) != ArrayRef<int64_t>(array.shape))
-    return fail("has shape (" +
-                llvm::join(llvm::map_range(shape,
-                                           [](int64_t d) {
-                                             return std::to_string(d);
-                                           }),
-                           ", ") +
-                "), expected (" +
-                llvm::join(llvm::map_range(array.shape,
-                                           [](int64_t d) {
-                                             return std::to_string(d);
-                                           }),
-                           ", ") +
-                ")");
+    return fail(
+        "has shape (" +
+        llvm::join(
+            llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }),
+            ", ") +
+        "), expected (" +
+        llvm::join(llvm::map_range(array.shape,
+                                   [](int64_t d) { return std::to_string(d); }),
+                   ", ") +
+        ")");
   size_t bytes =
       array.getNumElements() * HostArray::getElementBytes(array.elementType);
   StringRef payload = data.substr(headerStart + headerLength);
   if (payload.size() != bytes)
-    return fail("holds " + llvm::Twine(payload.size()) + " data bytes, expected " +
-                llvm::Twine(bytes));
+    return fail("holds " + llvm::Twine(payload.size()) +
+                " data bytes, expected " + llvm::Twine(bytes));
   array.bytes.assign(payload.begin(), payload.end());
   return llvm::Error::success();
 }
@@ -190,18 +191,20 @@ static void compareFloats(const HostArray &a, const HostArray &b,
   const char *pa = a.bytes.data(), *pb = b.bytes.data();
   UInt expMask = ((UInt(1) << (width - 1 - mantissaBits)) - 1) << mantissaBits;
   UInt mantMask = (UInt(1) << mantissaBits) - 1;
-  auto isNan = [&](UInt v) { return (v & expMask) == expMask && (v & mantMask); };
+  auto isNan = [&](UInt v) {
+    return (v & expMask) == expMask && (v & mantMask);
+  };
   for (int64_t i = 0; i < n; ++i) {
     UInt x, y;
     std::memcpy(&x, pa + i * sizeof(UInt), sizeof(UInt));
     std::memcpy(&y, pb + i * sizeof(UInt), sizeof(UInt));
     if (x == y || (isNan(x) && isNan(y)))
       continue;
-    uint64_t ulp = isNan(x) || isNan(y)
-                       ? std::numeric_limits<uint64_t>::max()
-                       : static_cast<uint64_t>(std::llabs(
-                             orderedBits<UInt>(x, width) -
-                             orderedBits<UInt>(y, width)));
+    uint64_t ulp =
+        isNan(x) || isNan(y)
+            ? std::numeric_limits<uint64_t>::max()
+            : static_cast<uint64_t>(std::llabs(orderedBits<UInt>(x, width) -
+                                               orderedBits<UInt>(y, width)));
     if (diff.firstIndex < 0)
       diff.firstIndex = i;
     ++diff.differing;

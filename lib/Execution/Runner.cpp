@@ -38,7 +38,8 @@ static bool isSupportedElement(Type type) {
 /// A static tensor of a supported element type, or a supported scalar.
 static bool isSupported(Type type) {
   if (auto tensor = dyn_cast<RankedTensorType>(type))
-    return tensor.hasStaticShape() && isSupportedElement(tensor.getElementType());
+    return tensor.hasStaticShape() &&
+           isSupportedElement(tensor.getElementType());
   return type.isIndex() || isSupportedElement(type);
 }
 
@@ -66,7 +67,8 @@ static std::string str(Type type) {
 //===----------------------------------------------------------------------===//
 
 /// The runtime functions compiled code calls, by name.
-static llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
+static llvm::orc::SymbolMap
+runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
   llvm::orc::SymbolMap map;
   auto add = [&](const char *name, auto *fn) {
     map[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
@@ -207,9 +209,9 @@ llvm::Error Executable::invoke(std::vector<HostArray> &inputs,
   if (llvm::Error error = engine->invokePacked(entry, args))
     return error;
   if (seconds)
-    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             start)
-                   .count();
+    *seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
 
   // Copy the results out as dense arrays; free what the program allocated.
   std::set<void *> ours, toFree;

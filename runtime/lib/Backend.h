@@ -58,7 +58,8 @@ public:
   virtual int32_t worldRank(int32_t local) const = 0;
   /// Starts `c` for local rank `local`. Never null: a collective that cannot
   /// start fails the world and returns a pending that reports it.
-  virtual std::unique_ptr<Pending> start(int32_t local, const Collective &c) = 0;
+  virtual std::unique_ptr<Pending> start(int32_t local,
+                                         const Collective &c) = 0;
   /// Fails the world with `message` unless it failed already.
   virtual void fail(const std::string &message) = 0;
   /// The first failure, or empty.

@@ -61,7 +61,7 @@ uint16_t zero::rt::floatToF16(float value) {
   float a = std::fabs(value);
   if (a >= 65520.0f) // rounds to infinity
     return static_cast<uint16_t>(sign | 0x7c00);
-  if (a < 6.103515625e-05f) { // subnormal or zero: scale and round
+  if (a < 6.103515625e-05f) {       // subnormal or zero: scale and round
     float scaled = a * 16777216.0f; // 2^24: units of the smallest subnormal
     return static_cast<uint16_t>(sign |
                                  static_cast<uint32_t>(std::nearbyint(scaled)));
@@ -190,9 +190,9 @@ void zero::rt::reducePair(zero_dtype dtype, zero_reduction reduction,
     using Access = decltype(access);
     using Acc = decltype(acc);
     for (int64_t e = 0; e < len; ++e)
-      Access::store(inout, e,
-                    combine<Acc>(pairwise, Access::load(inout, e),
-                                 Access::load(in, e)));
+      Access::store(
+          inout, e,
+          combine<Acc>(pairwise, Access::load(inout, e), Access::load(in, e)));
   });
 }
 

@@ -106,8 +106,8 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
         !decodeGroup(descriptor, rank->id, backend.worldSize(), group, error)) {
       if (error.empty())
         error = "malformed group descriptor";
-      backend.fail("rank " + std::to_string(rank->id) + ": " +
-                   kindName(kind) + ": " + error);
+      backend.fail("rank " + std::to_string(rank->id) + ": " + kindName(kind) +
+                   ": " + error);
       handle->pending = std::make_unique<NotStarted>();
       return handle;
     }
@@ -336,8 +336,8 @@ int64_t zero_rt_group_index(const int64_t *descriptor) {
 zero_handle *zero_rt_all_reduce_start(const void *in, void *out, int64_t count,
                                       int32_t dtype, int32_t reduction,
                                       const int64_t *group) {
-  return startCollective(currentRank(__func__), ZERO_ALL_REDUCE, in, out,
-                         count, dtype, reduction, group);
+  return startCollective(currentRank(__func__), ZERO_ALL_REDUCE, in, out, count,
+                         dtype, reduction, group);
 }
 
 zero_handle *zero_rt_reduce_scatter_start(const void *in, void *out,
@@ -350,28 +350,27 @@ zero_handle *zero_rt_reduce_scatter_start(const void *in, void *out,
 
 zero_handle *zero_rt_all_gather_start(const void *in, void *out, int64_t count,
                                       int32_t dtype, const int64_t *group) {
-  return startCollective(currentRank(__func__), ZERO_ALL_GATHER, in, out,
-                         count, dtype, ZERO_SUM, group);
+  return startCollective(currentRank(__func__), ZERO_ALL_GATHER, in, out, count,
+                         dtype, ZERO_SUM, group);
 }
 
 void zero_rt_wait(zero_handle *handle) { (void)zero_wait(handle); }
 
-void zero_rt_all_reduce(const void *in, void *out, int64_t count,
-                        int32_t dtype, int32_t reduction,
-                        const int64_t *group) {
-  zero_rt_wait(zero_rt_all_reduce_start(in, out, count, dtype, reduction,
-                                        group));
+void zero_rt_all_reduce(const void *in, void *out, int64_t count, int32_t dtype,
+                        int32_t reduction, const int64_t *group) {
+  zero_rt_wait(
+      zero_rt_all_reduce_start(in, out, count, dtype, reduction, group));
 }
 
 void zero_rt_reduce_scatter(const void *in, void *out, int64_t count,
                             int32_t dtype, int32_t reduction,
                             const int64_t *group) {
-  zero_rt_wait(zero_rt_reduce_scatter_start(in, out, count, dtype, reduction,
-                                            group));
+  zero_rt_wait(
+      zero_rt_reduce_scatter_start(in, out, count, dtype, reduction, group));
 }
 
-void zero_rt_all_gather(const void *in, void *out, int64_t count,
-                        int32_t dtype, const int64_t *group) {
+void zero_rt_all_gather(const void *in, void *out, int64_t count, int32_t dtype,
+                        const int64_t *group) {
   zero_rt_wait(zero_rt_all_gather_start(in, out, count, dtype, group));
 }
 

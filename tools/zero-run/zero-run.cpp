@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -36,12 +36,14 @@ static cl::OptionCategory category("zero-run options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
                                       cl::init("-"), cl::cat(category));
 static cl::opt<std::string>
-    entry("entry", cl::desc("Function to run (default: the module's only "
-                            "public function with a body)"),
+    entry("entry",
+          cl::desc("Function to run (default: the module's only "
+                   "public function with a body)"),
           cl::cat(category));
 static cl::opt<std::string>
-    backend("backend", cl::desc("Runtime backend: local (threads) or mpi "
-                                "(one process per rank, under mpirun)"),
+    backend("backend",
+            cl::desc("Runtime backend: local (threads) or mpi "
+                     "(one process per rank, under mpirun)"),
             cl::init("local"), cl::cat(category));
 static cl::opt<int> ranks("ranks",
                           cl::desc("Ranks of a local world (default: the "
@@ -54,8 +56,9 @@ static cl::opt<double> timeout("timeout",
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of generated inputs"),
                               cl::init(1), cl::cat(category));
 static cl::list<std::string>
-    argFiles("arg", cl::desc("I=FILE.npy: argument I from a .npy file; "
-                             "{rank} in FILE is replaced by the rank"),
+    argFiles("arg",
+             cl::desc("I=FILE.npy: argument I from a .npy file; "
+                      "{rank} in FILE is replaced by the rank"),
              cl::cat(category));
 static cl::list<unsigned>
     perRank("per-rank", cl::CommaSeparated,
@@ -63,12 +66,14 @@ static cl::list<unsigned>
                      "(local gradients, batches of data)"),
             cl::cat(category));
 static cl::list<std::string>
-    ranges("range", cl::desc("I=LOW:HIGH: generate argument I uniformly in "
-                             "[LOW, HIGH) (default -1:1)"),
+    ranges("range",
+           cl::desc("I=LOW:HIGH: generate argument I uniformly in "
+                    "[LOW, HIGH) (default -1:1)"),
            cl::cat(category));
 static cl::opt<std::string>
-    passes("passes", cl::desc("Pass pipeline run before lowering, e.g. "
-                              "'zero-shard-weight-update,canonicalize'"),
+    passes("passes",
+           cl::desc("Pass pipeline run before lowering, e.g. "
+                    "'zero-shard-weight-update,canonicalize'"),
            cl::cat(category));
 static cl::opt<std::string> equivalentAfter(
     "equivalent-after",
@@ -119,8 +124,7 @@ static llvm::Error fillInputs(RunOptions &options) {
         range.split(':').first.getAsDouble(low) ||
         range.split(':').second.getAsDouble(high) || !(low < high))
       return llvm::createStringError(
-          "--range expects I=LOW:HIGH with LOW < HIGH, got '%s'",
-          spec.c_str());
+          "--range expects I=LOW:HIGH with LOW < HIGH, got '%s'", spec.c_str());
     options.inputs[index].low = low;
     options.inputs[index].high = high;
   }
@@ -214,8 +218,7 @@ static void printResult(const RankRun &run, size_t index) {
     double sum = 0;
     for (int64_t i = 0; i < n; ++i)
       sum += elementAsDouble(array, i);
-    llvm::outs() << " " << n << " elements, sum "
-                 << llvm::format("%.9g", sum);
+    llvm::outs() << " " << n << " elements, sum " << llvm::format("%.9g", sum);
   }
   llvm::outs() << "\n";
 }
@@ -266,8 +269,7 @@ static bool reportEquivalence(const std::vector<RankRun> &given,
       continue;
     }
     llvm::outs() << differing << " element(s) differ, at most " << worst
-                 << " ulp (rank " << worstRank << "); bound " << maxUlp
-                 << "\n";
+                 << " ulp (rank " << worstRank << "); bound " << maxUlp << "\n";
     ok &= worst <= maxUlp;
   }
   return ok;
@@ -277,7 +279,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   zero::registerAllPasses();
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "zero-run: run a zero program on N ranks\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "zero-run: run a zero program on N ranks\n");
 
   DialectRegistry registry;
   zero::registerAllDialects(registry);
@@ -330,9 +333,9 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(runs.takeError()));
 
   llvm::outs() << "zero-run: @" << name << " on "
-               << (options.backend == "local" ? options.ranks
-                                               : static_cast<int>(
-                                                     (*runs)[0].size()))
+               << (options.backend == "local"
+                       ? options.ranks
+                       : static_cast<int>((*runs)[0].size()))
                << (options.backend == "local" ? " rank(s)" : " local rank(s)")
                << " (" << options.backend << ")\n";
   for (auto [p, programRuns] : llvm::enumerate(*runs)) {

@@ -9,12 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "zero/Execution/Runner.h"
-#include "zero/InitZero.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "zero/Execution/Runner.h"
+#include "zero/InitZero.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include "gtest/gtest.h"
@@ -42,8 +42,12 @@ Program generate(uint64_t seed) {
   int ranks = groupSizes[pick(6)];
   std::string shape;
   int rank = 1 + pick(2);
-  for (int d = 0; d < rank; ++d)
-    shape += std::to_string(1 + pick(17)) + "x";
+  int64_t numElements = 1;
+  for (int d = 0; d < rank; ++d) {
+    int extent = 1 + pick(17);
+    shape += std::to_string(extent) + "x";
+    numElements *= extent;
+  }
   std::string t = "tensor<" + shape + "f32>";
   static const char *reductions[] = {"sum", "mean", "max", "min"};
 
@@ -79,9 +83,8 @@ Program generate(uint64_t seed) {
          << "_e : " << t << "\n";
       break;
     case 6: // a unary function
-      os << "  " << name << " = "
-         << (pick(2) ? "math.tanh " : "math.absf ") << lhs << " : " << t
-         << "\n";
+      os << "  " << name << " = " << (pick(2) ? "math.tanh " : "math.absf ")
+         << lhs << " : " << t << "\n";
       break;
     default:
       os << "  " << name << " = " << binary[pick(5)] << " " << lhs << ", "
@@ -94,16 +97,7 @@ Program generate(uint64_t seed) {
   // pass must then keep that update replicated, or shard it correctly.
   std::string last = fromGradient.back();
   if (pick(5) == 0) {
-    std::string flat = "tensor<" + std::to_string([&] {
-                         int64_t n = 1;
-                         for (llvm::StringRef d : llvm::split(
-                                  llvm::StringRef(shape).drop_back(), 'x')) {
-                           int64_t v;
-                           d.getAsInteger(10, v);
-                           n *= v;
-                         }
-                         return n;
-                       }()) + "xf32>";
+    std::string flat = "tensor<" + std::to_string(numElements) + "xf32>";
     std::string reassociation = rank == 1 ? "[[0]]" : "[[0, 1]]";
     os << "  %sq = arith.mulf " << last << ", " << last << " : " << t << "\n";
     os << "  %flat = tensor.collapse_shape %sq " << reassociation << " : " << t
@@ -124,11 +118,11 @@ Program generate(uint64_t seed) {
     last = "%scaled";
   }
   std::string state0 = fromGradient[pick(fromGradient.size())];
-  std::string state1 = pick(3) ? fromGradient[pick(fromGradient.size())]
-                               : std::string("%s1");
+  std::string state1 =
+      pick(3) ? fromGradient[pick(fromGradient.size())] : std::string("%s1");
   os << "  %w2 = arith.subf %w, " << last << " : " << t << "\n";
-  os << "  return %w2, " << state0 << ", " << state1 << " : " << t << ", "
-     << t << ", " << t << "\n}\n";
+  os << "  return %w2, " << state0 << ", " << state1 << " : " << t << ", " << t
+     << ", " << t << "\n}\n";
   return {body, ranks};
 }
 
@@ -146,7 +140,8 @@ TEST_F(EquivalenceFuzz, RandomUpdateProgramsComputeTheSameAfterSharding) {
   for (int c = 0; c < kCases; ++c) {
     uint64_t seed = 1000 + c;
     Program program = generate(seed);
-    SCOPED_TRACE(llvm::formatv("case seed {0}:\n{1}", seed, program.text).str());
+    SCOPED_TRACE(
+        llvm::formatv("case seed {0}:\n{1}", seed, program.text).str());
     OwningOpRef<ModuleOp> given =
         parseSourceString<ModuleOp>(program.text, &context);
     ASSERT_TRUE(given);
@@ -181,8 +176,8 @@ TEST_F(EquivalenceFuzz, RandomUpdateProgramsComputeTheSameAfterSharding) {
         Difference d =
             compare((*runs)[0][r].outputs[i], (*runs)[1][r].outputs[i]);
         EXPECT_EQ(d.differing, 0)
-            << "rank " << r << " result " << i << ": first at "
-            << d.firstIndex << ", " << d.maxUlp << " ulp";
+            << "rank " << r << " result " << i << ": first at " << d.firstIndex
+            << ", " << d.maxUlp << " ulp";
       }
   }
   // Most cases must have been rewritten, or the test would prove little.

@@ -56,7 +56,8 @@ TEST(HostArray, NpyRoundTrip) {
   wrong.elementType = a.elementType;
   wrong.shape = {3, 2};
   llvm::Error error = readNpy(path, wrong);
-  EXPECT_NE(llvm::toString(std::move(error)).find("has shape (2, 3), expected (3, 2)"),
+  EXPECT_NE(llvm::toString(std::move(error))
+                .find("has shape (2, 3), expected (3, 2)"),
             std::string::npos);
   llvm::sys::fs::remove(path);
 }

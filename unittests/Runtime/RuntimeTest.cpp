@@ -65,8 +65,8 @@ TEST(LocalBackend, AllReduceAddsInRankOrderAndMatchesReduceScatter) {
     for (int64_t i = 0; i < count; ++i)
       in[i] = valueOf(id, i);
     reduced[id].resize(count);
-    zero_rt_all_reduce(in.data(), reduced[id].data(), count, ZERO_F32,
-                       ZERO_SUM, kMesh4);
+    zero_rt_all_reduce(in.data(), reduced[id].data(), count, ZERO_F32, ZERO_SUM,
+                       kMesh4);
     scattered[id].resize(count / 4);
     zero_rt_reduce_scatter(in.data(), scattered[id].data(), count, ZERO_F32,
                            ZERO_SUM, kMesh4);
@@ -89,8 +89,8 @@ TEST(LocalBackend, InPlaceMeanMaxAndMin) {
   const int64_t mesh[] = {1, 3, 1, 0};
   world.run([&](zero_rank *, int32_t id) {
     mean[id] = {double(id), 2.0 * id, 5.0, -1.0, 7.0};
-    zero_rt_all_reduce(mean[id].data(), mean[id].data(), 5, ZERO_F64,
-                       ZERO_MEAN, mesh);
+    zero_rt_all_reduce(mean[id].data(), mean[id].data(), 5, ZERO_F64, ZERO_MEAN,
+                       mesh);
     maxed[id] = {id, -id, 10};
     minned[id] = maxed[id];
     zero_rt_all_reduce(maxed[id].data(), maxed[id].data(), 3, ZERO_I64,
@@ -209,8 +209,8 @@ TEST(LocalBackend, AFailedRankEndsTheOthers) {
       return;
     }
     float x = 1, y = 0;
-    status[id] = zero_wait(zero_all_reduce(rank, &x, &y, 1, ZERO_F32,
-                                           ZERO_SUM, mesh));
+    status[id] =
+        zero_wait(zero_all_reduce(rank, &x, &y, 1, ZERO_F32, ZERO_SUM, mesh));
   });
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(status[0], 1);
@@ -231,8 +231,8 @@ TEST(LocalBackend, AStartReturnsBeforeTheCollectiveCompletes) {
       return;
     }
     auto t0 = steady_clock::now();
-    zero_handle *h = zero_rt_all_reduce_start(&x, &y, 1, ZERO_F32, ZERO_SUM,
-                                              mesh);
+    zero_handle *h =
+        zero_rt_all_reduce_start(&x, &y, 1, ZERO_F32, ZERO_SUM, mesh);
     auto t1 = steady_clock::now();
     zero_rt_wait(h);
     startTook = t1 - t0;

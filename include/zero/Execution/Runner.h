@@ -11,11 +11,11 @@
 #ifndef ZERO_EXECUTION_RUNNER_H
 #define ZERO_EXECUTION_RUNNER_H
 
-#include "zero/Execution/HostArray.h"
-#include "zero/runtime/zero_runtime.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "zero/Execution/HostArray.h"
+#include "zero/runtime/zero_runtime.h"
 
 #include <map>
 #include <memory>

@@ -127,10 +127,9 @@ static FailureOr<MeshOp> verifyMeshAndAxes(Operation *op,
 static LogicalResult verifyDimInRange(Operation *op, StringRef name,
                                       int64_t dim, ShapedType type) {
   if (dim < 0 || dim >= type.getRank())
-    return op->emitOpError()
-           << name << " " << dim << " is out of range for a "
-           << (isa<MemRefType>(type) ? "memref" : "tensor") << " of rank "
-           << type.getRank();
+    return op->emitOpError() << name << " " << dim << " is out of range for a "
+                             << (isa<MemRefType>(type) ? "memref" : "tensor")
+                             << " of rank " << type.getRank();
   return success();
 }
 
@@ -381,7 +380,8 @@ LogicalResult AllGatherBufferOp::verify() {
                           getInput().getType());
 }
 
-LogicalResult AllGatherBufferOp::verifySymbolUses(SymbolTableCollection &table) {
+LogicalResult
+AllGatherBufferOp::verifySymbolUses(SymbolTableCollection &table) {
   return verifySplitAgainstMesh(*this, getMeshAttr(), getAxesAttr(), table,
                                 getOutput().getType(), getInput().getType(),
                                 getGatherDim(), "output", "input");

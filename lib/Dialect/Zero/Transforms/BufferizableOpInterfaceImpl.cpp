@@ -41,9 +41,8 @@ FailureOr<Value> allocateOutput(RewriterBase &rewriter, Operation *op,
 /// The model shared by all_reduce, reduce_scatter and all_gather; `build`
 /// creates the `*_buffer` op from the input and output buffers.
 template <typename OpTy>
-struct CommunicatingOpInterface
-    : public BufferizableOpInterface::ExternalModel<
-          CommunicatingOpInterface<OpTy>, OpTy> {
+struct CommunicatingOpInterface : public BufferizableOpInterface::ExternalModel<
+                                      CommunicatingOpInterface<OpTy>, OpTy> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return true;
@@ -58,9 +57,10 @@ struct CommunicatingOpInterface
   }
   bool bufferizesToAllocation(Operation *, Value) const { return true; }
 
-  FailureOr<BufferLikeType>
-  getBufferType(Operation *, Value value, const BufferizationOptions &,
-                const BufferizationState &, SmallVector<Value> &) const {
+  FailureOr<BufferLikeType> getBufferType(Operation *, Value value,
+                                          const BufferizationOptions &,
+                                          const BufferizationState &,
+                                          SmallVector<Value> &) const {
     return resultBufferType(value);
   }
 
@@ -88,10 +88,9 @@ struct CommunicatingOpInterface
   }
   static void createBufferOp(RewriterBase &rewriter, ReduceScatterOp op,
                              Value input, Value output) {
-    ReduceScatterBufferOp::create(rewriter, op.getLoc(), input, output,
-                                  op.getMeshAttr(), op.getAxesAttr(),
-                                  op.getReductionAttr(),
-                                  op.getScatterDimAttr());
+    ReduceScatterBufferOp::create(
+        rewriter, op.getLoc(), input, output, op.getMeshAttr(),
+        op.getAxesAttr(), op.getReductionAttr(), op.getScatterDimAttr());
   }
   static void createBufferOp(RewriterBase &rewriter, AllGatherOp op,
                              Value input, Value output) {
@@ -152,9 +151,9 @@ struct ShardSliceOpInterface
         getBuffer(rewriter, slice.getInput(), options, state);
     if (failed(source))
       return failure();
-    Value index = ReplicaIndexOp::create(rewriter, loc, rewriter.getIndexType(),
-                                         slice.getMeshAttr(),
-                                         slice.getAxesAttr());
+    Value index =
+        ReplicaIndexOp::create(rewriter, loc, rewriter.getIndexType(),
+                               slice.getMeshAttr(), slice.getAxesAttr());
     int64_t part = slice.getResult().getType().getDimSize(slice.getDim());
     Value offset = arith::MulIOp::create(
         rewriter, loc, index,

@@ -142,13 +142,13 @@ int64_t zero_rt_rank(void);
 int64_t zero_rt_size(void);
 /* This rank's index in `group`. */
 int64_t zero_rt_group_index(const int64_t *group);
-void zero_rt_all_reduce(const void *in, void *out, int64_t count,
-                        int32_t dtype, int32_t reduction, const int64_t *group);
+void zero_rt_all_reduce(const void *in, void *out, int64_t count, int32_t dtype,
+                        int32_t reduction, const int64_t *group);
 void zero_rt_reduce_scatter(const void *in, void *out, int64_t count,
                             int32_t dtype, int32_t reduction,
                             const int64_t *group);
-void zero_rt_all_gather(const void *in, void *out, int64_t count,
-                        int32_t dtype, const int64_t *group);
+void zero_rt_all_gather(const void *in, void *out, int64_t count, int32_t dtype,
+                        const int64_t *group);
 zero_handle *zero_rt_all_reduce_start(const void *in, void *out, int64_t count,
                                       int32_t dtype, int32_t reduction,
                                       const int64_t *group);
