@@ -2,6 +2,7 @@
 
 #include "zero/Execution/Runner.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -84,6 +85,8 @@ runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
   add("zero_rt_reduce_scatter_start", &zero_rt_reduce_scatter_start);
   add("zero_rt_all_gather_start", &zero_rt_all_gather_start);
   add("zero_rt_wait", &zero_rt_wait);
+  // A copy between buffers of different layouts lowers to this helper.
+  add("memrefCopy", &memrefCopy);
   return map;
 }
 

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -137,6 +138,11 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
     return handle;
   }
 
+  // ZERO_TRACE=1 prints every collective as it starts.
+  static const bool trace = std::getenv("ZERO_TRACE") != nullptr;
+  if (trace)
+    std::fprintf(stderr, "zero: rank %d starts %s on group %s\n", rank->id,
+                 describe(c).c_str(), c.group.describe().c_str());
   rank->issued[kind] += 1;
   rank->bytesSent[kind] += ringBytes(kind, count, dtypeSize(c.dtype), n);
   handle->pending = backend.start(rank->local, c);

@@ -99,16 +99,21 @@ func.func @mixed_precision(%w: tensor<64xf32>, %g_local: tensor<64xf32>)
 
 // -----
 
-// Inside a training loop the update ends at scf.yield.
+// Inside a training loop the update ends at scf.yield. A loop-carried value
+// that only the update reads (here the weight itself: nothing else in the
+// loop uses it) stays a shard across iterations: sliced once before the loop,
+// gathered once after it.
 zero.mesh @dp(shape = [2])
 
 // CHECK-LABEL: func.func @loop
-// CHECK: scf.for
-// CHECK:   zero.reduce_scatter %{{.*}} on @dp reduce = sum : tensor<6xf32> -> tensor<3xf32>
-// CHECK:   zero.shard_slice
-// CHECK:   arith.subf %{{.*}} : tensor<3xf32>
-// CHECK:   %[[F:.*]] = zero.all_gather %{{.*}} on @dp : tensor<3xf32> -> tensor<6xf32>
-// CHECK:   scf.yield %[[F]]
+// CHECK-SAME: (%[[W0:.*]]: tensor<6xf32>, %[[GL:.*]]: tensor<6xf32>)
+// CHECK: %[[S0:.*]] = zero.shard_slice %[[W0]] on @dp : tensor<6xf32> -> tensor<3xf32>
+// CHECK: %[[R:.*]] = scf.for {{.*}} iter_args(%[[WI:.*]] = %[[S0]]) -> (tensor<3xf32>)
+// CHECK:   %[[G:.*]] = zero.reduce_scatter %[[GL]] on @dp reduce = sum : tensor<6xf32> -> tensor<3xf32>
+// CHECK:   %[[WN:.*]] = arith.subf %[[WI]], %[[G]] : tensor<3xf32>
+// CHECK:   scf.yield %[[WN]] : tensor<3xf32>
+// CHECK: %[[F:.*]] = zero.all_gather %[[R]] on @dp : tensor<3xf32> -> tensor<6xf32>
+// CHECK: return %[[F]]
 func.func @loop(%w0: tensor<6xf32>, %g_local: tensor<6xf32>) -> tensor<6xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -119,6 +124,44 @@ func.func @loop(%w0: tensor<6xf32>, %g_local: tensor<6xf32>) -> tensor<6xf32> {
     scf.yield %wn : tensor<6xf32>
   }
   return %w : tensor<6xf32>
+}
+
+// -----
+
+// A training loop whose forward pass reads the weight: the weight is
+// gathered every iteration, the momentum stays a carried shard (padded from
+// 5 to 6 elements) and is gathered once after the loop.
+zero.mesh @dp(shape = [2])
+
+// CHECK-LABEL: func.func @loop_with_state
+// CHECK-SAME: (%[[W0:.*]]: tensor<5xf32>, %[[M0:.*]]: tensor<5xf32>, %[[X:.*]]: tensor<5xf32>)
+// CHECK: %[[MP:.*]] = tensor.pad %[[M0]]
+// CHECK: %[[MS:.*]] = zero.shard_slice %[[MP]] on @dp : tensor<6xf32> -> tensor<3xf32>
+// CHECK: %[[R:.*]]:2 = scf.for {{.*}} iter_args(%[[W:.*]] = %[[W0]], %[[M:.*]] = %[[MS]]) -> (tensor<5xf32>, tensor<3xf32>)
+// CHECK:   arith.mulf %[[W]], %[[X]] : tensor<5xf32>
+// CHECK:   %[[M2:.*]] = arith.addf %{{.*}}, %{{.*}} : tensor<3xf32>
+// CHECK:   %[[WG:.*]] = zero.all_gather %{{.*}} on @dp : tensor<3xf32> -> tensor<6xf32>
+// CHECK:   %[[WF:.*]] = tensor.extract_slice %[[WG]][0] [5] [1]
+// CHECK:   scf.yield %[[WF]], %[[M2]] : tensor<5xf32>, tensor<3xf32>
+// CHECK: %[[MG:.*]] = zero.all_gather %[[R]]#1 on @dp : tensor<3xf32> -> tensor<6xf32>
+// CHECK: %[[MF:.*]] = tensor.extract_slice %[[MG]][0] [5] [1]
+// CHECK: return %[[R]]#0, %[[MF]]
+func.func @loop_with_state(%w0: tensor<5xf32>, %m0: tensor<5xf32>,
+                           %x: tensor<5xf32>) -> (tensor<5xf32>, tensor<5xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %beta = arith.constant dense<0.9> : tensor<5xf32>
+  %r:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%w = %w0, %m = %m0)
+      -> (tensor<5xf32>, tensor<5xf32>) {
+    %g_local = arith.mulf %w, %x : tensor<5xf32>
+    %g = zero.all_reduce %g_local on @dp reduce = sum : tensor<5xf32>
+    %md = arith.mulf %m, %beta : tensor<5xf32>
+    %m2 = arith.addf %md, %g : tensor<5xf32>
+    %w2 = arith.subf %w, %m2 : tensor<5xf32>
+    scf.yield %w2, %m2 : tensor<5xf32>, tensor<5xf32>
+  }
+  return %r#0, %r#1 : tensor<5xf32>, tensor<5xf32>
 }
 
 // -----

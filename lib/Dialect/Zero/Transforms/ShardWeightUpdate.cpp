@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -82,6 +83,30 @@ Value unpadAndReshape(OpBuilder &b, Location loc, Value flat,
       collapseAll(layout.shape.size()));
 }
 
+/// Loop-carried values of an scf.for that only this update reads and that
+/// the update produces again for the next iteration (optimizer state, such as
+/// a momentum): they can stay shards across iterations. Returns the yield
+/// operands of those values.
+SmallVector<OpOperand *> findCarriedState(const WeightUpdate &update) {
+  auto loop = dyn_cast<scf::ForOp>(update.gradient->getParentOp());
+  if (!loop)
+    return {};
+  llvm::SmallPtrSet<Operation *, 16> inUpdate(update.ops.begin(),
+                                              update.ops.end());
+  SmallVector<OpOperand *> carried;
+  for (OpOperand *output : update.outputs) {
+    if (!isa<scf::YieldOp>(output->getOwner()))
+      continue;
+    BlockArgument arg = loop.getRegionIterArgs()[output->getOperandNumber()];
+    if (!arg.use_empty() &&
+        llvm::all_of(arg.getUsers(), [&](Operation *user) {
+          return inUpdate.contains(user);
+        }))
+      carried.push_back(output);
+  }
+  return carried;
+}
+
 /// Rewrites one update onto shards.
 void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
   AllReduceOp gradient = update.gradient;
@@ -123,6 +148,25 @@ void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
     return shard;
   };
 
+  // Loop-carried state that only the update reads becomes a carried shard:
+  // sliced once before the loop, gathered once after it. Its padding then
+  // carries computed values from one iteration to the next, which no real
+  // element ever reads (the update is elementwise).
+  SmallVector<OpOperand *> carried = findCarriedState(update);
+  llvm::SmallPtrSet<OpOperand *, 4> carriedSet(carried.begin(), carried.end());
+  for (OpOperand *output : carried) {
+    auto loop = cast<scf::ForOp>(output->getOwner()->getParentOp());
+    BlockArgument arg = loop.getRegionIterArgs()[output->getOperandNumber()];
+    OpOperand *init = loop.getTiedLoopInit(arg);
+    OpBuilder before(loop);
+    init->set(ShardSliceOp::create(
+        before, loop.getLoc(), shardType(arg.getType()),
+        flattenAndPad(before, loop.getLoc(), init->get(), layout), mesh, axes,
+        /*dim=*/0));
+    arg.setType(init->get().getType());
+    shards.map(arg, arg);
+  }
+
   for (Operation *op : update.ops) {
     b.setInsertionPoint(op);
     for (Value operand : op->getOperands())
@@ -132,9 +176,31 @@ void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
       result.setType(shardType(result.getType()));
   }
 
+  // Carried state: the shard goes round the loop; the whole value is
+  // gathered from the loop's result.
+  for (OpOperand *output : carried) {
+    Value shard = shards.lookup(output->get());
+    output->set(shard);
+    auto loop = cast<scf::ForOp>(output->getOwner()->getParentOp());
+    OpResult result =
+        loop.getTiedLoopResult(loop.getRegionIterArgs()[output->getOperandNumber()]);
+    result.setType(shard.getType());
+    OpBuilder after(loop->getContext());
+    after.setInsertionPointAfter(loop);
+    auto paddedType = layout.flatType(
+        cast<RankedTensorType>(shard.getType()).getElementType(),
+        layout.paddedElements);
+    auto whole = AllGatherOp::create(after, loop.getLoc(), paddedType, result,
+                                     mesh, axes, /*gather_dim=*/0);
+    Value full = unpadAndReshape(after, loop.getLoc(), whole, layout);
+    result.replaceAllUsesExcept(full, whole);
+  }
+
   // Whole values again where they leave the block.
   IRMapping gathered;
   for (OpOperand *output : update.outputs) {
+    if (carriedSet.contains(output))
+      continue;
     Value full = output->get();
     if (!gathered.contains(full)) {
       b.setInsertionPoint(output->getOwner());

@@ -50,9 +50,17 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
     is not elementwise update code in the same block (a gradient also used
     outside the update, a reduction, an op in a nested region).
 
-    The function's signature does not change: in this form the optimizer
-    state enters and leaves whole, so it is sliced on entry and gathered on
-    exit. Keeping it sharded across steps is the training-loop rewrite's job.
+    Training loops: when the update sits in an `scf.for` and a loop-carried
+    value is read only by the update and produced again by it (optimizer
+    state such as a momentum, or a weight nothing else in the loop reads), it
+    becomes a loop-carried shard: sliced once before the loop, gathered once
+    after it. Its padding then carries computed values from one iteration to
+    the next, which no real element reads, since the update is elementwise.
+    A weight that the loop's forward pass reads is gathered every iteration.
+
+    The function's signature does not change: optimizer state of a
+    single-step function enters and leaves whole, so it is sliced on entry
+    and gathered on exit.
   }];
   let options = [
     Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
