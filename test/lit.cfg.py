@@ -36,12 +36,14 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 config.substitutions.append(
     ("%shard_pipeline", "zero-shard-weight-update,canonicalize,cse"))
 
-# MPI tests run under mpirun with more processes than cores; OpenMPI refuses
+# MPI tests run under mpirun with more processes than cores, each output line
+# tagged with its rank so that lines of two processes never mix, and killed
+# after 5 minutes should MPI itself hang; OpenMPI refuses
 # to run as root (a CI container) unless told twice.
 import shutil
 if config.zero_runtime_has_mpi.upper() in ("1", "TRUE", "ON") and shutil.which("mpirun"):
     config.available_features.add("mpi")
     config.substitutions.append(
-        ("%mpirun", "mpirun --oversubscribe --bind-to none"))
+        ("%mpirun", "mpirun --oversubscribe --bind-to none --tag-output --timeout 300"))
 for var in ["OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"]:
     config.environment[var] = "1"

@@ -62,12 +62,23 @@ public:
   MpiBackend(double timeout, bool check) : timeout(timeout), check(check) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    // A communicator of its own for the barrier at the end, so that it never
+    // matches a collective that another rank is still waiting in.
+    MPI_Comm_dup(MPI_COMM_WORLD, &finishComm);
     MPI_Type_contiguous(2, MPI_BYTE, &halfType);
     MPI_Type_commit(&halfType);
     createOps<ZERO_BF16>(bf16Ops);
     createOps<ZERO_F16>(f16Ops);
   }
   ~MpiBackend() override {
+    // A rank that ends while others still wait in a collective (it skipped
+    // one) must not sit in MPI_Finalize while they abort: it waits for the
+    // others here, with the same deadline, and aborts too.
+    MPI_Request request;
+    MPI_Ibarrier(finishComm, &request);
+    waitFor(request, "the end of the program (another rank is still in a "
+                     "collective this rank did not call)");
+    MPI_Comm_free(&finishComm);
     for (auto &[key, comm] : comms)
       MPI_Comm_free(&comm);
     for (MPI_Op *ops : {bf16Ops, f16Ops})
@@ -158,6 +169,7 @@ private:
   double timeout;
   bool check;
   uint64_t worldSequence = 0;
+  MPI_Comm finishComm;
   MPI_Datatype halfType;
   MPI_Op bf16Ops[4], f16Ops[4];
   std::map<std::string, MPI_Comm> comms;

@@ -93,6 +93,20 @@ static cl::opt<bool> printResults("print",
                                   cl::desc("Print each result of each rank"),
                                   cl::cat(category));
 
+/// Everything zero-run reports on stdout, written in one piece at exit, so
+/// that the reports of processes sharing a terminal or a pipe (under mpirun)
+/// never mix within a line.
+static std::string reportText;
+static llvm::raw_string_ostream report(reportText);
+namespace {
+struct FlushReport {
+  ~FlushReport() {
+    llvm::outs() << reportText;
+    llvm::outs().flush();
+  }
+};
+} // namespace
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "zero-run: error: " << message << "\n";
   return 1;
@@ -171,11 +185,11 @@ compileVariant(ModuleOp original, StringRef pipeline, StringRef name) {
 
 static void printCounters(const RankRun &run) {
   static const char *kinds[] = {"all_reduce", "reduce_scatter", "all_gather"};
-  llvm::outs() << "rank " << run.rank << ":";
+  report << "rank " << run.rank << ":";
   for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k)
-    llvm::outs() << " " << kinds[k] << " " << run.counters.issued[k] << " ("
+    report << " " << kinds[k] << " " << run.counters.issued[k] << " ("
                  << run.counters.bytes_sent[k] << " B)";
-  llvm::outs() << "\n";
+  report << "\n";
 }
 
 static double elementAsDouble(const HostArray &array, int64_t i) {
@@ -209,18 +223,18 @@ static double elementAsDouble(const HostArray &array, int64_t i) {
 
 static void printResult(const RankRun &run, size_t index) {
   const HostArray &array = run.outputs[index];
-  llvm::outs() << "rank " << run.rank << " result " << index << ":";
+  report << "rank " << run.rank << " result " << index << ":";
   int64_t n = array.getNumElements();
   if (n <= 32) {
     for (int64_t i = 0; i < n; ++i)
-      llvm::outs() << " " << llvm::format("%.6g", elementAsDouble(array, i));
+      report << " " << llvm::format("%.6g", elementAsDouble(array, i));
   } else {
     double sum = 0;
     for (int64_t i = 0; i < n; ++i)
       sum += elementAsDouble(array, i);
-    llvm::outs() << " " << n << " elements, sum " << llvm::format("%.9g", sum);
+    report << " " << n << " elements, sum " << llvm::format("%.9g", sum);
   }
-  llvm::outs() << "\n";
+  report << "\n";
 }
 
 static llvm::Error writeOutputs(const std::vector<RankRun> &runs) {
@@ -252,7 +266,7 @@ static bool reportEquivalence(const std::vector<RankRun> &given,
     for (size_t i = 0; i < given.size(); ++i) {
       const HostArray &a = given[i].outputs[r], &b = transformed[i].outputs[r];
       if (a.elementType != b.elementType || a.shape != b.shape) {
-        llvm::outs() << "result " << r << ": types differ after the pipeline\n";
+        report << "result " << r << ": types differ after the pipeline\n";
         ok = false;
         continue;
       }
@@ -263,12 +277,12 @@ static bool reportEquivalence(const std::vector<RankRun> &given,
         worstRank = given[i].rank;
       }
     }
-    llvm::outs() << "result " << r << " (" << resultTypes[r] << "): ";
+    report << "result " << r << " (" << resultTypes[r] << "): ";
     if (!differing) {
-      llvm::outs() << "bit-identical on " << given.size() << " rank(s)\n";
+      report << "bit-identical on " << given.size() << " rank(s)\n";
       continue;
     }
-    llvm::outs() << differing << " element(s) differ, at most " << worst
+    report << differing << " element(s) differ, at most " << worst
                  << " ulp (rank " << worstRank << "); bound " << maxUlp << "\n";
     ok &= worst <= maxUlp;
   }
@@ -277,6 +291,7 @@ static bool reportEquivalence(const std::vector<RankRun> &given,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  FlushReport flushAtExit;
   zero::registerAllPasses();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
@@ -332,7 +347,7 @@ int main(int argc, char **argv) {
   if (!runs)
     return fail(llvm::toString(runs.takeError()));
 
-  llvm::outs() << "zero-run: @" << name << " on "
+  report << "zero-run: @" << name << " on "
                << (options.backend == "local"
                        ? options.ranks
                        : static_cast<int>((*runs)[0].size()))
@@ -340,7 +355,7 @@ int main(int argc, char **argv) {
                << " (" << options.backend << ")\n";
   for (auto [p, programRuns] : llvm::enumerate(*runs)) {
     if (programs.size() > 1)
-      llvm::outs() << (p == 0 ? "as given:\n"
+      report << (p == 0 ? "as given:\n"
                               : "after '" + equivalentAfter + "':\n");
     for (const RankRun &run : programRuns) {
       printCounters(run);
@@ -356,7 +371,7 @@ int main(int argc, char **argv) {
     if (!reportEquivalence((*runs)[0], (*runs)[1], (*given)->getResultTypes()))
       return fail("the results differ by more than " + llvm::Twine(maxUlp) +
                   " ulp after '" + equivalentAfter + "'");
-    llvm::outs() << "equivalent: " << (*given)->getResultTypes().size()
+    report << "equivalent: " << (*given)->getResultTypes().size()
                  << " result(s) on every rank within " << maxUlp << " ulp\n";
   }
   return 0;
