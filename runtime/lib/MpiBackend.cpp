@@ -73,11 +73,14 @@ public:
   ~MpiBackend() override {
     // A rank that ends while others still wait in a collective (it skipped
     // one) must not sit in MPI_Finalize while they abort: it waits for the
-    // others here, with the same deadline, and aborts too.
+    // others here and aborts too. Its deadline is twice theirs, so that the
+    // ranks that waited first report the collective.
     MPI_Request request;
     MPI_Ibarrier(finishComm, &request);
-    waitFor(request, "the end of the program (another rank is still in a "
-                     "collective this rank did not call)");
+    waitFor(request,
+            "the end of the program (another rank is still in a "
+            "collective this rank did not call)",
+            2 * timeout);
     MPI_Comm_free(&finishComm);
     for (auto &[key, comm] : comms)
       MPI_Comm_free(&comm);
@@ -106,16 +109,20 @@ public:
   void fail(const std::string &message) override { abortWith(message); }
   std::string error() const override { return {}; }
 
-  /// Polls `request` until it completes or the deadline passes.
-  void waitFor(MPI_Request &request, const std::string &what) {
-    auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
+  /// Polls `request` until it completes or `seconds` (default: the
+  /// timeout) pass.
+  void waitFor(MPI_Request &request, const std::string &what,
+               double seconds = 0) {
+    if (seconds <= 0)
+      seconds = timeout;
+    auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
     for (int done = 0;;) {
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
       if (done)
         return;
       if (Clock::now() > deadline) {
         std::ostringstream os;
-        os << what << " timed out after " << timeout
+        os << what << " timed out after " << seconds
            << " s: a rank of its group did not arrive";
         abortWith(os.str());
       }
