@@ -83,13 +83,37 @@ Value unpadAndReshape(OpBuilder &b, Location loc, Value flat,
       collapseAll(layout.shape.size()));
 }
 
+/// This rank's shard of the whole value `full`.
+Value sliceShard(OpBuilder &b, Location loc, Value full,
+                 const ShardLayout &layout) {
+  Type element = cast<RankedTensorType>(full.getType()).getElementType();
+  return ShardSliceOp::create(
+      b, loc, layout.flatType(element, layout.shardElements),
+      flattenAndPad(b, loc, full, layout), layout.mesh, layout.axes, /*dim=*/0);
+}
+
+/// The whole value of which `shard` is this rank's part.
+Value gatherWhole(OpBuilder &b, Location loc, Value shard,
+                  const ShardLayout &layout) {
+  Type element = cast<RankedTensorType>(shard.getType()).getElementType();
+  Value padded = AllGatherOp::create(
+      b, loc, layout.flatType(element, layout.paddedElements), shard,
+      layout.mesh, layout.axes, /*gather_dim=*/0);
+  return unpadAndReshape(b, loc, padded, layout);
+}
+
+/// The scf.for iteration argument that the yield operand `output` feeds.
+BlockArgument carriedArgument(OpOperand *output) {
+  auto loop = cast<scf::ForOp>(output->getOwner()->getParentOp());
+  return loop.getRegionIterArgs()[output->getOperandNumber()];
+}
+
 /// Loop-carried values of an scf.for that only this update reads and that
 /// the update produces again for the next iteration (optimizer state, such as
 /// a momentum): they can stay shards across iterations. Returns the yield
 /// operands of those values.
 SmallVector<OpOperand *> findCarriedState(const WeightUpdate &update) {
-  auto loop = dyn_cast<scf::ForOp>(update.gradient->getParentOp());
-  if (!loop)
+  if (!isa<scf::ForOp>(update.gradient->getParentOp()))
     return {};
   llvm::SmallPtrSet<Operation *, 16> inUpdate(update.ops.begin(),
                                               update.ops.end());
@@ -97,9 +121,8 @@ SmallVector<OpOperand *> findCarriedState(const WeightUpdate &update) {
   for (OpOperand *output : update.outputs) {
     if (!isa<scf::YieldOp>(output->getOwner()))
       continue;
-    BlockArgument arg = loop.getRegionIterArgs()[output->getOperandNumber()];
-    if (!arg.use_empty() &&
-        llvm::all_of(arg.getUsers(), [&](Operation *user) {
+    BlockArgument arg = carriedArgument(output);
+    if (!arg.use_empty() && llvm::all_of(arg.getUsers(), [&](Operation *user) {
           return inUpdate.contains(user);
         }))
       carried.push_back(output);
@@ -140,9 +163,7 @@ void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
           arith::ConstantOp::create(b, useLoc, type, splat.resizeSplat(type));
       fullSplats.push_back(full.getDefiningOp());
     } else {
-      shard = ShardSliceOp::create(b, useLoc, shardType(full.getType()),
-                                   flattenAndPad(b, useLoc, full, layout), mesh,
-                                   axes, /*dim=*/0);
+      shard = sliceShard(b, useLoc, full, layout);
     }
     shards.map(full, shard);
     return shard;
@@ -155,14 +176,11 @@ void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
   SmallVector<OpOperand *> carried = findCarriedState(update);
   llvm::SmallPtrSet<OpOperand *, 4> carriedSet(carried.begin(), carried.end());
   for (OpOperand *output : carried) {
-    auto loop = cast<scf::ForOp>(output->getOwner()->getParentOp());
-    BlockArgument arg = loop.getRegionIterArgs()[output->getOperandNumber()];
-    OpOperand *init = loop.getTiedLoopInit(arg);
+    BlockArgument arg = carriedArgument(output);
+    Operation *loop = arg.getOwner()->getParentOp();
+    OpOperand *init = cast<scf::ForOp>(loop).getTiedLoopInit(arg);
     OpBuilder before(loop);
-    init->set(ShardSliceOp::create(
-        before, loop.getLoc(), shardType(arg.getType()),
-        flattenAndPad(before, loop.getLoc(), init->get(), layout), mesh, axes,
-        /*dim=*/0));
+    init->set(sliceShard(before, loop->getLoc(), init->get(), layout));
     arg.setType(init->get().getType());
     shards.map(arg, arg);
   }
@@ -181,19 +199,17 @@ void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
   for (OpOperand *output : carried) {
     Value shard = shards.lookup(output->get());
     output->set(shard);
-    auto loop = cast<scf::ForOp>(output->getOwner()->getParentOp());
-    OpResult result =
-        loop.getTiedLoopResult(loop.getRegionIterArgs()[output->getOperandNumber()]);
+    BlockArgument arg = carriedArgument(output);
+    auto loop = cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    OpResult result = loop.getTiedLoopResult(arg);
     result.setType(shard.getType());
+    SmallVector<OpOperand *> uses =
+        llvm::to_vector(llvm::make_pointer_range(result.getUses()));
     OpBuilder after(loop->getContext());
     after.setInsertionPointAfter(loop);
-    auto paddedType = layout.flatType(
-        cast<RankedTensorType>(shard.getType()).getElementType(),
-        layout.paddedElements);
-    auto whole = AllGatherOp::create(after, loop.getLoc(), paddedType, result,
-                                     mesh, axes, /*gather_dim=*/0);
-    Value full = unpadAndReshape(after, loop.getLoc(), whole, layout);
-    result.replaceAllUsesExcept(full, whole);
+    Value full = gatherWhole(after, loop.getLoc(), result, layout);
+    for (OpOperand *use : uses)
+      use->set(full);
   }
 
   // Whole values again where they leave the block.
@@ -204,13 +220,8 @@ void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
     Value full = output->get();
     if (!gathered.contains(full)) {
       b.setInsertionPoint(output->getOwner());
-      Value shard = shards.lookup(full);
-      auto paddedType = layout.flatType(
-          cast<RankedTensorType>(shard.getType()).getElementType(),
-          layout.paddedElements);
-      Value whole = AllGatherOp::create(b, full.getLoc(), paddedType, shard,
-                                        mesh, axes, /*gather_dim=*/0);
-      gathered.map(full, unpadAndReshape(b, full.getLoc(), whole, layout));
+      gathered.map(full,
+                   gatherWhole(b, full.getLoc(), shards.lookup(full), layout));
     }
     output->set(gathered.lookup(full));
   }
