@@ -117,19 +117,17 @@ private:
   SymbolTable symbols;
 };
 
-/// A contiguous buffer holding `buffer`'s data: itself, or a copy. For an
-/// output (`copyBack`), the copy is written back after the call by the
-/// returned callback.
-Value contiguous(OpBuilder &b, Location loc, Value buffer, bool isOutput,
-                 Value &copyBackTo) {
+/// `buffer` when it is contiguous; else a new contiguous buffer, holding a
+/// copy of `buffer`'s data when `copyIn` (an input). The caller copies an
+/// output back and frees the new buffer after the call (this pass runs after
+/// buffer deallocation).
+Value contiguous(OpBuilder &b, Location loc, Value buffer, bool copyIn) {
   auto type = cast<MemRefType>(buffer.getType());
   if (memref::isStaticShapeAndContiguousRowMajor(type))
     return buffer;
   auto flat = MemRefType::get(type.getShape(), type.getElementType());
   Value copy = memref::AllocOp::create(b, loc, flat);
-  if (isOutput)
-    copyBackTo = buffer;
-  else
+  if (copyIn)
     memref::CopyOp::create(b, loc, buffer, copy);
   return copy;
 }
@@ -216,9 +214,8 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
   argTypes.push_back(ptr);
   func::FuncOp fn = calls.declare(callee, argTypes, {});
 
-  Value copyBackTo;
-  Value in = contiguous(b, loc, input, /*isOutput=*/false, copyBackTo);
-  Value out = contiguous(b, loc, output, /*isOutput=*/true, copyBackTo);
+  Value in = contiguous(b, loc, input, /*copyIn=*/true);
+  Value out = contiguous(b, loc, output, /*copyIn=*/false);
   SmallVector<Value> args = {
       calls.pointerTo(b, loc, in), calls.pointerTo(b, loc, out),
       arith::ConstantIntOp::create(b, loc, i64, inputType.getNumElements()),
@@ -227,8 +224,12 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
     args.push_back(arith::ConstantIntOp::create(b, loc, i32, *reduction));
   args.push_back(calls.groupPointer(b, loc, mesh, axes));
   func::CallOp::create(b, loc, fn, args);
-  if (copyBackTo)
-    memref::CopyOp::create(b, loc, out, copyBackTo);
+  if (in != input)
+    memref::DeallocOp::create(b, loc, in);
+  if (out != output) {
+    memref::CopyOp::create(b, loc, out, output);
+    memref::DeallocOp::create(b, loc, out);
+  }
   op->erase();
   return success();
 }

@@ -124,15 +124,12 @@ public:
   }
 
   void fail(const std::string &message) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (failed.load())
-        return;
-      firstError = message;
-      failed.store(true);
-    }
-    // Wake every rendezvous so that its waiters see the failure.
     std::lock_guard<std::mutex> lock(mutex);
+    if (failed.load())
+      return;
+    firstError = message;
+    failed.store(true);
+    // Wake every rendezvous so that its waiters see the failure.
     for (auto &[key, group] : groups) {
       std::lock_guard<std::mutex> groupLock(group->mutex);
       group->changed.notify_all();

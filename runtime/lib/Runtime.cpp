@@ -75,6 +75,33 @@ uint64_t ringBytes(zero_collective_kind kind, int64_t count, size_t elementSize,
   }
 }
 
+/// The group `descriptor` names for `rank`, decoded once per distinct
+/// descriptor; null, with the world failed, when it is malformed. `what`
+/// names the caller in the message.
+const Group *lookupGroup(zero_rank *rank, const int64_t *descriptor,
+                         const char *what) {
+  // Only the header is read before it is known to be sane.
+  std::vector<int64_t> contents;
+  if (descriptor && descriptor[0] >= 1 && descriptor[0] <= 16) {
+    int64_t numAxes = descriptor[1 + descriptor[0]];
+    if (numAxes >= 0 && numAxes <= descriptor[0])
+      contents.assign(descriptor, descriptor + 2 + descriptor[0] + numAxes);
+  }
+  auto cached = rank->groups.find(contents);
+  if (cached != rank->groups.end())
+    return &cached->second;
+  Backend &backend = *rank->world->backend;
+  Group group;
+  std::string error = "malformed group descriptor";
+  if (contents.empty() ||
+      !decodeGroup(descriptor, rank->id, backend.worldSize(), group, error)) {
+    backend.fail("rank " + std::to_string(rank->id) + ": " + what + ": " +
+                 error);
+    return nullptr;
+  }
+  return &rank->groups.emplace(contents, std::move(group)).first->second;
+}
+
 zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
                              const void *in, void *out, int64_t count,
                              int32_t dtype, int32_t reduction,
@@ -93,31 +120,16 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
   c.dtype = static_cast<zero_dtype>(dtype);
   c.reduction = static_cast<zero_reduction>(reduction);
 
-  std::string error;
-  std::vector<int64_t> contents;
-  if (descriptor && descriptor[0] >= 1 && descriptor[0] <= 16) {
-    int64_t numAxes = descriptor[1 + descriptor[0]];
-    if (numAxes >= 0 && numAxes <= descriptor[0])
-      contents.assign(descriptor, descriptor + 2 + descriptor[0] + numAxes);
+  const Group *group = lookupGroup(rank, descriptor, kindName(kind));
+  if (!group) {
+    handle->pending = std::make_unique<NotStarted>();
+    return handle;
   }
-  auto cached = rank->groups.find(contents);
-  if (cached == rank->groups.end()) {
-    Group group;
-    if (contents.empty() ||
-        !decodeGroup(descriptor, rank->id, backend.worldSize(), group, error)) {
-      if (error.empty())
-        error = "malformed group descriptor";
-      backend.fail("rank " + std::to_string(rank->id) + ": " + kindName(kind) +
-                   ": " + error);
-      handle->pending = std::make_unique<NotStarted>();
-      return handle;
-    }
-    cached = rank->groups.emplace(contents, std::move(group)).first;
-  }
-  c.group = cached->second;
+  c.group = *group;
   c.sequence = rank->sequence[c.group.key]++;
 
   int32_t n = c.group.size();
+  std::string error;
   if (dtype < ZERO_F32 || dtype > ZERO_I64)
     error = "unknown dtype " + std::to_string(dtype);
   else if (kind != ZERO_ALL_GATHER &&
@@ -327,16 +339,9 @@ int64_t zero_rt_size(void) {
 }
 
 int64_t zero_rt_group_index(const int64_t *descriptor) {
-  zero_rank *rank = currentRank(__func__);
-  Group group;
-  std::string error;
-  if (!decodeGroup(descriptor, rank->id, rank->world->backend->worldSize(),
-                   group, error)) {
-    rank->world->backend->fail("rank " + std::to_string(rank->id) +
-                               ": replica_index: " + error);
-    return 0;
-  }
-  return group.index;
+  const Group *group =
+      lookupGroup(currentRank(__func__), descriptor, "replica_index");
+  return group ? group->index : 0;
 }
 
 zero_handle *zero_rt_all_reduce_start(const void *in, void *out, int64_t count,

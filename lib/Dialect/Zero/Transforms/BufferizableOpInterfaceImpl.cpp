@@ -32,8 +32,7 @@ BufferLikeType resultBufferType(Value result) {
 
 /// Allocates the output buffer of `op`'s result.
 FailureOr<Value> allocateOutput(RewriterBase &rewriter, Operation *op,
-                                const BufferizationOptions &options,
-                                BufferizationState &state) {
+                                const BufferizationOptions &options) {
   auto type = cast<MemRefType>(resultBufferType(op->getResult(0)));
   return options.createAlloc(rewriter, op->getLoc(), type, ValueRange{});
 }
@@ -72,7 +71,7 @@ struct CommunicatingOpInterface : public BufferizableOpInterface::ExternalModel<
         getBuffer(rewriter, collective.getInput(), options, state);
     if (failed(input))
       return failure();
-    FailureOr<Value> output = allocateOutput(rewriter, op, options, state);
+    FailureOr<Value> output = allocateOutput(rewriter, op, options);
     if (failed(output))
       return failure();
     createBufferOp(rewriter, collective, *input, *output);
