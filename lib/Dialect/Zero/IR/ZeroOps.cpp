@@ -202,6 +202,34 @@ static OpFoldResult foldSingleRankGroup(CollectiveOpInterface op) {
   return op.getInput();
 }
 
+/// What an all-reduce checks without its mesh, in tensor or buffer form.
+template <typename OpTy> static LogicalResult verifyAllReduceLike(OpTy op) {
+  if (failed(verifyAxesShape(op, op.getAxesAttr())))
+    return failure();
+  return verifyReduction(op, op.getReduction(),
+                         op.getInput().getType().getElementType());
+}
+
+/// What a reduce-scatter checks without its mesh, in tensor or buffer form.
+template <typename OpTy> static LogicalResult verifyReduceScatterLike(OpTy op) {
+  // Axes first, as for every collective, then the dimension, then the
+  // reduction.
+  if (failed(verifyAxesShape(op, op.getAxesAttr())) ||
+      failed(verifyDimInRange(op, "scatter dimension", op.getScatterDim(),
+                              op.getInput().getType())))
+    return failure();
+  return verifyReduction(op, op.getReduction(),
+                         op.getInput().getType().getElementType());
+}
+
+/// What an all-gather checks without its mesh, in tensor or buffer form.
+template <typename OpTy> static LogicalResult verifyAllGatherLike(OpTy op) {
+  if (failed(verifyAxesShape(op, op.getAxesAttr())))
+    return failure();
+  return verifyDimInRange(op, "gather dimension", op.getGatherDim(),
+                          op.getInput().getType());
+}
+
 //===----------------------------------------------------------------------===//
 // MeshOp
 //===----------------------------------------------------------------------===//
@@ -247,12 +275,7 @@ OpFoldResult ReplicaIndexOp::fold(FoldAdaptor) {
 // AllReduceOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AllReduceOp::verify() {
-  if (failed(verifyAxesShape(*this, getAxesAttr())))
-    return failure();
-  return verifyReduction(*this, getReduction(),
-                         getInput().getType().getElementType());
-}
+LogicalResult AllReduceOp::verify() { return verifyAllReduceLike(*this); }
 
 LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &table) {
   return verifyMeshAndAxes(*this, getMeshAttr(), getAxesAttr(), table);
@@ -267,12 +290,7 @@ OpFoldResult AllReduceOp::fold(FoldAdaptor) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ReduceScatterOp::verify() {
-  if (failed(verifyAxesShape(*this, getAxesAttr())) ||
-      failed(verifyDimInRange(*this, "scatter dimension", getScatterDim(),
-                              getInput().getType())))
-    return failure();
-  return verifyReduction(*this, getReduction(),
-                         getInput().getType().getElementType());
+  return verifyReduceScatterLike(*this);
 }
 
 LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &table) {
@@ -289,12 +307,7 @@ OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
 // AllGatherOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AllGatherOp::verify() {
-  if (failed(verifyAxesShape(*this, getAxesAttr())))
-    return failure();
-  return verifyDimInRange(*this, "gather dimension", getGatherDim(),
-                          getInput().getType());
-}
+LogicalResult AllGatherOp::verify() { return verifyAllGatherLike(*this); }
 
 LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &table) {
   return verifySplitAgainstMesh(*this, getMeshAttr(), getAxesAttr(), table,
@@ -340,9 +353,7 @@ int64_t ReduceScatterBufferOp::getGroupSize() { return bufferGroupSize(*this); }
 int64_t AllGatherBufferOp::getGroupSize() { return bufferGroupSize(*this); }
 
 LogicalResult AllReduceBufferOp::verify() {
-  if (failed(verifyAxesShape(*this, getAxesAttr())) ||
-      failed(verifyReduction(*this, getReduction(),
-                             getInput().getType().getElementType())))
+  if (failed(verifyAllReduceLike(*this)))
     return failure();
   if (getInput().getType().getShape() != getOutput().getType().getShape() ||
       getInput().getType().getElementType() !=
@@ -358,12 +369,7 @@ AllReduceBufferOp::verifySymbolUses(SymbolTableCollection &table) {
 }
 
 LogicalResult ReduceScatterBufferOp::verify() {
-  if (failed(verifyAxesShape(*this, getAxesAttr())) ||
-      failed(verifyDimInRange(*this, "scatter dimension", getScatterDim(),
-                              getInput().getType())))
-    return failure();
-  return verifyReduction(*this, getReduction(),
-                         getInput().getType().getElementType());
+  return verifyReduceScatterLike(*this);
 }
 
 LogicalResult
@@ -373,12 +379,7 @@ ReduceScatterBufferOp::verifySymbolUses(SymbolTableCollection &table) {
                                 getScatterDim(), "input", "output");
 }
 
-LogicalResult AllGatherBufferOp::verify() {
-  if (failed(verifyAxesShape(*this, getAxesAttr())))
-    return failure();
-  return verifyDimInRange(*this, "gather dimension", getGatherDim(),
-                          getInput().getType());
-}
+LogicalResult AllGatherBufferOp::verify() { return verifyAllGatherLike(*this); }
 
 LogicalResult
 AllGatherBufferOp::verifySymbolUses(SymbolTableCollection &table) {
