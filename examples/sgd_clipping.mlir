@@ -2,9 +2,8 @@
 //   n = sqrt(sum(gw^2) + sum(gb^2)),  s = min(1, c / (n + 1e-6)),
 //   w' = w - lr * s * gw,  b' = b - lr * s * gb
 // The norm is a full reduction over every gradient; zero-shard-weight-update
-// does not yet shard it into partial norms (it leaves both gradients
-// replicated, with a remark), so this program shows today's behaviour and is
-// ready for that rewrite.
+// turns it into partial sums of squares on each rank's shard plus an
+// all-reduce of the partials (one per gradient, chained through the init).
 zero.mesh @dp(shape = [4])
 
 func.func @step(%w: tensor<7x13xf32>, %b: tensor<5xf32>,

@@ -1,6 +1,8 @@
 //===- WeightUpdate.cpp - find the update code of a gradient --------------===//
 
 #include "zero/Analysis/WeightUpdate.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/raw_ostream.h"
@@ -8,24 +10,130 @@
 using namespace mlir;
 using namespace zero;
 
-bool zero::isSplatConstant(Value value) {
+bool zero::isSplat(Value value) {
+  if (value.getDefiningOp<tensor::SplatOp>())
+    return true;
   DenseElementsAttr attr;
   return matchPattern(value, m_Constant(&attr)) && attr.isSplat();
 }
 
-/// Whether `op` computes each element of its results from the same element
-/// of its operands, all of one shape, with no other effect.
-static bool isElementwiseOnShape(Operation *op, ArrayRef<int64_t> shape) {
-  if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumRegions() != 0 ||
-      !isMemoryEffectFree(op))
-    return false;
-  auto hasShape = [&](Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    return tensor && tensor.getShape() == shape;
+std::optional<ReductionCombiner>
+zero::matchFullReduction(linalg::ReduceOp reduce) {
+  if (reduce.getInputs().size() != 1 || reduce.getInits().size() != 1)
+    return std::nullopt;
+  auto input = dyn_cast<RankedTensorType>(reduce.getInputs()[0].getType());
+  auto init = dyn_cast<RankedTensorType>(reduce.getInits()[0].getType());
+  if (!input || !init || init.getRank() != 0 ||
+      reduce.getDimensions().size() != static_cast<size_t>(input.getRank()))
+    return std::nullopt;
+  // The body is `yield (combine %x, %acc)`, in either operand order.
+  Block &body = reduce.getCombiner().front();
+  if (body.getOperations().size() != 2)
+    return std::nullopt;
+  Operation &combine = body.front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (combine.getNumOperands() != 2 || combine.getNumResults() != 1 ||
+      yield.getValues() != combine.getResults())
+    return std::nullopt;
+  Value x = body.getArgument(0), acc = body.getArgument(1);
+  Value lhs = combine.getOperand(0), rhs = combine.getOperand(1);
+  if (!((lhs == x && rhs == acc) || (lhs == acc && rhs == x)))
+    return std::nullopt;
+
+  Type element = init.getElementType();
+  Builder b(reduce.getContext());
+  auto floatLimit = [&](bool negative) -> TypedAttr {
+    auto type = cast<FloatType>(element);
+    return b.getFloatAttr(type,
+                          APFloat::getInf(type.getFloatSemantics(), negative));
   };
-  return llvm::all_of(op->getOperandTypes(), hasShape) &&
-         llvm::all_of(op->getResultTypes(), hasShape);
+  auto intLimit = [&](bool largest) -> TypedAttr {
+    unsigned width = element.getIntOrFloatBitWidth();
+    return b.getIntegerAttr(element, largest ? APInt::getSignedMaxValue(width)
+                                             : APInt::getSignedMinValue(width));
+  };
+  bool isBool = element.isInteger(1);
+  // -0.0 is the identity of a floating-point sum: -0 + x == x for every x.
+  if (isa<arith::AddFOp>(combine))
+    return ReductionCombiner{
+        ReductionKind::Sum,
+        b.getFloatAttr(
+            element,
+            APFloat::getZero(cast<FloatType>(element).getFloatSemantics(),
+                             /*Negative=*/true)),
+        false};
+  if (isa<arith::MaximumFOp>(combine))
+    return ReductionCombiner{ReductionKind::Max, floatLimit(true), true};
+  if (isa<arith::MinimumFOp>(combine))
+    return ReductionCombiner{ReductionKind::Min, floatLimit(false), true};
+  if (isBool && isa<arith::OrIOp>(combine))
+    return ReductionCombiner{ReductionKind::Max, b.getBoolAttr(false), true};
+  if (isBool && isa<arith::AndIOp>(combine))
+    return ReductionCombiner{ReductionKind::Min, b.getBoolAttr(true), true};
+  if (isBool)
+    return std::nullopt;
+  if (isa<arith::AddIOp>(combine))
+    return ReductionCombiner{ReductionKind::Sum, b.getZeroAttr(element), true};
+  if (isa<arith::MaxSIOp>(combine))
+    return ReductionCombiner{ReductionKind::Max, intLimit(false), true};
+  if (isa<arith::MinSIOp>(combine))
+    return ReductionCombiner{ReductionKind::Min, intLimit(true), true};
+  return std::nullopt;
 }
+
+namespace {
+
+/// The shapes update code may have: the gradient's and its flattening.
+struct UpdateShapes {
+  SmallVector<int64_t> full;
+  SmallVector<int64_t> flat;
+
+  bool contains(Type type) const {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && (tensor.getShape() == ArrayRef<int64_t>(full) ||
+                      tensor.getShape() == ArrayRef<int64_t>(flat));
+  }
+};
+
+/// Whether `op` computes each element of its results from the same element
+/// of its operands, all of one update shape, with no other effect.
+bool isElementwiseUpdate(Operation *op, const UpdateShapes &shapes) {
+  if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumRegions() != 0 ||
+      !isMemoryEffectFree(op) || op->getNumResults() == 0)
+    return false;
+  Type first = op->getResult(0).getType();
+  auto sameShape = [&](Type type) {
+    return shapes.contains(type) &&
+           cast<RankedTensorType>(type).getShape() ==
+               cast<RankedTensorType>(first).getShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), sameShape) &&
+         llvm::all_of(op->getResultTypes(), sameShape);
+}
+
+/// Whether `op` flattens a full-shape value: the shard of both is the same.
+bool isFlattening(Operation *op, const UpdateShapes &shapes) {
+  auto collapse = dyn_cast<tensor::CollapseShapeOp>(op);
+  return collapse &&
+         collapse.getSrcType().getShape() == ArrayRef<int64_t>(shapes.full) &&
+         collapse.getResultType().getShape() == ArrayRef<int64_t>(shapes.flat);
+}
+
+/// Whether `op` is a full reduction of its input (`use`) that can run as
+/// partial reductions plus an all-reduce.
+bool isFullReductionOf(Operation *op, OpOperand &use) {
+  auto reduce = dyn_cast<linalg::ReduceOp>(op);
+  return reduce && reduce.getNumDpsInputs() == 1 &&
+         use.getOperandNumber() == 0 && matchFullReduction(reduce);
+}
+
+/// Code on full-shape values that the update may take in beside its
+/// gradient's users: elementwise ops and flattenings.
+bool isShardableProducer(Operation *op, const UpdateShapes &shapes) {
+  return isElementwiseUpdate(op, shapes) || isFlattening(op, shapes);
+}
+
+} // namespace
 
 FailureOr<WeightUpdate> zero::findWeightUpdate(AllReduceOp gradient,
                                                std::string &whyNot) {
@@ -33,7 +141,9 @@ FailureOr<WeightUpdate> zero::findWeightUpdate(AllReduceOp gradient,
   WeightUpdate update;
   update.gradient = gradient;
   Block *block = gradient->getBlock();
-  ArrayRef<int64_t> shape = gradient.getType().getShape();
+  RankedTensorType type = gradient.getType();
+  UpdateShapes shapes{llvm::to_vector(type.getShape()),
+                      {type.getNumElements()}};
 
   llvm::SetVector<Operation *> ops;
   SmallVector<Value> worklist{gradient.getResult()};
@@ -50,7 +160,19 @@ FailureOr<WeightUpdate> zero::findWeightUpdate(AllReduceOp gradient,
         update.outputs.push_back(&use);
         continue;
       }
-      if (!isElementwiseOnShape(user, shape)) {
+      // A full reduction's 0-d result is replicated again after the
+      // all-reduce of the partials: the update ends there.
+      if (isFullReductionOf(user, use)) {
+        ops.insert(user);
+        continue;
+      }
+      if (isa<linalg::ReduceOp>(user)) {
+        why << "the gradient reaches a '" << user->getName()
+            << "' that is not a full reduction with one associative "
+               "combiner a collective can apply";
+        return failure();
+      }
+      if (!isShardableProducer(user, shapes)) {
         why << "the gradient is used by '" << user->getName()
             << "', which is not elementwise update code";
         return failure();
@@ -64,35 +186,63 @@ FailureOr<WeightUpdate> zero::findWeightUpdate(AllReduceOp gradient,
     return failure();
   }
 
-  // Elementwise producers that only the update uses (the momentum decay
-  // m * beta, which does not depend on the gradient) belong to it too, so
-  // that all update work runs on the shard.
-  auto onlyFeedsUpdate = [&](Operation *producer) {
+  // Producers that only the update uses (the momentum decay m * beta, which
+  // does not depend on the gradient) belong to it too, so that all update
+  // work runs on the shard.
+  auto onlyFeeds = [&](Operation *producer,
+                       const llvm::SetVector<Operation *> &consumers) {
     return producer && producer->getBlock() == block &&
-           isElementwiseOnShape(producer, shape) &&
-           llvm::all_of(producer->getUsers(),
-                        [&](Operation *user) { return ops.contains(user); });
+           isShardableProducer(producer, shapes) &&
+           llvm::all_of(producer->getUsers(), [&](Operation *user) {
+             return consumers.contains(user);
+           });
   };
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (unsigned i = 0; i < ops.size(); ++i)
-      for (Value operand : ops[i]->getOperands()) {
-        Operation *producer = operand.getDefiningOp();
-        if (!ops.contains(producer) && onlyFeedsUpdate(producer))
-          grew |= ops.insert(producer);
-      }
+  auto growBackward = [&](llvm::SetVector<Operation *> &set) {
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (unsigned i = 0; i < set.size(); ++i)
+        for (Value operand : set[i]->getOperands()) {
+          Operation *producer = operand.getDefiningOp();
+          if (!set.contains(producer) && onlyFeeds(producer, set))
+            grew |= set.insert(producer);
+        }
+    }
+  };
+  growBackward(ops);
+
+  // What the update reads from outside: weights, state, constants.
+  auto readsFromOutside = [&](const llvm::SetVector<Operation *> &set) {
+    llvm::SetVector<Value> inputs;
+    for (Operation *op : set)
+      for (Value operand : op->getOperands())
+        if (operand != gradient.getResult() &&
+            !set.contains(operand.getDefiningOp()) && !isSplat(operand) &&
+            shapes.contains(operand.getType()))
+          inputs.insert(operand);
+    return inputs;
+  };
+  llvm::SetVector<Value> inputs = readsFromOutside(ops);
+
+  // Full reductions of what the update reads anyway (||w|| in LAMB's trust
+  // ratio) shard with it: their input is sliced for the update already.
+  for (Operation &op : *block) {
+    auto reduce = dyn_cast<linalg::ReduceOp>(&op);
+    if (!reduce || ops.contains(reduce) ||
+        !isFullReductionOf(reduce, reduce->getOpOperand(0)) ||
+        !shapes.contains(reduce.getInputs()[0].getType()))
+      continue;
+    llvm::SetVector<Operation *> chain;
+    chain.insert(reduce);
+    growBackward(chain);
+    llvm::SetVector<Value> leaves = readsFromOutside(chain);
+    if (!leaves.empty() &&
+        llvm::all_of(leaves, [&](Value leaf) { return inputs.contains(leaf); }))
+      ops.insert(chain.begin(), chain.end());
   }
 
+  update.inputs = readsFromOutside(ops);
   update.ops = ops.takeVector();
   llvm::sort(update.ops,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  llvm::SmallPtrSet<Operation *, 16> inUpdate(update.ops.begin(),
-                                              update.ops.end());
-  for (Operation *op : update.ops)
-    for (Value operand : op->getOperands())
-      if (operand != gradient.getResult() &&
-          !inUpdate.contains(operand.getDefiningOp()) &&
-          !isSplatConstant(operand))
-        update.inputs.insert(operand);
   return update;
 }

@@ -7,17 +7,13 @@ zero.mesh @dp(shape = [4])
 // CHECK-LABEL: func.func @gradient_used_elsewhere
 // CHECK: zero.all_reduce
 // CHECK-NOT: zero.reduce_scatter
-func.func @gradient_used_elsewhere(%w: tensor<64xf32>, %gl: tensor<64xf32>, %acc: tensor<f32>)
-    -> (tensor<64xf32>, tensor<f32>) {
-  // expected-remark @+1 {{left replicated: the gradient is used by 'linalg.reduce', which is not elementwise update code}}
+func.func @gradient_used_elsewhere(%w: tensor<64xf32>, %gl: tensor<64xf32>, %i: index)
+    -> (tensor<64xf32>, f32) {
+  // expected-remark @+1 {{left replicated: the gradient is used by 'tensor.extract', which is not elementwise update code}}
   %g = zero.all_reduce %gl on @dp reduce = sum : tensor<64xf32>
   %w2 = arith.subf %w, %g : tensor<64xf32>
-  %n = linalg.reduce ins(%g : tensor<64xf32>) outs(%acc : tensor<f32>) dimensions = [0]
-    (%a: f32, %b: f32) {
-      %s = arith.addf %a, %b : f32
-      linalg.yield %s : f32
-    }
-  return %w2, %n : tensor<64xf32>, tensor<f32>
+  %n = tensor.extract %g[%i] : tensor<64xf32>
+  return %w2, %n : tensor<64xf32>, f32
 }
 
 // -----
@@ -135,4 +131,51 @@ func.func @async_untouched(%w: tensor<64xf32>, %gl: tensor<64xf32>) -> tensor<64
   %g = zero.await %f : !zero.future<tensor<64xf32>>
   %w2 = arith.subf %w, %g : tensor<64xf32>
   return %w2 : tensor<64xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// A reduction along only some dimensions (a per-row norm) is not a full
+// reduction: its result is not one value a partial all-reduce can rebuild.
+// CHECK-LABEL: func.func @row_reduction
+// CHECK: zero.all_reduce
+// CHECK-NOT: zero.reduce_scatter
+func.func @row_reduction(%w: tensor<8x8xf32>, %gl: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  // expected-remark @+1 {{left replicated: the gradient reaches a 'linalg.reduce' that is not a full reduction with one associative combiner a collective can apply}}
+  %g = zero.all_reduce %gl on @dp reduce = sum : tensor<8x8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %rows = linalg.reduce ins(%g : tensor<8x8xf32>) outs(%init : tensor<8xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  %w2 = arith.subf %w, %g : tensor<8x8xf32>
+  return %w2, %rows : tensor<8x8xf32>, tensor<8xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// A product has no collective to combine partial results: left replicated.
+// CHECK-LABEL: func.func @product_reduction
+// CHECK: zero.all_reduce
+// CHECK-NOT: zero.reduce_scatter
+func.func @product_reduction(%w: tensor<64xf32>, %gl: tensor<64xf32>) -> (tensor<64xf32>, tensor<f32>) {
+  %one = arith.constant 1.0 : f32
+  // expected-remark @+1 {{left replicated: the gradient reaches a 'linalg.reduce' that is not a full reduction}}
+  %g = zero.all_reduce %gl on @dp reduce = sum : tensor<64xf32>
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%one : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %p = linalg.reduce ins(%g : tensor<64xf32>) outs(%init : tensor<f32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.mulf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  %w2 = arith.subf %w, %g : tensor<64xf32>
+  return %w2, %p : tensor<64xf32>, tensor<f32>
 }

@@ -182,3 +182,148 @@ func.func @two_parameters(%w: tensor<4x4xf32>, %b: tensor<4xf32>,
   %b2 = arith.subf %b, %g2 : tensor<4xf32>
   return %w2, %b2 : tensor<4x4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Gradient clipping by a global norm, 10 elements on 4 ranks (padded to 12):
+// the sum of squares becomes a partial sum on this rank's shard, whose two
+// padding elements are masked to -0.0 (the identity of addf), an all-reduce
+// of the partials, and the original combiner applied to the total and the
+// original init.
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @clip_by_norm
+// CHECK-SAME: (%[[W:.*]]: tensor<10xf32>, %[[G:.*]]: tensor<10xf32>)
+// CHECK: %[[GS:.*]] = zero.reduce_scatter %{{.*}} on @dp reduce = sum : tensor<12xf32> -> tensor<3xf32>
+// CHECK: %[[INIT:.*]] = linalg.fill
+// CHECK: %[[SQ:.*]] = arith.mulf %[[GS]], %[[GS]] : tensor<3xf32>
+// CHECK: %[[R:.*]] = zero.replica_index on @dp : index
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[OFF:.*]] = arith.muli %[[R]], %[[C3]] : index
+// CHECK: %[[C10:.*]] = arith.constant 10 : index
+// CHECK: %[[NEGZERO:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK: %[[MASKED:.*]] = linalg.generic {{.*}} ins(%[[SQ]] : tensor<3xf32>)
+// CHECK:   %[[I:.*]] = linalg.index 0 : index
+// CHECK:   %[[GI:.*]] = arith.addi %[[I]], %[[OFF]] : index
+// CHECK:   %[[REAL:.*]] = arith.cmpi ult, %[[GI]], %[[C10]] : index
+// CHECK:   arith.select %[[REAL]], %{{.*}}, %[[NEGZERO]] : f32
+// CHECK: %[[IDENTITY:.*]] = arith.constant dense<-0.000000e+00> : tensor<f32>
+// CHECK: %[[PARTIAL:.*]] = linalg.reduce ins(%[[MASKED]] : tensor<3xf32>) outs(%[[IDENTITY]] : tensor<f32>) dimensions = [0]
+// CHECK: %[[TOTAL:.*]] = zero.all_reduce %[[PARTIAL]] on @dp reduce = sum : tensor<f32>
+// CHECK: %[[ONE:.*]] = tensor.expand_shape %[[TOTAL]] [] output_shape [1] : tensor<f32> into tensor<1xf32>
+// CHECK: %[[SUM:.*]] = linalg.reduce ins(%[[ONE]] : tensor<1xf32>) outs(%[[INIT]] : tensor<f32>) dimensions = [0]
+// CHECK: tensor.extract %[[SUM]][]
+// CHECK: %[[SCALE:.*]] = tensor.splat %{{.*}} : tensor<3xf32>
+// CHECK: arith.mulf %[[GS]], %[[SCALE]] : tensor<3xf32>
+// CHECK: zero.all_gather %{{.*}} on @dp : tensor<3xf32> -> tensor<12xf32>
+func.func @clip_by_norm(%w: tensor<10xf32>, %g_local: tensor<10xf32>) -> tensor<10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %g = zero.all_reduce %g_local on @dp reduce = sum : tensor<10xf32>
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %sq = arith.mulf %g, %g : tensor<10xf32>
+  %sum = linalg.reduce ins(%sq : tensor<10xf32>) outs(%init : tensor<f32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  %s = tensor.extract %sum[] : tensor<f32>
+  %scale = math.rsqrt %s : f32
+  %scale_t = tensor.splat %scale : tensor<10xf32>
+  %c = arith.mulf %g, %scale_t : tensor<10xf32>
+  %w2 = arith.subf %w, %c : tensor<10xf32>
+  return %w2 : tensor<10xf32>
+}
+
+// -----
+
+// LAMB-style trust ratio on an 8x4 weight over 4 ranks (no padding, so no
+// mask): ||w||, a reduction over a flattening of what the update reads
+// anyway, is sharded with it; so is ||g||.
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @weight_norm
+// CHECK-NOT: linalg.generic
+// CHECK: %[[GS:.*]] = zero.reduce_scatter %{{.*}} : tensor<32xf32> -> tensor<8xf32>
+// CHECK: %[[WS:.*]] = zero.shard_slice %{{.*}} on @dp : tensor<32xf32> -> tensor<8xf32>
+// CHECK: %[[WW:.*]] = arith.mulf %[[WS]], %[[WS]] : tensor<8xf32>
+// CHECK: linalg.reduce {{.*}}ins(%[[WW]] : tensor<8xf32>)
+// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum : tensor<f32>
+// CHECK: %[[GG:.*]] = arith.mulf %[[GS]], %[[GS]] : tensor<8xf32>
+// CHECK: linalg.reduce {{.*}}ins(%[[GG]] : tensor<8xf32>)
+// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum : tensor<f32>
+// CHECK: arith.subf %[[WS]], %{{.*}} : tensor<8xf32>
+// CHECK: zero.all_gather %{{.*}} : tensor<8xf32> -> tensor<32xf32>
+// CHECK-NOT: zero.shard_slice
+func.func @weight_norm(%w: tensor<8x4xf32>, %g_local: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %g = zero.all_reduce %g_local on @dp reduce = mean : tensor<8x4xf32>
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %ww = arith.mulf %w, %w : tensor<8x4xf32>
+  %ww_flat = tensor.collapse_shape %ww [[0, 1]] : tensor<8x4xf32> into tensor<32xf32>
+  %sw = linalg.reduce ins(%ww_flat : tensor<32xf32>) outs(%init : tensor<f32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  %gg = arith.mulf %g, %g : tensor<8x4xf32>
+  %sg = linalg.reduce ins(%gg : tensor<8x4xf32>) outs(%init : tensor<f32>) dimensions = [0, 1]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %acc, %x : f32
+      linalg.yield %s : f32
+    }
+  %nw = tensor.extract %sw[] : tensor<f32>
+  %ng = tensor.extract %sg[] : tensor<f32>
+  %trust = arith.divf %nw, %ng : f32
+  %trust_t = tensor.splat %trust : tensor<8x4xf32>
+  %d = arith.mulf %g, %trust_t : tensor<8x4xf32>
+  %w2 = arith.subf %w, %d : tensor<8x4xf32>
+  return %w2 : tensor<8x4xf32>
+}
+
+// -----
+
+// An inf check for loss scaling, 6 elements on 4 ranks (padded to 8): the
+// `or` of booleans is masked with false, travels as an i32 max (the runtime
+// has no i1) and is truncated back; the largest magnitude, a maximumf,
+// is masked with -inf and all-reduced with max.
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @inf_check
+// CHECK: %[[GS:.*]] = zero.reduce_scatter %{{.*}} : tensor<8xf32> -> tensor<2xf32>
+// CHECK: %[[INF:.*]] = arith.cmpf oeq, %{{.*}}, %{{.*}} : tensor<2xf32>
+// CHECK: %[[FALSE:.*]] = arith.constant false
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[FALSE]] : i1
+// CHECK: %[[ANY:.*]] = linalg.reduce ins(%{{.*}} : tensor<2xi1>)
+// CHECK: %[[WIDE:.*]] = arith.extui %[[ANY]] : tensor<i1> to tensor<i32>
+// CHECK: %[[MAX:.*]] = zero.all_reduce %[[WIDE]] on @dp reduce = max : tensor<i32>
+// CHECK: arith.trunci %[[MAX]] : tensor<i32> to tensor<i1>
+// CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[NEGINF]] : f32
+// CHECK: zero.all_reduce %{{.*}} on @dp reduce = max : tensor<f32>
+func.func @inf_check(%w: tensor<6xf32>, %g_local: tensor<6xf32>)
+    -> (tensor<6xf32>, tensor<i1>, tensor<f32>) {
+  %false = arith.constant false
+  %ninf = arith.constant 0xFF800000 : f32
+  %inf = arith.constant dense<0x7F800000> : tensor<6xf32>
+  %g = zero.all_reduce %g_local on @dp reduce = sum : tensor<6xf32>
+  %a = math.absf %g : tensor<6xf32>
+  %isinf = arith.cmpf oeq, %a, %inf : tensor<6xf32>
+  %eb = tensor.empty() : tensor<i1>
+  %initb = linalg.fill ins(%false : i1) outs(%eb : tensor<i1>) -> tensor<i1>
+  %any = linalg.reduce ins(%isinf : tensor<6xi1>) outs(%initb : tensor<i1>) dimensions = [0]
+    (%x: i1, %acc: i1) {
+      %o = arith.ori %x, %acc : i1
+      linalg.yield %o : i1
+    }
+  %ef = tensor.empty() : tensor<f32>
+  %initf = linalg.fill ins(%ninf : f32) outs(%ef : tensor<f32>) -> tensor<f32>
+  %amax = linalg.reduce ins(%a : tensor<6xf32>) outs(%initf : tensor<f32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %m = arith.maximumf %x, %acc : f32
+      linalg.yield %m : f32
+    }
+  %w2 = arith.subf %w, %g : tensor<6xf32>
+  return %w2, %any, %amax : tensor<6xf32>, tensor<i1>, tensor<f32>
+}

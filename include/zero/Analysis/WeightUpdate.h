@@ -6,21 +6,49 @@
 // only on the same element of the gradient, weights and state. Such an update
 // can run on any partition of the elements, which is what sharding it needs.
 //
+// Full reductions inside the update (the norms of LAMB's trust ratio, a
+// global gradient norm for clipping, an inf check) are allowed too: on a
+// partition they become a partial reduction plus an all-reduce of the
+// partials, because their combiner is associative and commutative.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ZERO_ANALYSIS_WEIGHTUPDATE_H
 #define ZERO_ANALYSIS_WEIGHTUPDATE_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace zero {
 
+/// How a full reduction's combiner maps onto a collective.
+struct ReductionCombiner {
+  /// The collective reduction that combines partial results.
+  ReductionKind kind;
+  /// The combiner's identity: what padding must hold so it changes nothing.
+  mlir::TypedAttr identity;
+  /// Whether the combiner is exact whatever the order (max, min, integer
+  /// sum, or/and); a floating-point sum is not: a partial sum rounds
+  /// differently from a sequential one.
+  bool orderIndependent;
+};
+
+/// The combiner of `reduce` when it reduces its single input over every
+/// dimension into a 0-d init with one associative, commutative op that a
+/// collective can apply (addf, addi, maximumf, minimumf, maxsi, minsi; ori
+/// and andi on i1).
+std::optional<ReductionCombiner>
+matchFullReduction(mlir::linalg::ReduceOp reduce);
+
 /// The update code fed by one gradient all-reduce.
 struct WeightUpdate {
   /// The gradient all-reduce.
   AllReduceOp gradient;
-  /// The elementwise ops computing the update, in block order.
+  /// The ops computing the update, in block order: elementwise ops on the
+  /// gradient's shape or its flattening, `tensor.collapse_shape` to that
+  /// flattening, and full reductions (`linalg.reduce`) whose 0-d results
+  /// leave the update as replicated values.
   llvm::SmallVector<mlir::Operation *> ops;
   /// Full-shape tensors the update reads besides the gradient: weights,
   /// optimizer state, non-splat constants.
@@ -34,8 +62,9 @@ struct WeightUpdate {
 mlir::FailureOr<WeightUpdate> findWeightUpdate(AllReduceOp gradient,
                                                std::string &whyNot);
 
-/// Whether `value` is a splat constant: shardable by making a smaller splat.
-bool isSplatConstant(mlir::Value value);
+/// Whether `value` is a splat: a splat constant or a `tensor.splat` of a
+/// scalar. Its shard is a smaller splat, never a slice.
+bool isSplat(mlir::Value value);
 
 } // namespace zero
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
@@ -67,20 +68,19 @@ Value flattenAndPad(OpBuilder &b, Location loc, Value value,
       /*nofold=*/false, loc, b);
 }
 
-/// The inverse of flattenAndPad on a gathered tensor.
+/// The inverse of flattenAndPad on a gathered tensor: `whole` is the type of
+/// the value that was flattened (the full shape, or already flat).
 Value unpadAndReshape(OpBuilder &b, Location loc, Value flat,
-                      const ShardLayout &layout) {
-  Type element = cast<RankedTensorType>(flat.getType()).getElementType();
+                      const ShardLayout &layout, RankedTensorType whole) {
   if (layout.paddedElements != layout.numElements)
     flat = tensor::ExtractSliceOp::create(
         b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(layout.numElements)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  if (layout.shape.size() == 1)
+  if (whole.getRank() == 1)
     return flat;
-  return tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(layout.shape, element), flat,
-      collapseAll(layout.shape.size()));
+  return tensor::ExpandShapeOp::create(b, loc, whole, flat,
+                                       collapseAll(whole.getRank()));
 }
 
 /// This rank's shard of the whole value `full`.
@@ -92,14 +92,95 @@ Value sliceShard(OpBuilder &b, Location loc, Value full,
       flattenAndPad(b, loc, full, layout), layout.mesh, layout.axes, /*dim=*/0);
 }
 
-/// The whole value of which `shard` is this rank's part.
+/// The whole value, of type `whole`, of which `shard` is this rank's part.
 Value gatherWhole(OpBuilder &b, Location loc, Value shard,
-                  const ShardLayout &layout) {
-  Type element = cast<RankedTensorType>(shard.getType()).getElementType();
+                  const ShardLayout &layout, RankedTensorType whole) {
   Value padded = AllGatherOp::create(
-      b, loc, layout.flatType(element, layout.paddedElements), shard,
-      layout.mesh, layout.axes, /*gather_dim=*/0);
-  return unpadAndReshape(b, loc, padded, layout);
+      b, loc, layout.flatType(whole.getElementType(), layout.paddedElements),
+      shard, layout.mesh, layout.axes, /*gather_dim=*/0);
+  return unpadAndReshape(b, loc, padded, layout, whole);
+}
+
+/// `shard` with its padding elements replaced by `identity`, so that a
+/// reduction over it sees only real elements. The padding is the tail of the
+/// flattened value: element i of this rank's shard is real when
+/// groupIndex * shardElements + i < numElements.
+Value maskPadding(OpBuilder &b, Location loc, Value shard,
+                  const ShardLayout &layout, TypedAttr identity) {
+  if (layout.paddedElements == layout.numElements)
+    return shard;
+  auto type = cast<RankedTensorType>(shard.getType());
+  Value index = ReplicaIndexOp::create(b, loc, b.getIndexType(), layout.mesh,
+                                       layout.axes);
+  Value offset = arith::MulIOp::create(
+      b, loc, index,
+      arith::ConstantIndexOp::create(b, loc, layout.shardElements));
+  Value real = arith::ConstantIndexOp::create(b, loc, layout.numElements);
+  Value fill = arith::ConstantOp::create(b, loc, identity);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  AffineMap id = b.getMultiDimIdentityMap(1);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{shard}, ValueRange{empty},
+             ArrayRef<AffineMap>{id, id},
+             ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+             /*doc=*/"", /*libraryCall=*/"",
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               Value i = linalg::IndexOp::create(nested, nestedLoc, 0);
+               Value global =
+                   arith::AddIOp::create(nested, nestedLoc, i, offset);
+               Value isReal = arith::CmpIOp::create(
+                   nested, nestedLoc, arith::CmpIPredicate::ult, global, real);
+               Value kept = arith::SelectOp::create(nested, nestedLoc, isReal,
+                                                    args[0], fill);
+               linalg::YieldOp::create(nested, nestedLoc, kept);
+             })
+      .getResult(0);
+}
+
+/// A copy of the full reduction `reduce` over the flat `input` into `init`.
+Value cloneReduction(OpBuilder &b, linalg::ReduceOp reduce, Value input,
+                     Value init) {
+  IRMapping mapping;
+  mapping.map(reduce.getInputs()[0], input);
+  mapping.map(reduce.getInits()[0], init);
+  auto clone = cast<linalg::ReduceOp>(b.clone(*reduce, mapping));
+  clone.setDimensions({0});
+  return clone.getResult(0);
+}
+
+/// Replaces the full reduction `reduce` of a sharded value by the reduction
+/// of this rank's shard (padding masked to the identity), an all-reduce of
+/// the partial results, and the original combiner applied to the total and
+/// the original init. Every rank gets the same replicated result.
+void shardReduction(OpBuilder &b, linalg::ReduceOp reduce, Value shard,
+                    const ShardLayout &layout) {
+  Location loc = reduce.getLoc();
+  ReductionCombiner combiner = *matchFullReduction(reduce);
+  auto scalarType = cast<RankedTensorType>(reduce.getResult(0).getType());
+  Value masked = maskPadding(b, loc, shard, layout, combiner.identity);
+  Value identity = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(scalarType, combiner.identity));
+  auto kind = ReductionKindAttr::get(b.getContext(), combiner.kind);
+  Value partial = cloneReduction(b, reduce, masked, identity);
+
+  // The runtime has no i1: or/and of booleans travel as i32 max/min.
+  Value total;
+  if (scalarType.getElementType().isInteger(1)) {
+    auto wide = RankedTensorType::get({}, b.getI32Type());
+    Value widened = arith::ExtUIOp::create(b, loc, wide, partial);
+    Value reduced =
+        AllReduceOp::create(b, loc, widened, layout.mesh, layout.axes, kind);
+    total = arith::TruncIOp::create(b, loc, scalarType, reduced);
+  } else {
+    total =
+        AllReduceOp::create(b, loc, partial, layout.mesh, layout.axes, kind);
+  }
+  Value asVector = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({1}, scalarType.getElementType()), total,
+      ArrayRef<ReassociationIndices>{});
+  Value result = cloneReduction(b, reduce, asVector, reduce.getInits()[0]);
+  reduce.getResult(0).replaceAllUsesWith(result);
 }
 
 /// The scf.for iteration argument that the yield operand `output` feeds.
@@ -157,7 +238,10 @@ void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
       return known;
     Value shard;
     DenseElementsAttr splat;
-    if (matchPattern(full, m_Constant(&splat)) && splat.isSplat()) {
+    if (auto scalar = full.getDefiningOp<tensor::SplatOp>()) {
+      shard = tensor::SplatOp::create(b, useLoc, scalar.getInput(),
+                                      shardType(full.getType()));
+    } else if (matchPattern(full, m_Constant(&splat)) && splat.isSplat()) {
       auto type = shardType(full.getType());
       shard =
           arith::ConstantOp::create(b, useLoc, type, splat.resizeSplat(type));
@@ -187,6 +271,17 @@ void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
 
   for (Operation *op : update.ops) {
     b.setInsertionPoint(op);
+    if (auto reduce = dyn_cast<linalg::ReduceOp>(op)) {
+      shardReduction(b, reduce, shardOf(reduce.getInputs()[0], op->getLoc()),
+                     layout);
+      continue;
+    }
+    // A flattening's shard is its source's: shards are flat already.
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+      shards.map(collapse.getResult(),
+                 shardOf(collapse.getSrc(), op->getLoc()));
+      continue;
+    }
     for (Value operand : op->getOperands())
       shardOf(operand, op->getLoc());
     Operation *clone = b.clone(*op, shards);
@@ -197,6 +292,7 @@ void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
   // Carried state: the shard goes round the loop; the whole value is
   // gathered from the loop's result.
   for (OpOperand *output : carried) {
+    auto whole = cast<RankedTensorType>(output->get().getType());
     Value shard = shards.lookup(output->get());
     output->set(shard);
     BlockArgument arg = carriedArgument(output);
@@ -207,7 +303,7 @@ void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
         llvm::to_vector(llvm::make_pointer_range(result.getUses()));
     OpBuilder after(loop->getContext());
     after.setInsertionPointAfter(loop);
-    Value full = gatherWhole(after, loop.getLoc(), result, layout);
+    Value full = gatherWhole(after, loop.getLoc(), result, layout, whole);
     for (OpOperand *use : uses)
       use->set(full);
   }
@@ -221,7 +317,8 @@ void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
     if (!gathered.contains(full)) {
       b.setInsertionPoint(output->getOwner());
       gathered.map(full,
-                   gatherWhole(b, full.getLoc(), shards.lookup(full), layout));
+                   gatherWhole(b, full.getLoc(), shards.lookup(full), layout,
+                               cast<RankedTensorType>(full.getType())));
     }
     output->set(gathered.lookup(full));
   }
