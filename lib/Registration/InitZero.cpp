@@ -58,6 +58,7 @@ void zero::registerAllPasses() {
   registerZeroPasses();
   registerZeroConversionPasses();
   registerZeroToLLVMPipeline();
+  registerWeightUpdateShardingPipeline();
   // The upstream passes that zero's pipelines are made of, so that each step
   // of a pipeline can also be run alone.
   mlir::registerTransformsPasses();

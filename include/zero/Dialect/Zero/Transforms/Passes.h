@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 
 namespace zero {
@@ -17,6 +18,35 @@ namespace zero {
 
 #define GEN_PASS_REGISTRATION
 #include "zero/Dialect/Zero/Transforms/Passes.h.inc"
+
+/// Options of `zero-weight-update-sharding`, one set for all its passes.
+struct WeightUpdateShardingOptions
+    : public mlir::PassPipelineOptions<WeightUpdateShardingOptions> {
+  Option<int64_t> minBytes{
+      *this, "min-bytes",
+      llvm::cl::desc("Leave gradients smaller than this many bytes "
+                     "replicated (zero-shard-weight-update)"),
+      llvm::cl::init(0)};
+  Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("Largest bucket of combined collectives in bytes; 0 "
+                     "combines none (zero-combine-collectives)"),
+      llvm::cl::init(25 * 1024 * 1024)};
+  Option<int64_t> alignment{
+      *this, "alignment",
+      llvm::cl::desc("Byte alignment of each member in a bucket "
+                     "(zero-combine-collectives)"),
+      llvm::cl::init(256)};
+};
+
+/// Builds `zero-weight-update-sharding`: zero-shard-weight-update, then
+/// canonicalize and cse (which fold the reshapes of values already whole),
+/// then zero-combine-collectives and canonicalize and cse again.
+void buildWeightUpdateShardingPipeline(
+    mlir::OpPassManager &pm, const WeightUpdateShardingOptions &options);
+
+/// Registers `zero-weight-update-sharding` as a pass pipeline.
+void registerWeightUpdateShardingPipeline();
 
 } // namespace zero
 

@@ -105,6 +105,65 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def ZeroCombineCollectives : Pass<"zero-combine-collectives",
+                                  "mlir::ModuleOp"> {
+  let summary = "Buckets small collectives of one kind into one exchange";
+  let description = [{
+    Every collective pays a latency; a training step with hundreds of small
+    parameters (biases, norms) pays hundreds. This pass packs collectives of
+    one block that do the same exchange (same op, element type, mesh, axes
+    and reduction; reduce-scatters and all-gathers on 1-D tensors, the flat
+    shards `zero-shard-weight-update` makes) into buckets of at most
+    `bucket-bytes`, in program order, and exchanges each bucket once:
+
+    - `zero.all_reduce`: the members, flattened, are copied into one
+      zero-filled 1-D buffer at offsets aligned to `alignment` bytes,
+      all-reduced, and cut back out.
+    - `zero.reduce_scatter`: the buffer is `[N, chunk]`, row r holding part r
+      of every member at the member's offset, so after the reduce-scatter
+      each rank keeps exactly the parts it would keep of each member alone.
+    - `zero.all_gather`: each rank's parts are copied into its row of the
+      buffer; the gathered `[N, chunk]` is cut into the members' columns.
+
+    Each element is reduced by the same ranks in the same order as before,
+    so results are bit-identical; only the number of exchanges changes.
+
+    Members must not depend on each other: a collective joins a bucket only
+    when its input does not depend on a member's result, and when its input's
+    definitions (pure ops only) can move above the bucket's first member,
+    where the combined collective goes. Otherwise it starts a new bucket. A
+    member larger than `bucket-bytes` stays alone; collectives inside
+    `zero.async`, on dynamic shapes, or on multi-dimensional tensors for
+    reduce-scatter and all-gather are not combined.
+
+    The combined collective records its layout, so that a checkpoint writer
+    can map the flat buffer back to its members:
+
+    ```mlir
+    %r = zero.reduce_scatter %flat on @dp reduce = mean
+        {zero.bucket = {id = 0 : i64, offsets = array<i64: 0, 64>,
+                        sizes = array<i64: 23, 2>,
+                        types = [tensor<23xf32>, tensor<2xf32>]}}
+        : tensor<264xf32> -> tensor<66xf32>
+    ```
+
+    `offsets` and `sizes` are in elements of one rank's chunk; `types` are
+    the members' result types, in order.
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"25 * 1024 * 1024",
+           "Largest bucket, in bytes of each member's input summed (PyTorch "
+           "DDP's default bucket is 25 MiB)">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Byte alignment of each member's offset within a rank's chunk">,
+  ];
+  let dependentDialects = ["::zero::ZeroDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
   let summary = "Reports per-rank communication of every function";
   let description = [{

@@ -1,0 +1,129 @@
+// RUN: zero-opt %s --split-input-file --zero-combine-collectives --verify-diagnostics | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-combine-collectives=alignment=4 | FileCheck %s --check-prefix=PACKED
+// RUN: zero-opt %s --split-input-file --zero-combine-collectives=bucket-bytes=64 | FileCheck %s --check-prefix=SMALL
+// RUN: not zero-opt %s --split-input-file --zero-combine-collectives=alignment=0 2>&1 | FileCheck %s --check-prefix=BADALIGN
+
+// BADALIGN: error: zero-combine-collectives: alignment must be positive, got 0
+
+// Two reduce-scatters on 4 ranks: row r of the [4, chunk] buffer holds part
+// r of each member, the second at 64 elements (256 bytes of f32).
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @reduce_scatters
+// CHECK-SAME: (%[[A:.*]]: tensor<92xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK: %[[BUF:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x66xf32>)
+// CHECK: %[[A2:.*]] = tensor.expand_shape %[[A]] {{\[\[}}0, 1]] output_shape [4, 23] : tensor<92xf32> into tensor<4x23xf32>
+// CHECK: %[[BUF1:.*]] = tensor.insert_slice %[[A2]] into %[[BUF]][0, 0] [4, 23] [1, 1]
+// CHECK: %[[B2:.*]] = tensor.expand_shape %[[B]] {{\[\[}}0, 1]] output_shape [4, 2] : tensor<8xf32> into tensor<4x2xf32>
+// CHECK: %[[BUF2:.*]] = tensor.insert_slice %[[B2]] into %[[BUF1]][0, 64] [4, 2] [1, 1]
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[BUF2]] {{\[\[}}0, 1]] : tensor<4x66xf32> into tensor<264xf32>
+// CHECK: %[[RS:.*]] = zero.reduce_scatter %[[FLAT]] on @dp reduce = mean {zero.bucket = {id = 0 : i64, offsets = array<i64: 0, 64>, sizes = array<i64: 23, 2>, types = [tensor<23xf32>, tensor<2xf32>]}} : tensor<264xf32> -> tensor<66xf32>
+// CHECK: %[[AS:.*]] = tensor.extract_slice %[[RS]][0] [23] [1]
+// CHECK: %[[BS:.*]] = tensor.extract_slice %[[RS]][64] [2] [1]
+// CHECK-NOT: zero.reduce_scatter
+// CHECK: return %[[AS]], %[[BS]]
+// PACKED-LABEL: func.func @reduce_scatters
+// PACKED: zero.reduce_scatter {{.*}}offsets = array<i64: 0, 23>{{.*}} : tensor<100xf32> -> tensor<25xf32>
+// SMALL-LABEL: func.func @reduce_scatters
+// SMALL-COUNT-2: zero.reduce_scatter
+func.func @reduce_scatters(%a: tensor<92xf32>, %b: tensor<8xf32>) -> (tensor<23xf32>, tensor<2xf32>) {
+  %as = zero.reduce_scatter %a on @dp reduce = mean : tensor<92xf32> -> tensor<23xf32>
+  %bs = zero.reduce_scatter %b on @dp reduce = mean : tensor<8xf32> -> tensor<2xf32>
+  return %as, %bs : tensor<23xf32>, tensor<2xf32>
+}
+
+// -----
+
+// All-gathers: each rank's parts go into its chunk; the gathered [N, chunk]
+// is cut into the members' columns.
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @all_gathers
+// CHECK-SAME: (%[[A:.*]]: tensor<23xf32>, %[[B:.*]]: tensor<2xf32>)
+// CHECK: %[[BUF:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<66xf32>)
+// CHECK: %[[BUF1:.*]] = tensor.insert_slice %[[A]] into %[[BUF]][0] [23] [1]
+// CHECK: %[[BUF2:.*]] = tensor.insert_slice %[[B]] into %[[BUF1]][64] [2] [1]
+// CHECK: %[[AG:.*]] = zero.all_gather %[[BUF2]] on @dp {zero.bucket = {{.*}}} : tensor<66xf32> -> tensor<264xf32>
+// CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[AG]] {{\[\[}}0, 1]] output_shape [4, 66]
+// CHECK: %[[AP:.*]] = tensor.extract_slice %[[ROWS]][0, 0] [4, 23] [1, 1]
+// CHECK: %[[AF:.*]] = tensor.collapse_shape %[[AP]] {{\[\[}}0, 1]] : tensor<4x23xf32> into tensor<92xf32>
+// CHECK: %[[BP:.*]] = tensor.extract_slice %[[ROWS]][0, 64] [4, 2] [1, 1]
+// CHECK: %[[BF:.*]] = tensor.collapse_shape %[[BP]] {{\[\[}}0, 1]] : tensor<4x2xf32> into tensor<8xf32>
+// CHECK: return %[[AF]], %[[BF]]
+func.func @all_gathers(%a: tensor<23xf32>, %b: tensor<2xf32>) -> (tensor<92xf32>, tensor<8xf32>) {
+  %af = zero.all_gather %a on @dp : tensor<23xf32> -> tensor<92xf32>
+  %bf = zero.all_gather %b on @dp : tensor<2xf32> -> tensor<8xf32>
+  return %af, %bf : tensor<92xf32>, tensor<8xf32>
+}
+
+// -----
+
+// All-reduces of any shape, scalars included (partial norms), flattened into
+// one buffer. The second input is computed between the two collectives; its
+// (pure) definition moves above the first.
+zero.mesh @dp(shape = [2])
+
+// CHECK-LABEL: func.func @all_reduces
+// CHECK: %[[Y:.*]] = arith.mulf
+// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum {zero.bucket = {id = 0 : i64, offsets = array<i64: 0, 64, 128>, sizes = array<i64: 6, 1, 1>, types = [tensor<2x3xf32>, tensor<f32>, tensor<f32>]}} : tensor<129xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
+// CHECK: tensor.collapse_shape %{{.*}} [] : tensor<1xf32> into tensor<f32>
+// CHECK-NOT: zero.all_reduce
+func.func @all_reduces(%a: tensor<2x3xf32>, %x: tensor<f32>, %y: tensor<f32>) -> (tensor<2x3xf32>, tensor<f32>, tensor<f32>) {
+  %ar = zero.all_reduce %a on @dp reduce = sum : tensor<2x3xf32>
+  %xr = zero.all_reduce %x on @dp reduce = sum : tensor<f32>
+  %y2 = arith.mulf %y, %y : tensor<f32>
+  %yr = zero.all_reduce %y2 on @dp reduce = sum : tensor<f32>
+  return %ar, %xr, %yr : tensor<2x3xf32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// Not combined: different reductions, element types, groups; a collective
+// whose input depends on another's result; a multi-dimensional
+// reduce-scatter; one inside zero.async.
+zero.mesh @dp(shape = [4])
+zero.mesh @other(shape = [4])
+
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: zero.bucket
+// CHECK: return
+func.func @left_alone(%a: tensor<8xf32>, %b: tensor<8xi32>, %c: tensor<4x8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xi32>, tensor<8xf32>, tensor<8xf32>, tensor<1x8xf32>, tensor<8xf32>) {
+  %sum = zero.all_reduce %a on @dp reduce = sum : tensor<8xf32>
+  %max = zero.all_reduce %a on @dp reduce = max : tensor<8xf32>
+  %int = zero.all_reduce %b on @dp reduce = sum : tensor<8xi32>
+  %elsewhere = zero.all_reduce %a on @other reduce = min : tensor<8xf32>
+  %twice = zero.all_reduce %sum on @dp reduce = sum : tensor<8xf32>
+  %rows = zero.reduce_scatter %c on @dp reduce = sum : tensor<4x8xf32> -> tensor<1x8xf32>
+  %f = zero.async : !zero.future<tensor<8xf32>> {
+    %r = zero.all_reduce %a on @other reduce = min : tensor<8xf32>
+    zero.yield %r : tensor<8xf32>
+  }
+  %later = zero.await %f : !zero.future<tensor<8xf32>>
+  return %sum, %max, %int, %elsewhere, %twice, %rows, %later : tensor<8xf32>, tensor<8xf32>, tensor<8xi32>, tensor<8xf32>, tensor<8xf32>, tensor<1x8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A collective inside a loop body combines with its siblings there, not
+// with those outside.
+zero.mesh @dp(shape = [2])
+
+// CHECK-LABEL: func.func @in_loop
+// CHECK: scf.for
+// CHECK: zero.all_reduce {{.*}}zero.bucket = {id = 0
+// CHECK: scf.yield
+// CHECK: zero.all_reduce
+// CHECK-NOT: zero.bucket
+// CHECK: return
+func.func @in_loop(%a: tensor<4xf32>, %b: tensor<4xf32>, %n: index) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a, %y = %b) -> (tensor<4xf32>, tensor<4xf32>) {
+    %x2 = zero.all_reduce %x on @dp reduce = sum : tensor<4xf32>
+    %y2 = zero.all_reduce %y on @dp reduce = sum : tensor<4xf32>
+    scf.yield %x2, %y2 : tensor<4xf32>, tensor<4xf32>
+  }
+  %z = zero.all_reduce %a on @dp reduce = sum : tensor<4xf32>
+  return %r#0, %r#1, %z : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
