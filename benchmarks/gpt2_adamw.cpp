@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Programs.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -29,6 +30,7 @@
 
 using namespace mlir;
 using namespace zero::exec;
+using namespace zero::bench;
 namespace cl = llvm::cl;
 
 static cl::opt<int> ranks("ranks", cl::desc("Ranks (N)"), cl::init(4));
@@ -36,104 +38,6 @@ static cl::opt<int> layers("layers",
                            cl::desc("Transformer blocks (GPT-2 "
                                     "small has 12)"),
                            cl::init(12));
-
-/// GPT-2 small's parameter shapes, in the order of its state dict.
-static std::vector<std::vector<int64_t>> gpt2Shapes(int numLayers) {
-  std::vector<std::vector<int64_t>> shapes = {{50257, 768}, {1024, 768}};
-  for (int l = 0; l < numLayers; ++l) {
-    std::vector<std::vector<int64_t>> block = {
-        {768}, {768}, {768, 2304}, {2304}, {768, 768},  {768},
-        {768}, {768}, {768, 3072}, {3072}, {3072, 768}, {768}};
-    shapes.insert(shapes.end(), block.begin(), block.end());
-  }
-  shapes.push_back({768});
-  shapes.push_back({768});
-  return shapes;
-}
-
-static std::string tensorType(const std::vector<int64_t> &shape) {
-  std::string t = "tensor<";
-  for (int64_t d : shape)
-    t += std::to_string(d) + "x";
-  return t + "f32>";
-}
-
-/// One AdamW step (bias correction, decoupled weight decay) per tensor.
-static std::string adamwModule(const std::vector<std::vector<int64_t>> &shapes,
-                               int n) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "zero.mesh @dp(shape = [" << n << "])\nfunc.func @step(";
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    std::string t = tensorType(shapes[i]);
-    os << "%w" << i << ": " << t << ", %m" << i << ": " << t << ", %v" << i
-       << ": " << t << ", %g" << i << ": " << t << ", ";
-  }
-  os << "%t: f32) -> (";
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    std::string t = tensorType(shapes[i]);
-    os << (i ? ", " : "") << t << ", " << t << ", " << t;
-  }
-  os << ") {\n";
-  os << "  %one = arith.constant 1.0 : f32\n"
-        "  %b1s = arith.constant 0.9 : f32\n"
-        "  %b2s = arith.constant 0.999 : f32\n"
-        "  %p1 = math.powf %b1s, %t : f32\n"
-        "  %p2 = math.powf %b2s, %t : f32\n"
-        "  %bc1 = arith.subf %one, %p1 : f32\n"
-        "  %bc2 = arith.subf %one, %p2 : f32\n"
-        "  %inv1 = arith.divf %one, %bc1 : f32\n"
-        "  %inv2 = arith.divf %one, %bc2 : f32\n";
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    std::string t = tensorType(shapes[i]), k = std::to_string(i);
-    auto c = [&](const char *name, const char *value) {
-      os << "  %" << name << k << " = arith.constant dense<" << value
-         << "> : " << t << "\n";
-    };
-    c("b1_", "0.9");
-    c("c1_", "0.1");
-    c("b2_", "0.999");
-    c("c2_", "0.001");
-    c("eps", "1.0e-8");
-    c("lr", "0.001");
-    c("wd", "0.01");
-    os << "  %i1_" << k << " = tensor.splat %inv1 : " << t << "\n";
-    os << "  %i2_" << k << " = tensor.splat %inv2 : " << t << "\n";
-    os << "  %G" << k << " = zero.all_reduce %g" << k
-       << " on @dp reduce = mean : " << t << "\n";
-    auto op = [&](const char *result, const char *name, std::string a,
-                  std::string b) {
-      os << "  %" << result << k << " = " << name << " " << a << ", " << b
-         << " : " << t << "\n";
-    };
-    op("ma", "arith.mulf", "%m" + k, "%b1_" + k);
-    op("mb", "arith.mulf", "%G" + k, "%c1_" + k);
-    op("M", "arith.addf", "%ma" + k, "%mb" + k);
-    op("va", "arith.mulf", "%v" + k, "%b2_" + k);
-    op("gg", "arith.mulf", "%G" + k, "%G" + k);
-    op("vb", "arith.mulf", "%gg" + k, "%c2_" + k);
-    op("V", "arith.addf", "%va" + k, "%vb" + k);
-    op("mh", "arith.mulf", "%M" + k, "%i1_" + k);
-    op("vh", "arith.mulf", "%V" + k, "%i2_" + k);
-    os << "  %sq" << k << " = math.sqrt %vh" << k << " : " << t << "\n";
-    op("den", "arith.addf", "%sq" + k, "%eps" + k);
-    op("u", "arith.divf", "%mh" + k, "%den" + k);
-    op("dec", "arith.mulf", "%w" + k, "%wd" + k);
-    op("upd", "arith.addf", "%u" + k, "%dec" + k);
-    op("d", "arith.mulf", "%upd" + k, "%lr" + k);
-    op("W", "arith.subf", "%w" + k, "%d" + k);
-  }
-  os << "  return ";
-  for (size_t i = 0; i < shapes.size(); ++i)
-    os << (i ? ", " : "") << "%W" << i << ", %M" << i << ", %V" << i;
-  os << " : ";
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    std::string t = tensorType(shapes[i]);
-    os << (i ? ", " : "") << t << ", " << t << ", " << t;
-  }
-  os << "\n}\n";
-  return s;
-}
 
 static double seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
@@ -146,14 +50,10 @@ int main(int argc, char **argv) {
                               "GPT-2 small AdamW, replicated vs "
                               "sharded\n");
   int n = ranks;
-  std::vector<std::vector<int64_t>> shapes = gpt2Shapes(layers);
-  int64_t S = 0;
-  for (const auto &shape : shapes) {
-    int64_t e = 1;
-    for (int64_t d : shape)
-      e *= d;
-    S += e;
-  }
+  Gpt2Config config;
+  config.layers = layers;
+  std::vector<Shape> shapes = gpt2Shapes(config);
+  int64_t S = countElements(shapes);
   llvm::outs() << "GPT-2 small (" << layers << " blocks): " << shapes.size()
                << " tensors, S = " << S
                << " parameters, AdamW (K = 2), N = " << n
@@ -165,7 +65,7 @@ int main(int argc, char **argv) {
   context.disableMultithreading();
   auto start = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> given =
-      parseSourceString<ModuleOp>(adamwModule(shapes, n), &context);
+      parseSourceString<ModuleOp>(adamwStep(shapes, n), &context);
   if (!given)
     return 1;
   OwningOpRef<ModuleOp> sharded = given->clone();

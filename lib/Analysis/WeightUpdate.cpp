@@ -133,6 +133,34 @@ bool isShardableProducer(Operation *op, const UpdateShapes &shapes) {
   return isElementwiseUpdate(op, shapes) || isFlattening(op, shapes);
 }
 
+/// `ops` ordered so that each comes after the ops of the set it reads. Block
+/// order would do too, but asking it (isBeforeInBlock) after the previous
+/// gradient's rewrite renumbers the whole block: quadratic in a program with
+/// thousands of parameters.
+SmallVector<Operation *> sortByDependence(const llvm::SetVector<Operation *> &ops) {
+  SmallVector<Operation *> sorted;
+  llvm::SmallPtrSet<Operation *, 32> done;
+  // Iterative post-order DFS over operands inside the set.
+  for (Operation *root : ops) {
+    if (done.contains(root))
+      continue;
+    SmallVector<std::pair<Operation *, unsigned>> stack{{root, 0}};
+    done.insert(root);
+    while (!stack.empty()) {
+      auto &[op, next] = stack.back();
+      if (next < op->getNumOperands()) {
+        Operation *producer = op->getOperand(next++).getDefiningOp();
+        if (producer && ops.contains(producer) && done.insert(producer).second)
+          stack.push_back({producer, 0});
+        continue;
+      }
+      sorted.push_back(op);
+      stack.pop_back();
+    }
+  }
+  return sorted;
+}
+
 } // namespace
 
 FailureOr<WeightUpdate> zero::findWeightUpdate(AllReduceOp gradient,
@@ -224,25 +252,37 @@ FailureOr<WeightUpdate> zero::findWeightUpdate(AllReduceOp gradient,
   llvm::SetVector<Value> inputs = readsFromOutside(ops);
 
   // Full reductions of what the update reads anyway (||w|| in LAMB's trust
-  // ratio) shard with it: their input is sliced for the update already.
-  for (Operation &op : *block) {
-    auto reduce = dyn_cast<linalg::ReduceOp>(&op);
-    if (!reduce || ops.contains(reduce) ||
-        !isFullReductionOf(reduce, reduce->getOpOperand(0)) ||
-        !shapes.contains(reduce.getInputs()[0].getType()))
-      continue;
-    llvm::SetVector<Operation *> chain;
-    chain.insert(reduce);
-    growBackward(chain);
-    llvm::SetVector<Value> leaves = readsFromOutside(chain);
-    if (!leaves.empty() &&
-        llvm::all_of(leaves, [&](Value leaf) { return inputs.contains(leaf); }))
-      ops.insert(chain.begin(), chain.end());
+  // ratio) shard with it: their input is sliced for the update already. They
+  // are found from the inputs' users, through elementwise code, so that the
+  // search costs the size of the update, not of the block.
+  llvm::SetVector<Operation *> reached;
+  SmallVector<Value> frontier(inputs.begin(), inputs.end());
+  while (!frontier.empty()) {
+    Value value = frontier.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != block || ops.contains(user) ||
+          reached.contains(user))
+        continue;
+      auto reduce = dyn_cast<linalg::ReduceOp>(user);
+      if (reduce && isFullReductionOf(reduce, use)) {
+        reached.insert(reduce);
+        llvm::SetVector<Operation *> chain;
+        chain.insert(reduce);
+        growBackward(chain);
+        llvm::SetVector<Value> leaves = readsFromOutside(chain);
+        if (!leaves.empty() && llvm::all_of(leaves, [&](Value leaf) {
+              return inputs.contains(leaf);
+            }))
+          ops.insert(chain.begin(), chain.end());
+        continue;
+      }
+      if (isShardableProducer(user, shapes) && reached.insert(user))
+        llvm::append_range(frontier, user->getResults());
+    }
   }
 
   update.inputs = readsFromOutside(ops);
-  update.ops = ops.takeVector();
-  llvm::sort(update.ops,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  update.ops = sortByDependence(ops);
   return update;
 }

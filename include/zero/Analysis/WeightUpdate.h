@@ -45,7 +45,8 @@ matchFullReduction(mlir::linalg::ReduceOp reduce);
 struct WeightUpdate {
   /// The gradient all-reduce.
   AllReduceOp gradient;
-  /// The ops computing the update, in block order: elementwise ops on the
+  /// The ops computing the update, each after the update ops it reads (a
+  /// topological order, not necessarily block order): elementwise ops on the
   /// gradient's shape or its flattening, `tensor.collapse_shape` to that
   /// flattening, and full reductions (`linalg.reduce`) whose 0-d results
   /// leave the update as replicated values.

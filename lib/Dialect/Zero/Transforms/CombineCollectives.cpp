@@ -9,8 +9,7 @@
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/RegionUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Analysis/Communication.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
@@ -72,6 +71,9 @@ bool isSameExchange(CollectiveOpInterface a, CollectiveOpInterface b) {
 struct Bucket {
   SmallVector<CollectiveOpInterface> members;
   int64_t bytes = 0;
+  /// Pure ops after the first member that the later members' inputs need:
+  /// they move above the first member, where the combined collective goes.
+  llvm::SetVector<Operation *> hoisted;
 };
 
 /// `value` as a 1-D tensor.
@@ -122,14 +124,23 @@ struct ZeroCombineCollectivesPass
 
   int64_t nextBucketId = 0;
 
-  /// Whether `op`'s input can be ready before `first`: it does not depend on
-  /// a member of `bucket`, and its definitions can move above `first`.
-  bool canJoin(IRRewriter &rewriter, const Bucket &bucket,
-               CollectiveOpInterface op) {
-    BackwardSliceOptions options;
+  /// Whether `op`'s input can be ready where `bucket`'s first member is:
+  /// whatever computes it after that point is pure and does not depend on a
+  /// member. If so, records those ops to hoist. Decided on `position`, the
+  /// block's order before any change (asking the block after each change
+  /// would renumber it each time).
+  bool canJoin(Bucket &bucket, CollectiveOpInterface op,
+               const llvm::DenseMap<Operation *, int64_t> &position) {
+    int64_t first = position.lookup(bucket.members.front());
     Block *block = op->getBlock();
+    BackwardSliceOptions options;
+    options.inclusive = true; // the input's own definition moves too
+    // Values a region of the slice captures (a tensor.pad's padding value)
+    // must move with it.
+    options.omitUsesFromAbove = false;
     options.filter = [&](Operation *candidate) {
-      return candidate->getBlock() == block;
+      return candidate->getBlock() == block &&
+             position.lookup(candidate) >= first;
     };
     SetVector<Operation *> slice;
     if (failed(getBackwardSlice(op.getInput(), &slice, options)))
@@ -137,18 +148,22 @@ struct ZeroCombineCollectivesPass
     for (CollectiveOpInterface member : bucket.members)
       if (slice.contains(member))
         return false;
-    return succeeded(
-        moveValueDefinitions(rewriter, op.getInput(), bucket.members.front()));
+    if (!llvm::all_of(slice, isMemoryEffectFree))
+      return false;
+    bucket.hoisted.insert(slice.begin(), slice.end());
+    return true;
   }
 
   /// Groups the candidate collectives of `block`, in order.
   SmallVector<Bucket> formBuckets(Block &block) {
-    IRRewriter rewriter(&getContext());
+    llvm::DenseMap<Operation *, int64_t> position;
     SmallVector<CollectiveOpInterface> candidates;
-    for (Operation &op : block)
+    for (Operation &op : block) {
+      position[&op] = position.size();
       if (auto collective = dyn_cast<CollectiveOpInterface>(&op))
         if (isCandidate(collective))
           candidates.push_back(collective);
+    }
 
     SmallVector<Bucket> closed;
     SmallVector<Bucket> open; // at most one per kind of exchange
@@ -158,7 +173,7 @@ struct ZeroCombineCollectivesPass
         return isSameExchange(bucket.members.front(), op);
       });
       if (it != open.end() && it->bytes + bytes <= bucketBytes &&
-          canJoin(rewriter, *it, op)) {
+          canJoin(*it, op, position)) {
         it->members.push_back(op);
         it->bytes += bytes;
         continue;
@@ -167,9 +182,17 @@ struct ZeroCombineCollectivesPass
         closed.push_back(std::move(*it));
         open.erase(it);
       }
-      open.push_back(Bucket{{op}, bytes});
+      open.push_back(Bucket{{op}, bytes, {}});
     }
     llvm::append_range(closed, open);
+    // Hoisted ops keep their relative order: sorted by their old position.
+    for (Bucket &bucket : closed) {
+      SmallVector<Operation *> hoisted = bucket.hoisted.takeVector();
+      llvm::sort(hoisted, [&](Operation *a, Operation *b) {
+        return position.lookup(a) < position.lookup(b);
+      });
+      bucket.hoisted.insert(hoisted.begin(), hoisted.end());
+    }
     return closed;
   }
 
@@ -210,6 +233,8 @@ struct ZeroCombineCollectivesPass
 
   void combine(Bucket &bucket) {
     CollectiveOpInterface first = bucket.members.front();
+    for (Operation *op : bucket.hoisted)
+      op->moveBefore(first);
     OpBuilder b(first);
     SmallVector<Location> locs;
     for (CollectiveOpInterface member : bucket.members)

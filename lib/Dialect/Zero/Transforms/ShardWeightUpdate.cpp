@@ -211,8 +211,14 @@ SmallVector<OpOperand *> findCarriedState(const WeightUpdate &update) {
   return carried;
 }
 
-/// Rewrites one update onto shards.
-void shardUpdate(const WeightUpdate &update, const ShardLayout &layout) {
+/// Rewrites one update onto shards. `position` orders the ops of each block
+/// as they were before the pass: the update's ops are rewritten in block
+/// order, so that each value's shard is made before its first use.
+void shardUpdate(WeightUpdate &update, const ShardLayout &layout,
+                 const llvm::DenseMap<Operation *, int64_t> &position) {
+  llvm::sort(update.ops, [&](Operation *a, Operation *b) {
+    return position.lookup(a) < position.lookup(b);
+  });
   AllReduceOp gradient = update.gradient;
   OpBuilder b(gradient);
   Location loc = gradient.getLoc();
@@ -352,6 +358,14 @@ struct ZeroShardWeightUpdatePass
   }
 
   void runOnOperation() override {
+    // Positions of the ops as given. Asking the block for its order
+    // (isBeforeInBlock) after each rewrite would renumber the block each
+    // time: quadratic in a program with thousands of parameters. The
+    // rewrite inserts and erases ops but never reorders the originals, so
+    // these positions stay valid for them.
+    llvm::DenseMap<Operation *, int64_t> position;
+    getOperation().walk<WalkOrder::PreOrder>(
+        [&](Operation *op) { position[op] = position.size(); });
     SmallVector<AllReduceOp> gradients;
     getOperation().walk([&](AllReduceOp op) {
       if (!isa<AsyncOp>(op->getParentOp()))
@@ -370,7 +384,7 @@ struct ZeroShardWeightUpdatePass
         gradient.emitRemark("left replicated: ") << why;
         continue;
       }
-      shardUpdate(*update, ShardLayout(gradient, groupSize));
+      shardUpdate(*update, ShardLayout(gradient, groupSize), position);
     }
   }
 };

@@ -39,9 +39,8 @@ struct WeightUpdateShardingOptions
       llvm::cl::init(256)};
 };
 
-/// Builds `zero-weight-update-sharding`: zero-shard-weight-update, then
-/// canonicalize and cse (which fold the reshapes of values already whole),
-/// then zero-combine-collectives and canonicalize and cse again.
+/// Builds `zero-weight-update-sharding`: zero-shard-weight-update,
+/// zero-combine-collectives (unless bucket-bytes is 0), canonicalize, cse.
 void buildWeightUpdateShardingPipeline(
     mlir::OpPassManager &pm, const WeightUpdateShardingOptions &options);
 
