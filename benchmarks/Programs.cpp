@@ -9,9 +9,8 @@ std::vector<Shape> zero::bench::gpt2Shapes(const Gpt2Config &c) {
   std::vector<Shape> shapes = {{c.vocab, c.width}, {c.context, c.width}};
   int64_t w = c.width;
   for (int l = 0; l < c.layers; ++l) {
-    std::vector<Shape> block = {{w},        {w},    {w, 3 * w}, {3 * w},
-                                {w, w},     {w},    {w},        {w},
-                                {w, 4 * w}, {4 * w}, {4 * w, w}, {w}};
+    std::vector<Shape> block = {{w}, {w}, {w, 3 * w}, {3 * w}, {w, w},     {w},
+                                {w}, {w}, {w, 4 * w}, {4 * w}, {4 * w, w}, {w}};
     shapes.insert(shapes.end(), block.begin(), block.end());
   }
   shapes.push_back({w});
@@ -46,7 +45,7 @@ static std::string tensorType(const Shape &shape) {
 }
 
 std::string zero::bench::adamwStep(const std::vector<Shape> &shapes,
-                                  int64_t n) {
+                                   int64_t n) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "zero.mesh @dp(shape = [" << n << "])\nfunc.func @step(";
@@ -120,4 +119,3 @@ std::string zero::bench::adamwStep(const std::vector<Shape> &shapes,
   os << "\n}\n";
   return s;
 }
-

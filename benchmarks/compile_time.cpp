@@ -46,9 +46,9 @@ static double timePipeline(ModuleOp module, StringRef pipeline,
   auto start = std::chrono::steady_clock::now();
   if (failed(pm.run(*copy)))
     return -1;
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   opsAfter = 0;
   copy->walk([&](Operation *) { ++opsAfter; });
   return seconds;
@@ -67,9 +67,9 @@ int main(int argc, char **argv) {
   context.disableMultithreading();
   context.loadAllAvailableDialects();
 
-  llvm::outs() << llvm::format(
-      "%8s %9s %9s %12s %10s %9s %8s %12s\n", "tensors", "ops", "parse s",
-      "canon+cse s", "zero s", "ops after", "ratio", "per doubling");
+  llvm::outs() << llvm::format("%8s %9s %9s %12s %10s %9s %8s %12s\n",
+                               "tensors", "ops", "parse s", "canon+cse s",
+                               "zero s", "ops after", "ratio", "per doubling");
   double previousZero = 0;
   int64_t previousCount = 0;
   bool ok = true;
@@ -77,9 +77,9 @@ int main(int argc, char **argv) {
     std::string text = adamwStep(transformerShapes(count), mesh);
     auto start = std::chrono::steady_clock::now();
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
-    double parse = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+    double parse =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     if (!module)
       return 1;
     int64_t ops = 0;
@@ -98,10 +98,10 @@ int main(int argc, char **argv) {
       ok &= perDoubling <= 2.2;
     }
     ok &= ratio <= 3;
-    llvm::outs() << llvm::format("%8lld %9lld %9.2f %12.3f %10.3f %9lld %7.2fx %12s\n",
-                                 (long long)count, (long long)ops, parse,
-                                 baseline, zero, (long long)opsZero, ratio,
-                                 growth.c_str());
+    llvm::outs() << llvm::format(
+        "%8lld %9lld %9.2f %12.3f %10.3f %9lld %7.2fx %12s\n", (long long)count,
+        (long long)ops, parse, baseline, zero, (long long)opsZero, ratio,
+        growth.c_str());
     previousZero = zero;
     previousCount = count;
   }
