@@ -78,3 +78,30 @@ func.func @async_and_dynamic(%x: tensor<4xf32>, %d: tensor<?xf32>) -> (tensor<4x
 func.func @no_collectives(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// Given against rewritten: record-given prints nothing and records the
+// figures; the report after the rewrite compares with them and drops the
+// record from the IR.
+// RUN: zero-opt %s --split-input-file --zero-report=record-given --zero-weight-update-sharding --zero-report 2>&1 | FileCheck %s --check-prefix=GIVEN
+// GIVEN-LABEL: zero-report: @compared
+// GIVEN: reduce_scatter 1 1792000
+// GIVEN: bytes sent per rank: 5376000 (given 3584000, ratio 1.500)
+// GIVEN: update elements per rank: 256000 (given 2048000, ratio 0.125)
+// GIVEN-NOT: zero.report_given
+// GIVEN: func.func @compared
+zero.mesh @dp8(shape = [8])
+
+func.func @compared(%w: tensor<1000x512xf32>, %m: tensor<1000x512xf32>,
+                    %g_local: tensor<1000x512xf32>)
+    -> (tensor<1000x512xf32>, tensor<1000x512xf32>) {
+  %beta = arith.constant dense<0.9> : tensor<1000x512xf32>
+  %lr = arith.constant dense<0.01> : tensor<1000x512xf32>
+  %g = zero.all_reduce %g_local on @dp8 reduce = mean : tensor<1000x512xf32>
+  %m1 = arith.mulf %m, %beta : tensor<1000x512xf32>
+  %m2 = arith.addf %m1, %g : tensor<1000x512xf32>
+  %d = arith.mulf %m2, %lr : tensor<1000x512xf32>
+  %w2 = arith.subf %w, %d : tensor<1000x512xf32>
+  return %w2, %m2 : tensor<1000x512xf32>, tensor<1000x512xf32>
+}

@@ -29,7 +29,16 @@ struct FunctionTraffic {
   std::string name;
   llvm::MapVector<StringRef, KindTraffic> kinds;
   KindTraffic total;
+  /// Elements computed per call by elementwise ops on tensors: the update
+  /// work of a rank (a sharded update computes 1/N of them).
+  int64_t updateElements = 0;
+  /// The same figures recorded for the program as given, when a previous
+  /// zero-report{record-given} in the pipeline recorded them.
+  std::optional<int64_t> givenBytes, givenUpdateElements;
 };
+
+/// Where zero-report{record-given} leaves its figures for a later report.
+constexpr StringLiteral kGivenAttr = "zero.report_given";
 
 FunctionTraffic measureFunction(FunctionOpInterface func) {
   FunctionTraffic traffic;
@@ -48,7 +57,24 @@ FunctionTraffic measureFunction(FunctionOpInterface func) {
         ++t->unknown;
     }
   });
+  func.walk([&](Operation *op) {
+    if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1)
+      return;
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (type && type.hasStaticShape())
+      traffic.updateElements +=
+          type.getNumElements() * getExecutionCount(op).value_or(1);
+  });
   return traffic;
+}
+
+/// "N (given G, ratio R)" when the given figure is known.
+std::string withGiven(int64_t now, std::optional<int64_t> given) {
+  if (!given)
+    return std::to_string(now);
+  return llvm::formatv("{0}  (given {1}, ratio {2:F3})", now, *given,
+                       *given ? double(now) / *given : 0.0)
+      .str();
 }
 
 void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
@@ -66,6 +92,10 @@ void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
     for (auto &[kind, traffic] : f.kinds)
       row(kind, traffic);
     row("total", f.total);
+    os << "  bytes sent per rank: "
+       << withGiven(f.total.bytesPerRank, f.givenBytes) << "\n";
+    os << "  update elements per rank: "
+       << withGiven(f.updateElements, f.givenUpdateElements) << "\n";
   }
 }
 
@@ -81,9 +111,15 @@ void printJson(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
     llvm::json::Object kinds;
     for (auto &[kind, traffic] : f.kinds)
       kinds[kind] = toJson(traffic);
-    array.push_back(llvm::json::Object{{"function", f.name},
-                                       {"collectives", std::move(kinds)},
-                                       {"total", toJson(f.total)}});
+    llvm::json::Object entry{{"function", f.name},
+                             {"collectives", std::move(kinds)},
+                             {"total", toJson(f.total)},
+                             {"update_elements", f.updateElements}};
+    if (f.givenBytes)
+      entry["given"] =
+          llvm::json::Object{{"bytes_per_rank", *f.givenBytes},
+                             {"update_elements", *f.givenUpdateElements}};
+    array.push_back(std::move(entry));
   }
   os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
                                    {"functions", std::move(array)}}))
@@ -104,6 +140,27 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
       if (!func.isExternal())
         functions.push_back(measureFunction(func));
     });
+    ModuleOp module = getOperation();
+    Builder b(module.getContext());
+    if (recordGiven) {
+      // Figures of the program as given, for the report after the rewrite.
+      SmallVector<NamedAttribute> given;
+      for (const FunctionTraffic &f : functions)
+        given.push_back(b.getNamedAttr(
+            f.name,
+            b.getDenseI64ArrayAttr({f.total.bytesPerRank, f.updateElements})));
+      module->setAttr(kGivenAttr, b.getDictionaryAttr(given));
+      return;
+    }
+    if (auto given = module->getAttrOfType<DictionaryAttr>(kGivenAttr)) {
+      for (FunctionTraffic &f : functions)
+        if (auto figures = given.getAs<DenseI64ArrayAttr>(f.name);
+            figures && figures.size() == 2) {
+          f.givenBytes = figures[0];
+          f.givenUpdateElements = figures[1];
+        }
+      module->removeAttr(kGivenAttr);
+    }
 
     std::string error;
     std::unique_ptr<llvm::ToolOutputFile> file =

@@ -181,10 +181,21 @@ def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
     A collective inside an `scf.for` with constant bounds counts once per
     iteration; one inside a loop of unknown trip count, or on a tensor of
     dynamic shape, is counted and its bytes marked unknown. A collective
-    wrapped in `zero.async` counts as the collective. The IR is not changed.
+    wrapped in `zero.async` counts as the collective.
+
+    It also counts the update elements per rank: the elements that
+    elementwise ops on tensors compute per call (per iteration inside a loop),
+    which sharding divides by N.
+
+    Given against rewritten: `zero-report{record-given}` prints nothing and
+    records the figures of the program as it is in the module attribute
+    `zero.report_given`; a later `zero-report` in the same pipeline prints its
+    figures with the given ones and their ratio, and removes the attribute.
+    Otherwise the IR is not changed.
 
     ```
     zero-opt --zero-report='format=json' step.mlir
+    zero-opt step.mlir --zero-report=record-given --zero-weight-update-sharding --zero-report
     ```
   }];
   let options = [
@@ -192,6 +203,9 @@ def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
            "Output format: 'text' or 'json'">,
     Option<"outputFile", "output", "std::string", /*default=*/"\"-\"",
            "Where to write the report ('-' for stdout)">,
+    Option<"recordGiven", "record-given", "bool", /*default=*/"false",
+           "Record this program's figures for a later zero-report to compare "
+           "against, instead of printing">,
   ];
   let dependentDialects = ["::zero::ZeroDialect"];
 }
