@@ -9,16 +9,25 @@
 
 using namespace zero::rt;
 
+/// The IEEE-754 bits of `value`, and the float of `bits` (std::bit_cast is
+/// C++20).
+static uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+static float floatOf(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
 float zero::rt::bf16ToFloat(uint16_t value) {
-  uint32_t bits = static_cast<uint32_t>(value) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
+  return floatOf(static_cast<uint32_t>(value) << 16);
 }
 
 uint16_t zero::rt::floatToBf16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
+  uint32_t bits = bitsOf(value);
   if (std::isnan(value))
     return static_cast<uint16_t>((bits >> 16) | 0x40); // stay a quiet NaN
   // Round to nearest, ties to even.
@@ -47,14 +56,11 @@ float zero::rt::f16ToFloat(uint16_t h) {
   } else {
     bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
   }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
+  return floatOf(bits);
 }
 
 uint16_t zero::rt::floatToF16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
+  uint32_t bits = bitsOf(value);
   uint32_t sign = (bits >> 16) & 0x8000u;
   if (std::isnan(value))
     return static_cast<uint16_t>(sign | 0x7e00);
