@@ -60,24 +60,23 @@ zero::matchFullReduction(linalg::ReduceOp reduce) {
         b.getFloatAttr(
             element,
             APFloat::getZero(cast<FloatType>(element).getFloatSemantics(),
-                             /*Negative=*/true)),
-        false};
+                             /*Negative=*/true))};
   if (isa<arith::MaximumFOp>(combine))
-    return ReductionCombiner{ReductionKind::Max, floatLimit(true), true};
+    return ReductionCombiner{ReductionKind::Max, floatLimit(true)};
   if (isa<arith::MinimumFOp>(combine))
-    return ReductionCombiner{ReductionKind::Min, floatLimit(false), true};
+    return ReductionCombiner{ReductionKind::Min, floatLimit(false)};
   if (isBool && isa<arith::OrIOp>(combine))
-    return ReductionCombiner{ReductionKind::Max, b.getBoolAttr(false), true};
+    return ReductionCombiner{ReductionKind::Max, b.getBoolAttr(false)};
   if (isBool && isa<arith::AndIOp>(combine))
-    return ReductionCombiner{ReductionKind::Min, b.getBoolAttr(true), true};
+    return ReductionCombiner{ReductionKind::Min, b.getBoolAttr(true)};
   if (isBool)
     return std::nullopt;
   if (isa<arith::AddIOp>(combine))
-    return ReductionCombiner{ReductionKind::Sum, b.getZeroAttr(element), true};
+    return ReductionCombiner{ReductionKind::Sum, b.getZeroAttr(element)};
   if (isa<arith::MaxSIOp>(combine))
-    return ReductionCombiner{ReductionKind::Max, intLimit(false), true};
+    return ReductionCombiner{ReductionKind::Max, intLimit(false)};
   if (isa<arith::MinSIOp>(combine))
-    return ReductionCombiner{ReductionKind::Min, intLimit(true), true};
+    return ReductionCombiner{ReductionKind::Min, intLimit(true)};
   return std::nullopt;
 }
 
@@ -123,8 +122,7 @@ bool isFlattening(Operation *op, const UpdateShapes &shapes) {
 /// partial reductions plus an all-reduce.
 bool isFullReductionOf(Operation *op, OpOperand &use) {
   auto reduce = dyn_cast<linalg::ReduceOp>(op);
-  return reduce && reduce.getNumDpsInputs() == 1 &&
-         use.getOperandNumber() == 0 && matchFullReduction(reduce);
+  return reduce && use.getOperandNumber() == 0 && matchFullReduction(reduce);
 }
 
 /// Code on full-shape values that the update may take in beside its
@@ -137,7 +135,8 @@ bool isShardableProducer(Operation *op, const UpdateShapes &shapes) {
 /// order would do too, but asking it (isBeforeInBlock) after the previous
 /// gradient's rewrite renumbers the whole block: quadratic in a program with
 /// thousands of parameters.
-SmallVector<Operation *> sortByDependence(const llvm::SetVector<Operation *> &ops) {
+SmallVector<Operation *>
+sortByDependence(const llvm::SetVector<Operation *> &ops) {
   SmallVector<Operation *> sorted;
   llvm::SmallPtrSet<Operation *, 32> done;
   // Iterative post-order DFS over operands inside the set.

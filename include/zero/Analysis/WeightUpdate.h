@@ -28,10 +28,6 @@ struct ReductionCombiner {
   ReductionKind kind;
   /// The combiner's identity: what padding must hold so it changes nothing.
   mlir::TypedAttr identity;
-  /// Whether the combiner is exact whatever the order (max, min, integer
-  /// sum, or/and); a floating-point sum is not: a partial sum rounds
-  /// differently from a sequential one.
-  bool orderIndependent;
 };
 
 /// The combiner of `reduce` when it reduces its single input over every

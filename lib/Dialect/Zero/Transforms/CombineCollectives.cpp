@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Flatten.h"
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -75,35 +76,6 @@ struct Bucket {
   /// they move above the first member, where the combined collective goes.
   llvm::SetVector<Operation *> hoisted;
 };
-
-/// `value` as a 1-D tensor.
-Value flatten(OpBuilder &b, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (type.getRank() == 1)
-    return value;
-  auto flat =
-      RankedTensorType::get({type.getNumElements()}, type.getElementType());
-  if (type.getRank() == 0)
-    return tensor::ExpandShapeOp::create(b, loc, flat, value,
-                                         ArrayRef<ReassociationIndices>{});
-  ReassociationIndices all =
-      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-  return tensor::CollapseShapeOp::create(b, loc, value,
-                                         ArrayRef<ReassociationIndices>{all});
-}
-
-/// The 1-D `flat` in the shape of `type`.
-Value unflatten(OpBuilder &b, Location loc, Value flat, RankedTensorType type) {
-  if (type.getRank() == 1)
-    return flat;
-  if (type.getRank() == 0)
-    return tensor::CollapseShapeOp::create(b, loc, type, flat,
-                                           ArrayRef<ReassociationIndices>{});
-  ReassociationIndices all =
-      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-  return tensor::ExpandShapeOp::create(b, loc, type, flat,
-                                       ArrayRef<ReassociationIndices>{all});
-}
 
 /// A zero-filled tensor: the bucket's alignment gaps hold zeros, so that
 /// every rank sends the same bytes for them and nothing uninitialized moves.
@@ -276,15 +248,13 @@ struct ZeroCombineCollectivesPass
       Value buffer = zeros(b, loc, {ranks, chunk}, element);
       for (auto [member, offset, size] :
            llvm::zip(bucket.members, offsets, sizes)) {
-        Value rows = tensor::ExpandShapeOp::create(
-            b, loc, RankedTensorType::get({ranks, size}, element),
-            member.getInput(), ArrayRef<ReassociationIndices>{{0, 1}});
+        Value rows = unflatten(b, loc, member.getInput(),
+                               RankedTensorType::get({ranks, size}, element));
         buffer = tensor::InsertSliceOp::create(
             b, loc, rows, buffer, {index(b, 0), index(b, offset)},
             {index(b, ranks), index(b, size)}, unit(2));
       }
-      Value flat = tensor::CollapseShapeOp::create(
-          b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
+      Value flat = flatten(b, loc, buffer);
       combined = ReduceScatterOp::create(
           b, loc, RankedTensorType::get({chunk}, element), flat,
           reduceScatter.getMeshAttr(), reduceScatter.getAxesAttr(),
@@ -306,15 +276,13 @@ struct ZeroCombineCollectivesPass
           allGather.getMeshAttr(), allGather.getAxesAttr(), /*gather_dim=*/0);
       // Row r of the gathered [N, chunk] is rank r's chunk; each member is
       // its column range, rows concatenated.
-      Value rows = tensor::ExpandShapeOp::create(
-          b, loc, RankedTensorType::get({ranks, chunk}, element),
-          combined->getResult(0), ArrayRef<ReassociationIndices>{{0, 1}});
+      Value rows = unflatten(b, loc, combined->getResult(0),
+                             RankedTensorType::get({ranks, chunk}, element));
       for (auto [offset, size] : llvm::zip(offsets, sizes)) {
         Value part = tensor::ExtractSliceOp::create(
             b, loc, rows, {index(b, 0), index(b, offset)},
             {index(b, ranks), index(b, size)}, unit(2));
-        results.push_back(tensor::CollapseShapeOp::create(
-            b, loc, part, ArrayRef<ReassociationIndices>{{0, 1}}));
+        results.push_back(flatten(b, loc, part));
       }
     }
     recordLayout(combined, bucket, offsets, sizes);

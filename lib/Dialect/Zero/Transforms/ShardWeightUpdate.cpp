@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Flatten.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
@@ -29,14 +30,12 @@ namespace {
 struct ShardLayout {
   mlir::FlatSymbolRefAttr mesh; // the group: the all-reduce's mesh and axes
   mlir::DenseI64ArrayAttr axes;
-  ArrayRef<int64_t> shape;
   int64_t numElements;
   int64_t shardElements;
   int64_t paddedElements;
 
   ShardLayout(AllReduceOp gradient, int64_t groupSize)
       : mesh(gradient.getMeshAttr()), axes(gradient.getAxesAttr()),
-        shape(gradient.getType().getShape()),
         numElements(gradient.getType().getNumElements()),
         shardElements(llvm::divideCeil(numElements, groupSize)),
         paddedElements(shardElements * groupSize) {}
@@ -46,20 +45,12 @@ struct ShardLayout {
   }
 };
 
-/// The reassociation that collapses all `rank` dimensions into one.
-SmallVector<ReassociationIndices> collapseAll(int64_t rank) {
-  return {llvm::to_vector(llvm::seq<int64_t>(0, rank))};
-}
-
 /// Flattens `value` and pads it with zeros to the padded size. The padding is
 /// computed on and dropped, never read into a real element.
 Value flattenAndPad(OpBuilder &b, Location loc, Value value,
                     const ShardLayout &layout) {
-  auto type = cast<RankedTensorType>(value.getType());
-  Type element = type.getElementType();
-  if (type.getRank() > 1)
-    value = tensor::CollapseShapeOp::create(b, loc, value,
-                                            collapseAll(type.getRank()));
+  Type element = cast<RankedTensorType>(value.getType()).getElementType();
+  value = flatten(b, loc, value);
   if (layout.paddedElements == layout.numElements)
     return value;
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
@@ -77,10 +68,7 @@ Value unpadAndReshape(OpBuilder &b, Location loc, Value flat,
         b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(layout.numElements)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  if (whole.getRank() == 1)
-    return flat;
-  return tensor::ExpandShapeOp::create(b, loc, whole, flat,
-                                       collapseAll(whole.getRank()));
+  return unflatten(b, loc, flat, whole);
 }
 
 /// This rank's shard of the whole value `full`.
@@ -176,10 +164,8 @@ void shardReduction(OpBuilder &b, linalg::ReduceOp reduce, Value shard,
     total =
         AllReduceOp::create(b, loc, partial, layout.mesh, layout.axes, kind);
   }
-  Value asVector = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({1}, scalarType.getElementType()), total,
-      ArrayRef<ReassociationIndices>{});
-  Value result = cloneReduction(b, reduce, asVector, reduce.getInits()[0]);
+  Value result =
+      cloneReduction(b, reduce, flatten(b, loc, total), reduce.getInits()[0]);
   reduce.getResult(0).replaceAllUsesWith(result);
 }
 
