@@ -10,6 +10,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "zero/Conversion/Passes.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
@@ -23,6 +24,7 @@
 #include <thread>
 
 using namespace mlir;
+using namespace zero;
 using namespace zero::exec;
 
 //===----------------------------------------------------------------------===//
@@ -90,6 +92,77 @@ runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
   return map;
 }
 
+SmallVector<Type> Executable::getWholeArgumentTypes() const {
+  SmallVector<Type> types(argTypes);
+  for (auto [type, shard] : llvm::zip(types, argShards))
+    if (shard)
+      type = shard->whole;
+  return types;
+}
+
+SmallVector<Type> Executable::getWholeResultTypes() const {
+  SmallVector<Type> types(resultTypes);
+  for (auto [type, shard] : llvm::zip(types, resultShards))
+    if (shard)
+      type = shard->whole;
+  return types;
+}
+
+/// The layout that `attr` (null when the value is not a shard) gives a value
+/// of type `type` in `fn`, checked against the mesh and the shard's size.
+static llvm::Expected<std::optional<BoundaryShard>>
+readBoundaryShard(func::FuncOp fn, ShardAttr attr, Type type) {
+  if (!attr)
+    return std::nullopt;
+  MeshOp mesh = lookupMesh(fn, attr.getMesh());
+  if (!mesh)
+    return llvm::createStringError("@%s: zero.shard names unknown mesh %s",
+                                   fn.getName().str().c_str(),
+                                   attr.getMesh().getValue().str().c_str());
+  auto axes = DenseI64ArrayAttr::get(fn.getContext(), attr.getAxes());
+  int64_t groupSize = getGroupSize(mesh, axes);
+  BoundaryShard shard;
+  shard.whole = attr.getWhole();
+  shard.shardElements =
+      llvm::divideCeil(shard.whole.getNumElements(), groupSize);
+  auto expected = RankedTensorType::get({shard.shardElements},
+                                        shard.whole.getElementType());
+  if (type != expected)
+    return llvm::createStringError(
+        "@%s: a shard of %s on a group of %lld is %s, not %s",
+        fn.getName().str().c_str(), str(shard.whole).c_str(),
+        static_cast<long long>(groupSize), str(expected).c_str(),
+        str(type).c_str());
+  for (int64_t rank = 0, n = mesh.getNumRanks(); rank < n; ++rank)
+    shard.groupIndex.push_back(getGroupIndex(mesh, axes, rank));
+  return shard;
+}
+
+HostArray zero::exec::takeShard(const HostArray &whole,
+                                const BoundaryShard &shard,
+                                int64_t groupIndex) {
+  HostArray part;
+  part.elementType = whole.elementType;
+  part.shape = {shard.shardElements};
+  int64_t bytes = HostArray::getElementBytes(whole.elementType);
+  part.bytes.assign(shard.shardElements * bytes, 0);
+  int64_t begin = groupIndex * shard.shardElements;
+  int64_t end = std::min(begin + shard.shardElements, whole.getNumElements());
+  if (begin < end)
+    std::memcpy(part.bytes.data(), whole.bytes.data() + begin * bytes,
+                (end - begin) * bytes);
+  return part;
+}
+
+void zero::exec::zeroShardPadding(HostArray &shard, const BoundaryShard &layout,
+                                  int64_t groupIndex) {
+  int64_t bytes = HostArray::getElementBytes(shard.elementType);
+  int64_t real = std::clamp<int64_t>(layout.whole.getNumElements() -
+                                         groupIndex * layout.shardElements,
+                                     0, layout.shardElements);
+  std::fill(shard.bytes.begin() + real * bytes, shard.bytes.end(), 0);
+}
+
 llvm::Expected<std::unique_ptr<Executable>>
 Executable::compile(ModuleOp module, StringRef entry) {
   static std::once_flag targetsReady;
@@ -108,6 +181,22 @@ Executable::compile(ModuleOp module, StringRef entry) {
     exe->argTypes.push_back(type);
   for (Type type : fn.getResultTypes())
     exe->resultTypes.push_back(type);
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    auto shard =
+        readBoundaryShard(fn, fn.getArgAttrOfType<ShardAttr>(i, "zero.shard"),
+                          fn.getArgumentTypes()[i]);
+    if (!shard)
+      return shard.takeError();
+    exe->argShards.push_back(*shard);
+  }
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    auto shard = readBoundaryShard(
+        fn, fn.getResultAttrOfType<ShardAttr>(i, "zero.shard"),
+        fn.getResultTypes()[i]);
+    if (!shard)
+      return shard.takeError();
+    exe->resultShards.push_back(*shard);
+  }
   for (auto [what, types] : {std::pair{"argument", exe->getArgumentTypes()},
                              std::pair{"result", exe->getResultTypes()}})
     for (auto [i, type] : llvm::enumerate(types))
@@ -365,8 +454,8 @@ zero::exec::runOnRanks(ArrayRef<const Executable *> programs,
     zero_rank_bind(rank);
     int32_t id = zero_rank_id(rank);
     std::vector<HostArray> inputs;
-    if (llvm::Error error = makeInputs(programs.front()->getArgumentTypes(),
-                                       options, id, inputs)) {
+    if (llvm::Error error = makeInputs(
+            programs.front()->getWholeArgumentTypes(), options, id, inputs)) {
       zero_rank_fail(rank, llvm::toString(std::move(error)).c_str());
       return;
     }
@@ -378,6 +467,9 @@ zero::exec::runOnRanks(ArrayRef<const Executable *> programs,
         copy = inputs;
       else
         copy = std::move(inputs);
+      for (auto [value, shard] : llvm::zip(copy, program->getArgumentShards()))
+        if (shard)
+          value = takeShard(value, *shard, shard->groupIndex[id]);
       zero_counters before, after;
       zero_rank_counters(rank, &before);
       RankRun &run = runs[p][i];

@@ -188,7 +188,7 @@ static void printCounters(const RankRun &run) {
   report << "rank " << run.rank << ":";
   for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k)
     report << " " << kinds[k] << " " << run.counters.issued[k] << " ("
-                 << run.counters.bytes_sent[k] << " B)";
+           << run.counters.bytes_sent[k] << " B)";
   report << "\n";
 }
 
@@ -254,17 +254,26 @@ static llvm::Error writeOutputs(const std::vector<RankRun> &runs) {
 }
 
 /// Compares the variant's results with the original's; prints one line per
-/// result and returns whether all are within the bound.
+/// result and returns whether all are within the bound. A result the variant
+/// returns as a shard (#zero.shard) is compared with the same part of the
+/// original's whole result, on its real elements.
 static bool reportEquivalence(const std::vector<RankRun> &given,
                               const std::vector<RankRun> &transformed,
-                              ArrayRef<Type> resultTypes) {
+                              const Executable &variant) {
   bool ok = true;
+  SmallVector<Type> resultTypes = variant.getWholeResultTypes();
   for (size_t r = 0; r < resultTypes.size(); ++r) {
     uint64_t worst = 0;
     int64_t differing = 0;
     int32_t worstRank = -1;
+    const std::optional<BoundaryShard> &shard = variant.getResultShards()[r];
     for (size_t i = 0; i < given.size(); ++i) {
-      const HostArray &a = given[i].outputs[r], &b = transformed[i].outputs[r];
+      HostArray a = given[i].outputs[r], b = transformed[i].outputs[r];
+      if (shard) {
+        int64_t index = shard->groupIndex[given[i].rank];
+        a = takeShard(a, *shard, index);
+        zeroShardPadding(b, *shard, index);
+      }
       if (a.elementType != b.elementType || a.shape != b.shape) {
         report << "result " << r << ": types differ after the pipeline\n";
         ok = false;
@@ -283,7 +292,7 @@ static bool reportEquivalence(const std::vector<RankRun> &given,
       continue;
     }
     report << differing << " element(s) differ, at most " << worst
-                 << " ulp (rank " << worstRank << "); bound " << maxUlp << "\n";
+           << " ulp (rank " << worstRank << "); bound " << maxUlp << "\n";
     ok &= worst <= maxUlp;
   }
   return ok;
@@ -338,8 +347,10 @@ int main(int argc, char **argv) {
     if (!compiled)
       return fail(llvm::toString(compiled.takeError()));
     variant = std::move(*compiled);
-    if (variant->getResultTypes() != (*given)->getResultTypes())
-      return fail("the pipeline changed @" + name + "'s result types");
+    if (variant->getWholeResultTypes() != (*given)->getResultTypes() ||
+        variant->getWholeArgumentTypes() != (*given)->getArgumentTypes())
+      return fail("the pipeline changed @" + name +
+                  "'s signature (beyond arguments and results it shards)");
     programs.push_back(variant.get());
   }
 
@@ -348,15 +359,13 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(runs.takeError()));
 
   report << "zero-run: @" << name << " on "
-               << (options.backend == "local"
-                       ? options.ranks
-                       : static_cast<int>((*runs)[0].size()))
-               << (options.backend == "local" ? " rank(s)" : " local rank(s)")
-               << " (" << options.backend << ")\n";
+         << (options.backend == "local" ? options.ranks
+                                        : static_cast<int>((*runs)[0].size()))
+         << (options.backend == "local" ? " rank(s)" : " local rank(s)") << " ("
+         << options.backend << ")\n";
   for (auto [p, programRuns] : llvm::enumerate(*runs)) {
     if (programs.size() > 1)
-      report << (p == 0 ? "as given:\n"
-                              : "after '" + equivalentAfter + "':\n");
+      report << (p == 0 ? "as given:\n" : "after '" + equivalentAfter + "':\n");
     for (const RankRun &run : programRuns) {
       printCounters(run);
       if (printResults)
@@ -368,11 +377,11 @@ int main(int argc, char **argv) {
     if (llvm::Error e = writeOutputs((*runs).back()))
       return fail(llvm::toString(std::move(e)));
   if (programs.size() > 1) {
-    if (!reportEquivalence((*runs)[0], (*runs)[1], (*given)->getResultTypes()))
+    if (!reportEquivalence((*runs)[0], (*runs)[1], *variant))
       return fail("the results differ by more than " + llvm::Twine(maxUlp) +
                   " ulp after '" + equivalentAfter + "'");
     report << "equivalent: " << (*given)->getResultTypes().size()
-                 << " result(s) on every rank within " << maxUlp << " ulp\n";
+           << " result(s) on every rank within " << maxUlp << " ulp\n";
   }
   return 0;
 }

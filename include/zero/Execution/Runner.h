@@ -19,6 +19,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace zero::exec {
 
@@ -45,6 +46,26 @@ struct RunOptions {
   bool keepOutputs = true;
 };
 
+/// An argument or result of the entry function that is this rank's shard of
+/// a whole tensor (`zero.shard = #zero.shard<...>`): the whole tensor,
+/// flattened and padded to a multiple of the group size N, cut into N parts
+/// of `shardElements`, part i on the rank with group index i.
+struct BoundaryShard {
+  mlir::RankedTensorType whole;
+  int64_t shardElements = 0;
+  /// The group index of each world rank.
+  std::vector<int64_t> groupIndex;
+};
+
+/// Part `groupIndex` of `whole` (row-major), its padding zeroed.
+HostArray takeShard(const HostArray &whole, const BoundaryShard &shard,
+                    int64_t groupIndex);
+
+/// `shard` with the elements past the end of the whole tensor (padding, of
+/// unspecified value) zeroed, so two shards compare on real elements only.
+void zeroShardPadding(HostArray &shard, const BoundaryShard &layout,
+                      int64_t groupIndex);
+
 /// A module compiled for execution.
 class Executable {
 public:
@@ -55,6 +76,18 @@ public:
 
   llvm::ArrayRef<mlir::Type> getArgumentTypes() const { return argTypes; }
   llvm::ArrayRef<mlir::Type> getResultTypes() const { return resultTypes; }
+  /// Per argument and result: its layout when it is a shard, else none.
+  llvm::ArrayRef<std::optional<BoundaryShard>> getArgumentShards() const {
+    return argShards;
+  }
+  llvm::ArrayRef<std::optional<BoundaryShard>> getResultShards() const {
+    return resultShards;
+  }
+  /// The types of the values the arguments and results stand for: the whole
+  /// type of a shard, the type itself otherwise. Two programs with the same
+  /// whole types run on the same inputs and compare.
+  llvm::SmallVector<mlir::Type> getWholeArgumentTypes() const;
+  llvm::SmallVector<mlir::Type> getWholeResultTypes() const;
 
   /// Runs the entry function on the rank bound to this thread. `inputs` may
   /// be written (the program may update its arguments in place). Without
@@ -68,6 +101,7 @@ private:
   Executable() = default;
   std::string entry;
   llvm::SmallVector<mlir::Type> argTypes, resultTypes;
+  llvm::SmallVector<std::optional<BoundaryShard>> argShards, resultShards;
   std::unique_ptr<mlir::ExecutionEngine> engine;
 };
 
@@ -85,9 +119,11 @@ llvm::Error makeInputs(llvm::ArrayRef<mlir::Type> types,
                        const RunOptions &options, int32_t rank,
                        std::vector<HostArray> &inputs);
 
-/// Runs each program of `programs` in turn (same signature) on every rank of
-/// one world, with the same inputs. Returns, per program, the runs of the
-/// ranks that live in this process. A failure on any rank fails the whole.
+/// Runs each program of `programs` in turn (same whole argument types) on
+/// every rank of one world, with the same inputs: a program whose argument is
+/// a shard gets this rank's part of the input. Returns, per program, the runs
+/// of the ranks that live in this process. A failure on any rank fails the
+/// whole.
 llvm::Expected<std::vector<std::vector<RankRun>>>
 runOnRanks(llvm::ArrayRef<const Executable *> programs,
            const RunOptions &options);

@@ -50,3 +50,16 @@ LogicalResult FutureType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << valueType;
   return success();
 }
+
+LogicalResult ShardAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                FlatSymbolRefAttr mesh, ArrayRef<int64_t> axes,
+                                RankedTensorType whole) {
+  if (axes.empty())
+    return emitError() << "a shard names the mesh axes of its group";
+  if (llvm::any_of(axes, [](int64_t axis) { return axis < 0; }))
+    return emitError() << "mesh axes must not be negative";
+  if (!whole.hasStaticShape())
+    return emitError() << "the whole type must have a static shape, got "
+                       << whole;
+  return success();
+}

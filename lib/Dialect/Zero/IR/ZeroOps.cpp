@@ -80,6 +80,20 @@ int64_t zero::getGroupSize(MeshOp mesh, DenseI64ArrayAttr axes) {
   return size;
 }
 
+int64_t zero::getGroupIndex(MeshOp mesh, DenseI64ArrayAttr axes, int64_t rank) {
+  // Coordinates: the linear rank, row-major over the mesh shape.
+  ArrayRef<int64_t> shape = mesh.getShape();
+  SmallVector<int64_t> coordinates(shape.size());
+  for (int64_t axis = shape.size() - 1; axis >= 0; --axis) {
+    coordinates[axis] = rank % shape[axis];
+    rank /= shape[axis];
+  }
+  int64_t index = 0;
+  for (int64_t axis : getGroupAxes(mesh, axes))
+    index = index * shape[axis] + coordinates[axis];
+  return index;
+}
+
 bool zero::isReducible(ReductionKind kind, Type elementType) {
   if (isa<FloatType>(elementType))
     return true;

@@ -5,10 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Flatten.h"
+#include "Layout.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "zero/Analysis/Communication.h"
@@ -24,70 +24,6 @@ using namespace mlir;
 using namespace zero;
 
 namespace {
-
-/// How one gradient's elements are laid out across its group: flattened to
-/// `numElements`, padded to `paddedElements` = N * `shardElements`.
-struct ShardLayout {
-  mlir::FlatSymbolRefAttr mesh; // the group: the all-reduce's mesh and axes
-  mlir::DenseI64ArrayAttr axes;
-  int64_t numElements;
-  int64_t shardElements;
-  int64_t paddedElements;
-
-  ShardLayout(AllReduceOp gradient, int64_t groupSize)
-      : mesh(gradient.getMeshAttr()), axes(gradient.getAxesAttr()),
-        numElements(gradient.getType().getNumElements()),
-        shardElements(llvm::divideCeil(numElements, groupSize)),
-        paddedElements(shardElements * groupSize) {}
-
-  RankedTensorType flatType(Type element, int64_t size) const {
-    return RankedTensorType::get({size}, element);
-  }
-};
-
-/// Flattens `value` and pads it with zeros to the padded size. The padding is
-/// computed on and dropped, never read into a real element.
-Value flattenAndPad(OpBuilder &b, Location loc, Value value,
-                    const ShardLayout &layout) {
-  Type element = cast<RankedTensorType>(value.getType()).getElementType();
-  value = flatten(b, loc, value);
-  if (layout.paddedElements == layout.numElements)
-    return value;
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
-  return tensor::createPadHighOp(
-      layout.flatType(element, layout.paddedElements), value, zero,
-      /*nofold=*/false, loc, b);
-}
-
-/// The inverse of flattenAndPad on a gathered tensor: `whole` is the type of
-/// the value that was flattened (the full shape, or already flat).
-Value unpadAndReshape(OpBuilder &b, Location loc, Value flat,
-                      const ShardLayout &layout, RankedTensorType whole) {
-  if (layout.paddedElements != layout.numElements)
-    flat = tensor::ExtractSliceOp::create(
-        b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(layout.numElements)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  return unflatten(b, loc, flat, whole);
-}
-
-/// This rank's shard of the whole value `full`.
-Value sliceShard(OpBuilder &b, Location loc, Value full,
-                 const ShardLayout &layout) {
-  Type element = cast<RankedTensorType>(full.getType()).getElementType();
-  return ShardSliceOp::create(
-      b, loc, layout.flatType(element, layout.shardElements),
-      flattenAndPad(b, loc, full, layout), layout.mesh, layout.axes, /*dim=*/0);
-}
-
-/// The whole value, of type `whole`, of which `shard` is this rank's part.
-Value gatherWhole(OpBuilder &b, Location loc, Value shard,
-                  const ShardLayout &layout, RankedTensorType whole) {
-  Value padded = AllGatherOp::create(
-      b, loc, layout.flatType(whole.getElementType(), layout.paddedElements),
-      shard, layout.mesh, layout.axes, /*gather_dim=*/0);
-  return unpadAndReshape(b, loc, padded, layout, whole);
-}
 
 /// `shard` with its padding elements replaced by `identity`, so that a
 /// reduction over it sees only real elements. The padding is the tail of the
@@ -169,98 +105,260 @@ void shardReduction(OpBuilder &b, linalg::ReduceOp reduce, Value shard,
   reduce.getResult(0).replaceAllUsesWith(result);
 }
 
-/// The scf.for iteration argument that the yield operand `output` feeds.
-BlockArgument carriedArgument(OpOperand *output) {
-  auto loop = cast<scf::ForOp>(output->getOwner()->getParentOp());
-  return loop.getRegionIterArgs()[output->getOperandNumber()];
+/// A value that stays a shard from one step to the next: optimizer state
+/// carried by an scf.for, or an argument of a step function that is returned
+/// as a shard. Stage 3 adds the weights.
+struct PersistentShard {
+  /// The iteration argument or function argument; a shard from now on.
+  BlockArgument arg;
+  /// The yield or return operand that passes on its next value.
+  OpOperand *output;
+  /// Uses of `arg` outside the update (stage 3: the forward and backward
+  /// passes), each of which gets the whole value gathered just before it.
+  SmallVector<OpOperand *> otherUses;
+};
+
+/// Rewrites one weight update onto shards. See Passes.td for the contract.
+class UpdateSharder {
+public:
+  UpdateSharder(WeightUpdate &update, const ShardLayout &layout, int64_t stage,
+                bool shardBoundary, int64_t &gatherCount)
+      : update(update), layout(layout), stage(stage),
+        shardBoundary(shardBoundary), gatherCount(gatherCount),
+        inUpdate(update.ops.begin(), update.ops.end()), b(update.gradient) {}
+
+  /// `position` orders the ops of each block as they were before the pass:
+  /// the update's ops are rewritten in that order, so that each value's
+  /// shard is made before its first use.
+  void run(const llvm::DenseMap<Operation *, int64_t> &position);
+
+private:
+  RankedTensorType shardType(Type full) const {
+    return layout.shardType(cast<RankedTensorType>(full).getElementType());
+  }
+  Value shardOf(Value full, Location loc);
+  void shardGradient();
+  SmallVector<OpOperand *> usesOutsideUpdate(Value value) const;
+  SmallVector<PersistentShard> findCarriedState();
+  SmallVector<PersistentShard> findBoundaryState();
+  void sliceCarriedInit(PersistentShard &state);
+  void gatherCarriedResult(PersistentShard &state, RankedTensorType whole);
+  void markBoundary(PersistentShard &state, RankedTensorType whole);
+  void gatherForOtherUses(PersistentShard &state, RankedTensorType whole);
+  void rewriteUpdateOps();
+  void gatherOutputs(const llvm::SmallPtrSetImpl<OpOperand *> &persistent);
+
+  WeightUpdate &update;
+  const ShardLayout &layout;
+  int64_t stage;
+  bool shardBoundary;
+  int64_t &gatherCount;
+  llvm::SmallPtrSet<Operation *, 16> inUpdate;
+  OpBuilder b;
+  /// Each value the update reads or computes, mapped to its shard.
+  IRMapping shards;
+  /// Full-shape splat constants whose shards were made: erased when the
+  /// update was their only user.
+  SmallVector<Operation *> fullSplats;
+};
+
+Value UpdateSharder::shardOf(Value full, Location loc) {
+  if (Value known = shards.lookupOrNull(full))
+    return known;
+  Value shard;
+  DenseElementsAttr splat;
+  if (auto scalar = full.getDefiningOp<tensor::SplatOp>()) {
+    shard = tensor::SplatOp::create(b, loc, scalar.getInput(),
+                                    shardType(full.getType()));
+  } else if (matchPattern(full, m_Constant(&splat)) && splat.isSplat()) {
+    RankedTensorType type = shardType(full.getType());
+    shard = arith::ConstantOp::create(b, loc, type, splat.resizeSplat(type));
+    fullSplats.push_back(full.getDefiningOp());
+  } else {
+    shard = sliceShard(b, loc, full, layout);
+  }
+  shards.map(full, shard);
+  return shard;
 }
 
-/// Loop-carried values of an scf.for that only this update reads and that
-/// the update produces again for the next iteration (optimizer state, such as
-/// a momentum): they can stay shards across iterations. Returns the yield
-/// operands of those values.
-SmallVector<OpOperand *> findCarriedState(const WeightUpdate &update) {
-  if (!isa<scf::ForOp>(update.gradient->getParentOp()))
+/// Stage 1 keeps the all-reduce and slices its result; stages 2 and 3
+/// reduce-scatter instead, so no rank holds the whole reduced gradient.
+void UpdateSharder::shardGradient() {
+  AllReduceOp gradient = update.gradient;
+  b.setInsertionPoint(gradient);
+  Location loc = gradient.getLoc();
+  if (stage == 1) {
+    b.setInsertionPointAfter(gradient);
+    shards.map(gradient.getResult(),
+               sliceShard(b, loc, gradient.getResult(), layout));
+    return;
+  }
+  Value padded = flattenAndPad(b, loc, gradient.getInput(), layout);
+  shards.map(gradient.getResult(),
+             ReduceScatterOp::create(b, loc, shardType(gradient.getType()),
+                                     padded, layout.mesh, layout.axes,
+                                     gradient.getReductionAttr(),
+                                     /*scatter_dim=*/0)
+                 .getResult());
+}
+
+SmallVector<OpOperand *> UpdateSharder::usesOutsideUpdate(Value value) const {
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : value.getUses())
+    if (!inUpdate.contains(use.getOwner()))
+      uses.push_back(&use);
+  return uses;
+}
+
+/// Loop-carried values of an scf.for that the update reads and produces again
+/// for the next iteration. Below stage 3 only those nothing else reads
+/// (optimizer state, such as a momentum); stage 3 takes the weights too.
+SmallVector<PersistentShard> UpdateSharder::findCarriedState() {
+  auto loop = dyn_cast<scf::ForOp>(update.gradient->getParentOp());
+  if (!loop)
     return {};
-  llvm::SmallPtrSet<Operation *, 16> inUpdate(update.ops.begin(),
-                                              update.ops.end());
-  SmallVector<OpOperand *> carried;
+  SmallVector<PersistentShard> carried;
   for (OpOperand *output : update.outputs) {
     if (!isa<scf::YieldOp>(output->getOwner()))
       continue;
-    BlockArgument arg = carriedArgument(output);
-    if (!arg.use_empty() && llvm::all_of(arg.getUsers(), [&](Operation *user) {
-          return inUpdate.contains(user);
-        }))
-      carried.push_back(output);
+    BlockArgument arg = loop.getRegionIterArgs()[output->getOperandNumber()];
+    if (!update.inputs.contains(arg))
+      continue;
+    SmallVector<OpOperand *> others = usesOutsideUpdate(arg);
+    if (others.empty() || stage == 3)
+      carried.push_back({arg, output, std::move(others)});
   }
   return carried;
 }
 
-/// Rewrites one update onto shards. `position` orders the ops of each block
-/// as they were before the pass: the update's ops are rewritten in block
-/// order, so that each value's shard is made before its first use.
-void shardUpdate(WeightUpdate &update, const ShardLayout &layout,
-                 const llvm::DenseMap<Operation *, int64_t> &position) {
-  llvm::sort(update.ops, [&](Operation *a, Operation *b) {
-    return position.lookup(a) < position.lookup(b);
-  });
-  AllReduceOp gradient = update.gradient;
-  OpBuilder b(gradient);
-  Location loc = gradient.getLoc();
-  FlatSymbolRefAttr mesh = layout.mesh;
-  DenseI64ArrayAttr axes = layout.axes;
-  auto shardType = [&](Type full) {
-    return layout.flatType(cast<RankedTensorType>(full).getElementType(),
-                           layout.shardElements);
-  };
-
-  IRMapping shards;
-  Value padded = flattenAndPad(b, loc, gradient.getInput(), layout);
-  shards.map(gradient.getResult(),
-             ReduceScatterOp::create(
-                 b, loc, shardType(gradient.getType()), padded, mesh, axes,
-                 gradient.getReductionAttr(), /*scatter_dim=*/0)
-                 .getResult());
-
-  // The shard of a value the update reads, made once, before its first use.
-  SmallVector<Operation *> fullSplats;
-  auto shardOf = [&](Value full, Location useLoc) -> Value {
-    if (Value known = shards.lookupOrNull(full))
-      return known;
-    Value shard;
-    DenseElementsAttr splat;
-    if (auto scalar = full.getDefiningOp<tensor::SplatOp>()) {
-      shard = tensor::SplatOp::create(b, useLoc, scalar.getInput(),
-                                      shardType(full.getType()));
-    } else if (matchPattern(full, m_Constant(&splat)) && splat.isSplat()) {
-      auto type = shardType(full.getType());
-      shard =
-          arith::ConstantOp::create(b, useLoc, type, splat.resizeSplat(type));
-      fullSplats.push_back(full.getDefiningOp());
-    } else {
-      shard = sliceShard(b, useLoc, full, layout);
-    }
-    shards.map(full, shard);
-    return shard;
-  };
-
-  // Loop-carried state that only the update reads becomes a carried shard:
-  // sliced once before the loop, gathered once after it. Its padding then
-  // carries computed values from one iteration to the next, which no real
-  // element ever reads (the update is elementwise).
-  SmallVector<OpOperand *> carried = findCarriedState(update);
-  llvm::SmallPtrSet<OpOperand *, 4> carriedSet(carried.begin(), carried.end());
-  for (OpOperand *output : carried) {
-    BlockArgument arg = carriedArgument(output);
-    Operation *loop = arg.getOwner()->getParentOp();
-    OpOperand *init = cast<scf::ForOp>(loop).getTiedLoopInit(arg);
-    OpBuilder before(loop);
-    init->set(sliceShard(before, loop->getLoc(), init->get(), layout));
-    arg.setType(init->get().getType());
-    shards.map(arg, arg);
+/// Function arguments that the update reads, paired with the results that
+/// return their next values, when `shard-function-boundary` is set. A result
+/// pairs with the argument of its type that is nearest to it in the update's
+/// data flow (fewest ops between them) when exactly one is nearest: `w' = w -
+/// lr * m'` pairs with `w` (one op away), not with `lr` or `m` (further).
+/// Paired arguments leave the race, so `m'` = `beta * m + g` gets `m` either
+/// way. A result with two nearest candidates stays whole.
+SmallVector<PersistentShard> UpdateSharder::findBoundaryState() {
+  auto func = dyn_cast<func::FuncOp>(update.gradient->getParentOp());
+  if (!shardBoundary || !func)
+    return {};
+  llvm::SmallPtrSet<Value, 8> candidates;
+  for (Value input : update.inputs) {
+    auto arg = dyn_cast<BlockArgument>(input);
+    if (arg && arg.getOwner() == &func.getBody().front() &&
+        (stage == 3 || usesOutsideUpdate(arg).empty()))
+      candidates.insert(arg);
   }
+  // For each returned output, the candidates of its type by distance.
+  struct Output {
+    OpOperand *operand;
+    SmallVector<std::pair<int64_t, BlockArgument>> candidates;
+  };
+  SmallVector<Output> outputs;
+  for (OpOperand *output : update.outputs) {
+    if (!isa<func::ReturnOp>(output->getOwner()))
+      continue;
+    Output entry{output, {}};
+    // Breadth-first, backward through the update's ops.
+    llvm::SmallPtrSet<Value, 16> seen{output->get()};
+    SmallVector<Value> level{output->get()};
+    for (int64_t distance = 0; !level.empty(); ++distance) {
+      SmallVector<Value> next;
+      for (Value value : level) {
+        if (candidates.contains(value) &&
+            value.getType() == output->get().getType())
+          entry.candidates.push_back({distance, cast<BlockArgument>(value)});
+        Operation *producer = value.getDefiningOp();
+        if (producer && inUpdate.contains(producer))
+          for (Value operand : producer->getOperands())
+            if (seen.insert(operand).second)
+              next.push_back(operand);
+      }
+      level = std::move(next);
+    }
+    outputs.push_back(std::move(entry));
+  }
+  SmallVector<PersistentShard> boundary;
+  llvm::SmallPtrSet<Value, 8> taken;
+  for (bool paired = true; paired;) {
+    paired = false;
+    for (Output &output : outputs) {
+      if (!output.operand)
+        continue;
+      auto open = llvm::make_filter_range(output.candidates, [&](auto &c) {
+        return !taken.contains(c.second);
+      });
+      if (open.empty())
+        continue;
+      int64_t nearest = (*open.begin()).first;
+      if (llvm::count_if(open, [&](auto &c) { return c.first == nearest; }) !=
+          1)
+        continue;
+      BlockArgument arg = (*open.begin()).second;
+      boundary.push_back({arg, output.operand, usesOutsideUpdate(arg)});
+      taken.insert(arg);
+      output.operand = nullptr;
+      paired = true;
+    }
+  }
+  return boundary;
+}
 
+/// Before the loop: the state enters as this rank's shard.
+void UpdateSharder::sliceCarriedInit(PersistentShard &state) {
+  auto loop = cast<scf::ForOp>(state.arg.getOwner()->getParentOp());
+  OpOperand *init = loop.getTiedLoopInit(state.arg);
+  OpBuilder before(loop);
+  init->set(sliceShard(before, loop.getLoc(), init->get(), layout));
+  state.arg.setType(init->get().getType());
+}
+
+/// After the loop: the whole value, gathered once, for the loop's users.
+void UpdateSharder::gatherCarriedResult(PersistentShard &state,
+                                        RankedTensorType whole) {
+  auto loop = cast<scf::ForOp>(state.arg.getOwner()->getParentOp());
+  OpResult result = loop.getTiedLoopResult(state.arg);
+  result.setType(state.arg.getType());
+  SmallVector<OpOperand *> uses =
+      llvm::to_vector(llvm::make_pointer_range(result.getUses()));
+  OpBuilder after(loop->getContext());
+  after.setInsertionPointAfter(loop);
+  Value full = gatherWhole(after, loop.getLoc(), result, layout, whole);
+  for (OpOperand *use : uses)
+    use->set(full);
+}
+
+/// The function argument and its result become shards; #zero.shard records
+/// the whole type and the group, so callers and checkpoints can map them.
+void UpdateSharder::markBoundary(PersistentShard &state,
+                                 RankedTensorType whole) {
+  auto func = cast<func::FuncOp>(state.arg.getOwner()->getParentOp());
+  MLIRContext *context = func.getContext();
+  MeshOp mesh = lookupMesh(func, layout.mesh);
+  auto attr = ShardAttr::get(context, layout.mesh,
+                             getGroupAxes(mesh, layout.axes), whole);
+  state.arg.setType(shardType(whole));
+  func.setArgAttr(state.arg.getArgNumber(), "zero.shard", attr);
+  func.setResultAttr(state.output->getOperandNumber(), "zero.shard", attr);
+}
+
+/// Stage 3: every use outside the update gets the whole value gathered just
+/// before it, and nothing holds the whole weight between uses. The gathers
+/// carry distinct `zero.for_use` numbers, so that CSE does not merge them
+/// back into one whole weight kept alive from the forward to the backward
+/// pass.
+void UpdateSharder::gatherForOtherUses(PersistentShard &state,
+                                       RankedTensorType whole) {
+  for (OpOperand *use : state.otherUses) {
+    OpBuilder before(use->getOwner());
+    AllGatherOp gather;
+    use->set(gatherWhole(before, use->getOwner()->getLoc(), state.arg, layout,
+                         whole, &gather));
+    gather->setAttr("zero.for_use", before.getI64IntegerAttr(gatherCount++));
+  }
+}
+
+void UpdateSharder::rewriteUpdateOps() {
   for (Operation *op : update.ops) {
     b.setInsertionPoint(op);
     if (auto reduce = dyn_cast<linalg::ReduceOp>(op)) {
@@ -280,32 +378,19 @@ void shardUpdate(WeightUpdate &update, const ShardLayout &layout,
     for (OpResult result : clone->getResults())
       result.setType(shardType(result.getType()));
   }
+}
 
-  // Carried state: the shard goes round the loop; the whole value is
-  // gathered from the loop's result.
-  for (OpOperand *output : carried) {
-    auto whole = cast<RankedTensorType>(output->get().getType());
-    Value shard = shards.lookup(output->get());
-    output->set(shard);
-    BlockArgument arg = carriedArgument(output);
-    auto loop = cast<scf::ForOp>(arg.getOwner()->getParentOp());
-    OpResult result = loop.getTiedLoopResult(arg);
-    result.setType(shard.getType());
-    SmallVector<OpOperand *> uses =
-        llvm::to_vector(llvm::make_pointer_range(result.getUses()));
-    OpBuilder after(loop->getContext());
-    after.setInsertionPointAfter(loop);
-    Value full = gatherWhole(after, loop.getLoc(), result, layout, whole);
-    for (OpOperand *use : uses)
-      use->set(full);
-  }
-
-  // Whole values again where they leave the block.
+/// Whole values again where they leave the block, except the persistent
+/// shards, which leave as shards.
+void UpdateSharder::gatherOutputs(
+    const llvm::SmallPtrSetImpl<OpOperand *> &persistent) {
   IRMapping gathered;
   for (OpOperand *output : update.outputs) {
-    if (carriedSet.contains(output))
-      continue;
     Value full = output->get();
+    if (persistent.contains(output)) {
+      output->set(shards.lookup(full));
+      continue;
+    }
     if (!gathered.contains(full)) {
       b.setInsertionPoint(output->getOwner());
       gathered.map(full,
@@ -314,11 +399,42 @@ void shardUpdate(WeightUpdate &update, const ShardLayout &layout,
     }
     output->set(gathered.lookup(full));
   }
+}
+
+void UpdateSharder::run(const llvm::DenseMap<Operation *, int64_t> &position) {
+  llvm::sort(update.ops, [&](Operation *a, Operation *b) {
+    return position.lookup(a) < position.lookup(b);
+  });
+  shardGradient();
+
+  SmallVector<PersistentShard> persistent = findCarriedState();
+  bool inLoop = !persistent.empty();
+  if (!inLoop)
+    persistent = findBoundaryState();
+  llvm::SmallPtrSet<OpOperand *, 4> persistentOutputs;
+  SmallVector<RankedTensorType> wholeTypes;
+  for (PersistentShard &state : persistent) {
+    auto whole = cast<RankedTensorType>(state.arg.getType());
+    wholeTypes.push_back(whole);
+    persistentOutputs.insert(state.output);
+    if (inLoop)
+      sliceCarriedInit(state);
+    else
+      markBoundary(state, whole);
+    shards.map(state.arg, state.arg);
+    gatherForOtherUses(state, whole);
+  }
+
+  rewriteUpdateOps();
+  gatherOutputs(persistentOutputs);
+  if (inLoop)
+    for (auto [state, whole] : llvm::zip(persistent, wholeTypes))
+      gatherCarriedResult(state, whole);
 
   for (Operation *op : llvm::reverse(update.ops))
     op->erase();
-  gradient->erase();
-  // Full-shape splats whose only users were the update.
+  if (stage != 1)
+    update.gradient->erase();
   for (Operation *splat : fullSplats)
     if (splat->use_empty())
       splat->erase();
@@ -343,7 +459,37 @@ struct ZeroShardWeightUpdatePass
     return "";
   }
 
+  /// Whether the state of `func` may be sharded at its boundary: the
+  /// signature changes, so nothing in the module may call it.
+  bool mayChangeSignature(func::FuncOp func) {
+    if (!func.getBody().hasOneBlock()) {
+      func.emitRemark("state not sharded at the function boundary: the "
+                      "function has more than one block");
+      return false;
+    }
+    if (!SymbolTable::symbolKnownUseEmpty(func, getOperation())) {
+      func.emitRemark("state not sharded at the function boundary: the "
+                      "function is called in the module");
+      return false;
+    }
+    return true;
+  }
+
+  /// The function type again from the entry block and the return.
+  static void updateFunctionType(func::FuncOp func) {
+    Operation *ret = func.getBody().front().getTerminator();
+    func.setFunctionType(FunctionType::get(
+        func.getContext(), func.getBody().front().getArgumentTypes(),
+        ret->getOperandTypes()));
+  }
+
   void runOnOperation() override {
+    if (stage < 1 || stage > 3) {
+      getOperation().emitError("zero-shard-weight-update: stage must be 1, "
+                               "2 or 3, got ")
+          << static_cast<int64_t>(stage);
+      return signalPassFailure();
+    }
     // Positions of the ops as given. Asking the block for its order
     // (isBeforeInBlock) after each rewrite would renumber the block each
     // time: quadratic in a program with thousands of parameters. The
@@ -357,6 +503,9 @@ struct ZeroShardWeightUpdatePass
       if (!isa<AsyncOp>(op->getParentOp()))
         gradients.push_back(op);
     });
+    llvm::DenseMap<Operation *, bool> boundaryAllowed;
+    llvm::SetVector<func::FuncOp> changed;
+    int64_t gatherCount = 0;
     for (AllReduceOp gradient : gradients) {
       MeshOp mesh = lookupMesh(gradient, gradient.getMeshAttr());
       if (!mesh) // the verifier has said so already
@@ -370,8 +519,23 @@ struct ZeroShardWeightUpdatePass
         gradient.emitRemark("left replicated: ") << why;
         continue;
       }
-      shardUpdate(*update, ShardLayout(gradient, groupSize), position);
+      bool boundary = false;
+      if (auto func = dyn_cast<func::FuncOp>(gradient->getParentOp());
+          func && shardFunctionBoundary) {
+        auto [it, inserted] = boundaryAllowed.try_emplace(func, false);
+        if (inserted)
+          it->second = mayChangeSignature(func);
+        boundary = it->second;
+        if (boundary)
+          changed.insert(func);
+      }
+      ShardLayout layout(gradient.getMeshAttr(), gradient.getAxesAttr(),
+                         gradient.getType().getNumElements(), groupSize);
+      UpdateSharder(*update, layout, stage, boundary, gatherCount)
+          .run(position);
     }
+    for (func::FuncOp func : changed)
+      updateFunctionType(func);
   }
 };
 

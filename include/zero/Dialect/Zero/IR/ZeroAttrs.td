@@ -33,4 +33,33 @@ def Zero_ReductionKindAttr : EnumAttr<Zero_Dialect, Zero_ReductionKind,
   let assemblyFormat = "$value";
 }
 
+def Zero_ShardAttr : AttrDef<Zero_Dialect, "Shard"> {
+  let mnemonic = "shard";
+  let summary = "How a sharded function argument or result maps to its whole "
+                "value";
+  let description = [{
+    Set as `zero.shard` on a function argument or result that
+    `zero-shard-weight-update` (option `shard-function-boundary`) turned into
+    this rank's shard of a whole tensor of type `whole`. The layout is the one
+    every sharded value in zero has: the whole tensor is flattened in
+    row-major order, padded at the end to a multiple of the size N of the
+    group formed by `axes` of `mesh`, and cut into N equal parts; the rank
+    with group index i holds part i, elements [i * S, (i + 1) * S) with
+    S = ceil(numElements / N). Padding elements hold unspecified values.
+
+    A caller (or a checkpoint tool) gives each rank its part of the whole
+    value and reassembles a whole result by concatenating the parts in group
+    order and dropping the padding.
+
+    ```mlir
+    func.func @step(%m: tensor<23xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<7x13xf32>>}, ...)
+    ```
+  }];
+  let parameters = (ins "::mlir::FlatSymbolRefAttr":$mesh,
+                        ArrayRefParameter<"int64_t">:$axes,
+                        "::mlir::RankedTensorType":$whole);
+  let assemblyFormat = "`<` $mesh `,` `axes` `=` `[` $axes `]` `,` $whole `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // ZERO_DIALECT_ZERO_IR_ZEROATTRS_TD

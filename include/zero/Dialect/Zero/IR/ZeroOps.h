@@ -24,6 +24,10 @@ llvm::SmallVector<int64_t> getGroupAxes(MeshOp mesh,
 /// The number of ranks in each group of `mesh` over `axes` (null: all axes).
 int64_t getGroupSize(MeshOp mesh, mlir::DenseI64ArrayAttr axes);
 
+/// The group index of world rank `rank` in its group of `mesh` over `axes`:
+/// its coordinates on the group axes, row-major.
+int64_t getGroupIndex(MeshOp mesh, mlir::DenseI64ArrayAttr axes, int64_t rank);
+
 /// Whether a reducing collective of `kind` can combine elements of `type`.
 bool isReducible(ReductionKind kind, mlir::Type elementType);
 } // namespace zero

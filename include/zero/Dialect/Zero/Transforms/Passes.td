@@ -89,15 +89,49 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
     becomes a loop-carried shard: sliced once before the loop, gathered once
     after it. Its padding then carries computed values from one iteration to
     the next, which no real element reads, since the update is elementwise.
-    A weight that the loop's forward pass reads is gathered every iteration.
+    A weight that the loop's forward pass reads is gathered every iteration
+    (below stage 3; `zero-defer-all-gather` then carries it as a shard too).
 
-    The function's signature does not change: optimizer state of a
-    single-step function enters and leaves whole, so it is sliced on entry
-    and gathered on exit.
+    Single-step functions: by default the signature does not change:
+    optimizer state enters and leaves whole, so it is sliced on entry and
+    gathered on exit. With `shard-function-boundary`, an argument that only
+    the update reads and the result that returns its next value become this
+    rank's shard instead, each marked with `zero.shard = #zero.shard<...>`
+    (the mesh, group axes and whole type: see the attribute). A result is
+    paired with an argument of its type that it depends on through the
+    update; results with one such argument are paired first (`m'` reads only
+    `m`, so `w'`, which reads `w` and `m'`, gets `w`), and a result left with
+    several stays whole. A function that is called in the module, or has
+    more than one block, keeps its signature (a remark says so).
+
+    ZeRO stages (`stage`):
+    - 1: optimizer state only. The gradient is all-reduced as given and each
+      rank slices its shard of the result; the update runs on the shard.
+    - 2 (default): also the gradient: reduce-scatter instead of all-reduce,
+      so no rank holds the whole reduced gradient.
+    - 3: also the weights. A loop-carried weight (or, with
+      `shard-function-boundary`, a weight argument) that the forward or
+      backward pass reads stays a shard as well, and every use outside the
+      update gets the whole weight all-gathered just before it, so nothing
+      holds it between uses. These gathers carry distinct `zero.for_use`
+      numbers so that CSE does not merge them back into one whole weight
+      alive from the forward to the backward pass. In a single-step function
+      without `shard-function-boundary` the weights enter whole, and stage 3
+      is stage 2.
+
+    All stages compute every element with the same ops on the same inputs,
+    so the results are those of the program as given.
   }];
   let options = [
     Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
            "Leave gradients smaller than this many bytes replicated">,
+    Option<"stage", "stage", "int64_t", /*default=*/"2",
+           "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also "
+           "weights">,
+    Option<"shardFunctionBoundary", "shard-function-boundary", "bool",
+           /*default=*/"false",
+           "Pass the optimizer state of a single-step function in and out "
+           "as shards (marked #zero.shard) instead of whole">,
   ];
   let dependentDialects = ["::zero::ZeroDialect",
                            "::mlir::tensor::TensorDialect",

@@ -1,0 +1,72 @@
+//===- Layout.h - flat layouts of shards and buckets ------------*- C++ -*-===//
+//
+// Shards and buckets are flat: zero-shard-weight-update,
+// zero-defer-all-gather and zero-combine-collectives turn tensors of any rank
+// into 1-D tensors and back, and the first two cut them into the parts of a
+// group (the layout #zero.shard describes). Internal to ZeroTransforms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_LIB_DIALECT_ZERO_TRANSFORMS_LAYOUT_H
+#define ZERO_LIB_DIALECT_ZERO_TRANSFORMS_LAYOUT_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+
+namespace zero {
+
+/// `value` (a static ranked tensor) as a 1-D tensor of its elements in
+/// row-major order: collapsed when of rank > 1, expanded when 0-d.
+mlir::Value flatten(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value);
+
+/// The inverse of flatten: the 1-D `flat` in the shape of `type`.
+mlir::Value unflatten(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
+                      mlir::RankedTensorType type);
+
+/// How a tensor of `numElements` elements is cut into the parts of a group:
+/// flattened, padded at the end to `paddedElements` = N * `shardElements`,
+/// part i on the rank with group index i.
+struct ShardLayout {
+  mlir::FlatSymbolRefAttr mesh;
+  mlir::DenseI64ArrayAttr axes;
+  int64_t numElements;
+  int64_t shardElements;
+  int64_t paddedElements;
+
+  ShardLayout(mlir::FlatSymbolRefAttr mesh, mlir::DenseI64ArrayAttr axes,
+              int64_t numElements, int64_t groupSize)
+      : mesh(mesh), axes(axes), numElements(numElements),
+        shardElements(llvm::divideCeil(numElements, groupSize)),
+        paddedElements(shardElements * groupSize) {}
+
+  /// The 1-D tensor type of `size` elements of `element`.
+  static mlir::RankedTensorType flatType(mlir::Type element, int64_t size) {
+    return mlir::RankedTensorType::get({size}, element);
+  }
+  /// The type of a shard of a tensor with element type `element`.
+  mlir::RankedTensorType shardType(mlir::Type element) const {
+    return flatType(element, shardElements);
+  }
+};
+
+/// `value` flattened and padded with zeros to the padded size.
+mlir::Value flattenAndPad(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value value, const ShardLayout &layout);
+
+/// This rank's shard of the whole value `full`: flattenAndPad, then
+/// `zero.shard_slice`.
+mlir::Value sliceShard(mlir::OpBuilder &b, mlir::Location loc, mlir::Value full,
+                       const ShardLayout &layout);
+
+/// The whole value, of type `whole`, of which `shard` is this rank's part:
+/// `zero.all_gather` (returned in `gather` when given), then the padding
+/// dropped and the shape restored.
+mlir::Value gatherWhole(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value shard, const ShardLayout &layout,
+                        mlir::RankedTensorType whole,
+                        AllGatherOp *gather = nullptr);
+
+} // namespace zero
+
+#endif // ZERO_LIB_DIALECT_ZERO_TRANSFORMS_LAYOUT_H
