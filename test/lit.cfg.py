@@ -35,6 +35,10 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # sharding pipeline, on the same inputs, and compare every result bit for bit.
 config.substitutions.append(
     ("%shard_pipeline", "zero-shard-weight-update,canonicalize,cse"))
+# The same with the weights of a training loop carried as shards.
+config.substitutions.append(
+    ("%defer_pipeline",
+     "zero-shard-weight-update,zero-defer-all-gather,canonicalize,cse"))
 
 # MPI tests run under mpirun with more processes than cores, each output line
 # tagged with its rank so that lines of two processes never mix, and killed

@@ -10,7 +10,14 @@ void zero::buildWeightUpdateShardingPipeline(
     OpPassManager &pm, const WeightUpdateShardingOptions &options) {
   ZeroShardWeightUpdateOptions shard;
   shard.minBytes = options.minBytes;
+  shard.stage = options.stage;
+  shard.shardFunctionBoundary = options.shardFunctionBoundary;
   pm.addPass(createZeroShardWeightUpdate(shard));
+  if (options.deferAllGather) {
+    ZeroDeferAllGatherOptions defer;
+    defer.gatherDtype = options.gatherDtype;
+    pm.addPass(createZeroDeferAllGather(defer));
+  }
   if (options.bucketBytes > 0) {
     ZeroCombineCollectivesOptions combine;
     combine.bucketBytes = options.bucketBytes;
@@ -28,6 +35,7 @@ void zero::registerWeightUpdateShardingPipeline() {
       "zero-weight-update-sharding",
       "Shards every weight update across the replicas and buckets the "
       "resulting collectives: zero-shard-weight-update, "
-      "zero-combine-collectives, canonicalize, cse",
+      "zero-defer-all-gather (optional), zero-combine-collectives, "
+      "canonicalize, cse",
       buildWeightUpdateShardingPipeline);
 }

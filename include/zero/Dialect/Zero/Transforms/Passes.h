@@ -27,6 +27,26 @@ struct WeightUpdateShardingOptions
       llvm::cl::desc("Leave gradients smaller than this many bytes "
                      "replicated (zero-shard-weight-update)"),
       llvm::cl::init(0)};
+  Option<int64_t> stage{
+      *this, "stage",
+      llvm::cl::desc("ZeRO stage: 1 shards optimizer state, 2 also "
+                     "gradients, 3 also weights (zero-shard-weight-update)"),
+      llvm::cl::init(2)};
+  Option<bool> shardFunctionBoundary{
+      *this, "shard-function-boundary",
+      llvm::cl::desc("Pass the state of a single-step function in and out as "
+                     "shards (zero-shard-weight-update)"),
+      llvm::cl::init(false)};
+  Option<bool> deferAllGather{
+      *this, "defer-all-gather",
+      llvm::cl::desc("Carry loop weights as shards and gather them for the "
+                     "next iteration (zero-defer-all-gather)"),
+      llvm::cl::init(false)};
+  Option<std::string> gatherDtype{
+      *this, "gather-dtype",
+      llvm::cl::desc("Element type of deferred gathers: auto, bf16, f16 or "
+                     "f32 (zero-defer-all-gather)"),
+      llvm::cl::init("auto")};
   Option<int64_t> bucketBytes{
       *this, "bucket-bytes",
       llvm::cl::desc("Largest bucket of combined collectives in bytes; 0 "
@@ -40,7 +60,8 @@ struct WeightUpdateShardingOptions
 };
 
 /// Builds `zero-weight-update-sharding`: zero-shard-weight-update,
-/// zero-combine-collectives (unless bucket-bytes is 0), canonicalize, cse.
+/// zero-defer-all-gather (with defer-all-gather), zero-combine-collectives
+/// (unless bucket-bytes is 0), canonicalize, cse.
 void buildWeightUpdateShardingPipeline(
     mlir::OpPassManager &pm, const WeightUpdateShardingOptions &options);
 

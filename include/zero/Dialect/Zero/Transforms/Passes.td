@@ -139,6 +139,74 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
+  let summary = "Carries sharded weights across training-loop iterations and "
+                "gathers them for the next iteration, in bf16 where exact";
+  let description = [{
+    Runs after `zero-shard-weight-update` on a training loop (`scf.for`)
+    whose weights it left loop-carried whole: each iteration slices the
+    weight for the update and all-gathers the new shard right after it. This
+    pass carries the fp32 shard round the loop instead, and beside it the
+    gathered copy that the forward and backward passes read:
+
+    1. before the loop, the weight is sliced once, and the first iteration's
+       copy is the whole initial weight, converted locally (every rank has
+       it: no gather);
+    2. in the body, the update reads the carried shard; the other readers
+       read the carried copy;
+    3. at the end of the body, the new shard is converted to the gather type
+       and all-gathered: the next iteration's copy. The scheduler can start
+       it there and await it where the next iteration first reads it;
+    4. after the loop, the last shard is gathered in full precision for the
+       caller.
+
+    The gather type (`gather-dtype`): with `auto`, when every reader of the
+    weight is an `arith.truncf` to one type (the bf16 copy of fp32 master
+    weights), the gather moves that type: rounding commutes with gathering,
+    so the truncated copy is the same bit for bit, for half the bytes. Else
+    the weight's own type. Naming a type (`bf16`, `f16`, `f32`) forces it:
+    readers that need more precision then read a rounded copy extended back,
+    which changes results; a remark says so.
+
+    ```mlir
+    // before (after zero-shard-weight-update)
+    scf.for ... iter_args(%w = %w0) -> (tensor<10xf32>) {
+      %wb = arith.truncf %w : tensor<10xf32> to tensor<10xbf16>
+      ... forward and backward read %wb ...
+      %ws = zero.shard_slice %wp on @dp : tensor<12xf32> -> tensor<3xf32>
+      %ws2 = arith.subf %ws, %gs : tensor<3xf32>
+      %wn = zero.all_gather %ws2 on @dp : tensor<3xf32> -> tensor<12xf32>
+      ... unpad %wn to %w2 ...
+      scf.yield %w2 : tensor<10xf32>
+    }
+    // after
+    %c0 = arith.truncf %w0 : tensor<10xf32> to tensor<10xbf16>
+    scf.for ... iter_args(%ws = %s0, %wb = %c0) -> (tensor<3xf32>, tensor<10xbf16>) {
+      ... forward and backward read %wb ...
+      %ws2 = arith.subf %ws, %gs : tensor<3xf32>
+      %t = arith.truncf %ws2 : tensor<3xf32> to tensor<3xbf16>
+      %n = zero.all_gather %t on @dp : tensor<3xbf16> -> tensor<12xbf16>
+      ... unpad %n to %wb2 ...
+      scf.yield %ws2, %wb2 : tensor<3xf32>, tensor<10xbf16>
+    }
+    ... all_gather the last shard in f32 for the caller ...
+    ```
+
+    The last iteration's gather is not read (peeling the last iteration
+    would save it, at the cost of a copy of the body). Loops whose weights
+    are not gathered this way (stage 3, where each use gathers; weights that
+    no gradient updates) are left unchanged.
+  }];
+  let options = [
+    Option<"gatherDtype", "gather-dtype", "std::string", /*default=*/"\"auto\"",
+           "Element type of the gathered copy: auto (the type the forward "
+           "pass truncates to, or the weight's), bf16, f16 or f32">,
+  ];
+  let dependentDialects = ["::zero::ZeroDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ZeroCombineCollectives : Pass<"zero-combine-collectives",
                                   "mlir::ModuleOp"> {
   let summary = "Buckets small collectives of one kind into one exchange";

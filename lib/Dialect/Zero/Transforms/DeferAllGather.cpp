@@ -1,0 +1,292 @@
+//===- DeferAllGather.cpp - carry weights as shards across iterations -----===//
+//
+// In a training loop sharded by zero-shard-weight-update, each iteration
+// gathers the new weights right after the update and carries them whole to
+// the next iteration. This pass carries the shard instead and the gathered
+// copy beside it, in bf16 when the forward pass reads only a bf16 rounding of
+// the weights, so that the gather can overlap the next iteration's forward
+// pass. See Passes.td for the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Layout.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "zero/Dialect/Zero/Transforms/Passes.h"
+
+namespace zero {
+#define GEN_PASS_DEF_ZERODEFERALLGATHER
+#include "zero/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+using namespace zero;
+
+namespace {
+
+/// One loop-carried weight whose next value the loop body gathers whole from
+/// the shard the update computed.
+struct DeferredWeight {
+  /// The iteration argument: whole before, the shard after the rewrite.
+  BlockArgument arg;
+  RankedTensorType whole;
+  /// The updated shard the body gathers, and the layout of that gather.
+  Value newShard;
+  ShardLayout layout;
+  /// The slice of `arg` the update reads, replaced by the carried shard.
+  SmallVector<ShardSliceOp> slices;
+  /// The other uses of `arg`: the forward and backward passes.
+  SmallVector<OpOperand *> readers;
+  /// The element type the copy for the readers is gathered in.
+  Type gatherElement;
+};
+
+/// `value` peeled of a reshape to the whole shape and of dropped padding:
+/// the all-gather that zero-shard-weight-update's gatherWhole made, or null.
+AllGatherOp matchGatheredWhole(Value value, RankedTensorType whole) {
+  if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>())
+    value = expand.getSrc();
+  if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (!slice.hasUnitStride() || !slice.hasZeroOffset() ||
+        slice.getType().getNumElements() != whole.getNumElements())
+      return nullptr;
+    value = slice.getSource();
+  }
+  auto gather = value.getDefiningOp<AllGatherOp>();
+  if (!gather || gather.getInput().getType().getRank() != 1 ||
+      gather.getType().getNumElements() < whole.getNumElements() ||
+      gather.getType().getElementType() != whole.getElementType() ||
+      gather.getGatherDim() != 0)
+    return nullptr;
+  auto flat = dyn_cast<RankedTensorType>(value.getType());
+  if (!flat || flat.getRank() != 1)
+    return nullptr;
+  return gather;
+}
+
+/// The shard_slice that a use of the whole weight feeds through its
+/// flattening and padding (each used once), when it cuts the same layout.
+ShardSliceOp matchSlice(OpOperand &use, AllGatherOp gather) {
+  Operation *op = use.getOwner();
+  auto next = [](Operation *op) -> Operation * {
+    return op->hasOneUse() ? *op->getUsers().begin() : nullptr;
+  };
+  if (op && isa<tensor::CollapseShapeOp>(op))
+    op = next(op);
+  if (op && isa<tensor::PadOp>(op))
+    op = next(op);
+  auto slice = dyn_cast_or_null<ShardSliceOp>(op);
+  if (!slice || slice.getMeshAttr() != gather.getMeshAttr() ||
+      slice.getAxesAttr() != gather.getAxesAttr() ||
+      slice.getType() != gather.getInput().getType() ||
+      slice.getInput().getType() != gather.getType())
+    return nullptr;
+  return slice;
+}
+
+struct ZeroDeferAllGatherPass
+    : public zero::impl::ZeroDeferAllGatherBase<ZeroDeferAllGatherPass> {
+  using Base::Base;
+
+  /// The forced gather element type, null for "auto".
+  FailureOr<Type> parseGatherDtype() {
+    Builder b(&getContext());
+    if (gatherDtype == "auto")
+      return Type();
+    if (gatherDtype == "bf16")
+      return Type(b.getBF16Type());
+    if (gatherDtype == "f16")
+      return Type(b.getF16Type());
+    if (gatherDtype == "f32")
+      return Type(b.getF32Type());
+    getOperation().emitError("zero-defer-all-gather: gather-dtype must be "
+                             "auto, bf16, f16 or f32, got '")
+        << gatherDtype << "'";
+    return failure();
+  }
+
+  /// What the readers consume: the element type of the one truncation they
+  /// all go through (a bf16 model copy), or the weight's own.
+  static Type readElement(const DeferredWeight &weight) {
+    Type common;
+    for (OpOperand *reader : weight.readers) {
+      auto trunc = dyn_cast<arith::TruncFOp>(reader->getOwner());
+      if (!trunc || (common && common != getElementTypeOrSelf(trunc)))
+        return weight.whole.getElementType();
+      common = getElementTypeOrSelf(trunc.getType());
+    }
+    return common ? common : weight.whole.getElementType();
+  }
+
+  /// The weights of `loop` whose new value is gathered from an update shard.
+  SmallVector<DeferredWeight> findWeights(scf::ForOp loop, Type forced) {
+    SmallVector<DeferredWeight> weights;
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    for (BlockArgument arg : loop.getRegionIterArgs()) {
+      auto whole = dyn_cast<RankedTensorType>(arg.getType());
+      if (!whole || !whole.hasStaticShape() ||
+          !isa<FloatType>(whole.getElementType()))
+        continue;
+      Value next = yield.getOperand(arg.getArgNumber() - 1);
+      AllGatherOp gather = matchGatheredWhole(next, whole);
+      if (!gather)
+        continue;
+      MeshOp mesh = lookupMesh(gather, gather.getMeshAttr());
+      if (!mesh)
+        continue;
+      int64_t groupSize = getGroupSize(mesh, gather.getAxesAttr());
+      ShardLayout layout(gather.getMeshAttr(), gather.getAxesAttr(),
+                         whole.getNumElements(), groupSize);
+      if (layout.paddedElements != gather.getType().getNumElements())
+        continue;
+      DeferredWeight weight{arg, whole, gather.getInput(), layout, {}, {}, {}};
+      for (OpOperand &use : arg.getUses()) {
+        if (ShardSliceOp slice = matchSlice(use, gather))
+          weight.slices.push_back(slice);
+        else
+          weight.readers.push_back(&use);
+      }
+      weight.gatherElement = forced ? forced : readElement(weight);
+      weights.push_back(std::move(weight));
+    }
+    return weights;
+  }
+
+  /// `value` converted to element type `element` (truncated or extended).
+  static Value convert(OpBuilder &b, Location loc, Value value, Type element) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getElementType() == element)
+      return value;
+    auto to = type.clone(element);
+    if (element.getIntOrFloatBitWidth() <
+        type.getElementType().getIntOrFloatBitWidth())
+      return arith::TruncFOp::create(b, loc, to, value);
+    return arith::ExtFOp::create(b, loc, to, value);
+  }
+
+  /// Erases `slice` and the flattening and padding that only fed it: they
+  /// read the whole weight, which the loop no longer carries.
+  static void eraseSliceChain(ShardSliceOp slice) {
+    Operation *op = slice;
+    while (op && op->use_empty()) {
+      Operation *producer = op->getOperand(0).getDefiningOp();
+      op->erase();
+      op = isa_and_nonnull<tensor::PadOp, tensor::CollapseShapeOp>(producer)
+               ? producer
+               : nullptr;
+    }
+  }
+
+  /// Erases the whole-weight gather the loop no longer yields (matched by
+  /// matchGatheredWhole: reshape, unpadding slice, all-gather) where nothing
+  /// else reads it.
+  static void eraseDeadGather(Value whole) {
+    Operation *op = whole.getDefiningOp();
+    while (op && op->use_empty()) {
+      Operation *producer =
+          isa<AllGatherOp>(op) ? nullptr : op->getOperand(0).getDefiningOp();
+      op->erase();
+      op = producer;
+    }
+  }
+
+  /// Carries each weight of `loop` as a shard plus its gathered copy.
+  void defer(scf::ForOp loop, SmallVector<DeferredWeight> &weights) {
+    Location loc = loop.getLoc();
+    OpBuilder before(loop);
+    SmallVector<Value> copies;
+    for (DeferredWeight &weight : weights) {
+      OpOperand *init = loop.getTiedLoopInit(weight.arg);
+      Value whole = init->get();
+      // The first iteration's copy: the whole initial weight, converted
+      // here (no gather: every rank has it).
+      copies.push_back(convert(before, loc, whole, weight.gatherElement));
+      init->set(sliceShard(before, loc, whole, weight.layout));
+      weight.arg.setType(init->get().getType());
+      loop.getTiedLoopResult(weight.arg).setType(weight.arg.getType());
+      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+      Value gathered = yield.getOperand(weight.arg.getArgNumber() - 1);
+      yield->setOperand(weight.arg.getArgNumber() - 1, weight.newShard);
+      eraseDeadGather(gathered);
+      for (ShardSliceOp slice : weight.slices) {
+        slice.getResult().replaceAllUsesWith(weight.arg);
+        eraseSliceChain(slice);
+      }
+    }
+
+    // The next iteration's copy, gathered at the end of this one.
+    IRRewriter rewriter(loop.getContext());
+    rewriter.setInsertionPoint(loop);
+    auto newYields = [&](OpBuilder &b, Location yieldLoc,
+                         ArrayRef<BlockArgument>) {
+      SmallVector<Value> gathered;
+      for (DeferredWeight &weight : weights) {
+        Value part =
+            convert(b, yieldLoc, weight.newShard, weight.gatherElement);
+        gathered.push_back(
+            gatherWhole(b, yieldLoc, part, weight.layout,
+                        weight.whole.clone(weight.gatherElement)));
+      }
+      return gathered;
+    };
+    auto replaced = cast<LoopLikeOpInterface>(loop.getOperation())
+                        .replaceWithAdditionalYields(
+                            rewriter, copies,
+                            /*replaceInitOperandUsesInLoop=*/false, newYields);
+    auto newLoop = cast<scf::ForOp>(replaced->getOperation());
+    ArrayRef<BlockArgument> copyArgs =
+        newLoop.getRegionIterArgs().take_back(weights.size());
+
+    for (auto [weight, copy] : llvm::zip(weights, copyArgs)) {
+      // The readers take the carried copy: a truncation to its type is the
+      // copy itself; anything else gets it converted back once.
+      Value converted;
+      for (OpOperand *reader : weight.readers) {
+        auto trunc = dyn_cast<arith::TruncFOp>(reader->getOwner());
+        if (trunc && trunc.getType() == copy.getType()) {
+          trunc.getResult().replaceAllUsesWith(copy);
+          trunc->erase();
+          continue;
+        }
+        if (!converted) {
+          OpBuilder top = OpBuilder::atBlockBegin(newLoop.getBody());
+          converted = convert(top, loc, copy, weight.whole.getElementType());
+        }
+        reader->set(converted);
+      }
+      // After the loop, the whole weight for the caller, in full precision.
+      OpResult shard = newLoop.getTiedLoopResult(
+          newLoop.getRegionIterArgs()[weight.arg.getArgNumber() - 1]);
+      SmallVector<OpOperand *> uses =
+          llvm::to_vector(llvm::make_pointer_range(shard.getUses()));
+      OpBuilder after(newLoop->getContext());
+      after.setInsertionPointAfter(newLoop);
+      Value whole = gatherWhole(after, loc, shard, weight.layout, weight.whole);
+      for (OpOperand *use : uses)
+        use->set(whole);
+    }
+  }
+
+  void runOnOperation() override {
+    FailureOr<Type> forced = parseGatherDtype();
+    if (failed(forced))
+      return signalPassFailure();
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops) {
+      SmallVector<DeferredWeight> weights = findWeights(loop, *forced);
+      if (weights.empty())
+        continue;
+      for (DeferredWeight &weight : weights)
+        if (weight.gatherElement != readElement(weight))
+          loop.emitRemark("gathering a ")
+              << weight.whole << " weight in " << weight.gatherElement
+              << " (gather-dtype): the forward pass reads a rounded copy, "
+                 "which changes results";
+      defer(loop, weights);
+    }
+  }
+};
+
+} // namespace
