@@ -10,11 +10,19 @@ zero.mesh @dp(shape = [8])
 // TEXT-NEXT: collective count bytes sent per rank
 // TEXT-NEXT: all_reduce 1 3584000
 // TEXT-NEXT: total 1 3584000
+// The weight is state; the local gradient, read only by the all-reduce, is
+// not; the reduced gradient is whole.
+// TEXT: model state bytes per rank: 4096000
+// TEXT-NEXT: weights and optimizer state: 2048000, reduced gradients: 2048000
 // JSON: "all_reduce": {
 // JSON-NEXT: "bytes_per_rank": 3584000,
 // JSON-NEXT: "count": 1,
 // JSON-NEXT: "unknown": 0
-// JSON: "function": "step"
+// JSON: "function": "step",
+// JSON-NEXT: "model_state_bytes": {
+// JSON-NEXT: "reduced_gradients": 2048000,
+// JSON-NEXT: "total": 4096000,
+// JSON-NEXT: "weights_and_optimizer_state": 2048000
 // The IR is unchanged.
 // IR-LABEL: func.func @step
 // IR: zero.all_reduce
@@ -36,6 +44,8 @@ zero.mesh @h(shape = [2, 4])
 // TEXT-NEXT: all_gather 6 15360 (+1 of unknown size)
 // TEXT-NEXT: shard_slice 1 0
 // TEXT-NEXT: total 12 30720 (+1 of unknown size)
+// The loops carry nothing; the reduce-scatter's shard is the gradient.
+// TEXT: weights and optimizer state: 0, reduced gradients: 1024
 func.func @loops(%x: tensor<1024xf32>, %s: tensor<256xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -89,6 +99,13 @@ func.func @no_collectives(%x: tensor<4xf32>) -> tensor<4xf32> {
 // GIVEN: reduce_scatter 1 1792000
 // GIVEN: bytes sent per rank: 5376000 (given 3584000, ratio 1.500)
 // GIVEN: update elements per rank: 256000 (given 2048000, ratio 0.125)
+// The state enters whole; the reduced gradient is a shard.
+// GIVEN: model state bytes per rank: 4352000 (given 6144000, ratio 0.708)
+// GIVEN-NEXT: weights and optimizer state: 4096000, reduced gradients: 256000
+// With the state passed as shards, model state is 1/8 of the given.
+// RUN: zero-opt %s --split-input-file --zero-report=record-given --zero-weight-update-sharding=shard-function-boundary --zero-report 2>&1 | FileCheck %s --check-prefix=BOUNDARY
+// BOUNDARY-LABEL: zero-report: @compared
+// BOUNDARY: model state bytes per rank: 768000 (given 6144000, ratio 0.125)
 // GIVEN-NOT: zero.report_given
 // GIVEN: func.func @compared
 zero.mesh @dp8(shape = [8])
@@ -104,4 +121,35 @@ func.func @compared(%w: tensor<1000x512xf32>, %m: tensor<1000x512xf32>,
   %d = arith.mulf %m2, %lr : tensor<1000x512xf32>
   %w2 = arith.subf %w, %d : tensor<1000x512xf32>
   return %w2, %m2 : tensor<1000x512xf32>, tensor<1000x512xf32>
+}
+
+// -----
+
+// A training loop: the state is what the loop carries (here a weight and a
+// momentum of 64 floats), counted per rank as the loop holds it.
+// RUN: zero-opt %s --split-input-file --zero-report=record-given --zero-weight-update-sharding='defer-all-gather bucket-bytes=0' --zero-report 2>&1 | FileCheck %s --check-prefix=LOOP
+// LOOP-LABEL: zero-report: @training_loop
+// The given loop carries 2 x 256 B and all-reduces 256 B. The sharded loop
+// carries two 64 B shards and the weight's 256 B copy, and reduce-scatters
+// into a 64 B shard.
+// LOOP: model state bytes per rank: 448 (given 768, ratio 0.583)
+// LOOP-NEXT: weights and optimizer state: 384, reduced gradients: 64
+zero.mesh @dp4(shape = [4])
+
+func.func @training_loop(%w0: tensor<64xf32>, %m0: tensor<64xf32>, %x: tensor<64xf32>)
+    -> (tensor<64xf32>, tensor<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %beta = arith.constant dense<0.9> : tensor<64xf32>
+  %r:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%w = %w0, %m = %m0)
+      -> (tensor<64xf32>, tensor<64xf32>) {
+    %gl = arith.mulf %w, %x : tensor<64xf32>
+    %g = zero.all_reduce %gl on @dp4 reduce = mean : tensor<64xf32>
+    %m1 = arith.mulf %m, %beta : tensor<64xf32>
+    %m2 = arith.addf %m1, %g : tensor<64xf32>
+    %w2 = arith.subf %w, %m2 : tensor<64xf32>
+    scf.yield %w2, %m2 : tensor<64xf32>, tensor<64xf32>
+  }
+  return %r#0, %r#1 : tensor<64xf32>, tensor<64xf32>
 }

@@ -1,5 +1,6 @@
 //===- Report.cpp - per-rank communication report -------------------------===//
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/FileUtilities.h"
 #include "zero/Analysis/Communication.h"
@@ -32,10 +33,75 @@ struct FunctionTraffic {
   /// Elements computed per call by elementwise ops on tensors: the update
   /// work of a rank (a sharded update computes 1/N of them).
   int64_t updateElements = 0;
+  /// Model state a rank holds: the weights and optimizer state that go from
+  /// one step to the next, and the reduced gradients.
+  int64_t stateBytes = 0;
+  int64_t gradientBytes = 0;
+  int64_t modelStateBytes() const { return stateBytes + gradientBytes; }
   /// The same figures recorded for the program as given, when a previous
   /// zero-report{record-given} in the pipeline recorded them.
-  std::optional<int64_t> givenBytes, givenUpdateElements;
+  std::optional<int64_t> givenBytes, givenUpdateElements, givenModelStateBytes;
 };
+
+/// Bytes of `type` when it is a tensor of known size, else 0.
+int64_t tensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor ? getTensorBytes(tensor).value_or(0) : 0;
+}
+
+/// Whether `value` is read only by reducing collectives, directly or
+/// through the reshapes and padding that flatten it for one: a local
+/// gradient.
+bool onlyFeedsReductions(Value value) {
+  return !value.use_empty() &&
+         llvm::all_of(value.getUsers(), [](Operation *user) {
+           if (isa<AllReduceOp, ReduceScatterOp>(user))
+             return true;
+           return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                      tensor::PadOp>(user) &&
+                  onlyFeedsReductions(user->getResult(0));
+         });
+}
+
+/// The weights and optimizer state of `func` per rank. In a training loop
+/// (an outermost scf.for with collectives inside) they are the values the
+/// loop carries; in a single step, the tensor arguments other than those
+/// only collectives read (the local gradients).
+int64_t measureState(FunctionOpInterface func) {
+  int64_t loopState = 0;
+  bool hasTrainingLoop = false;
+  func.walk([&](scf::ForOp loop) {
+    if (loop->getParentOfType<scf::ForOp>())
+      return;
+    bool communicates =
+        loop.walk([](CollectiveOpInterface) { return WalkResult::interrupt(); })
+            .wasInterrupted();
+    if (!communicates)
+      return;
+    hasTrainingLoop = true;
+    for (Value arg : loop.getRegionIterArgs())
+      loopState += tensorBytes(arg.getType());
+  });
+  if (hasTrainingLoop)
+    return loopState;
+  int64_t argState = 0;
+  for (BlockArgument arg : func.getArguments())
+    if (!onlyFeedsReductions(arg))
+      argState += tensorBytes(arg.getType());
+  return argState;
+}
+
+/// Bytes of the reduced gradients a rank holds: the results of all-reduces
+/// (whole) and reduce-scatters (a shard) of tensors of rank 1 or more.
+int64_t measureGradients(FunctionOpInterface func) {
+  int64_t bytes = 0;
+  func.walk([&](Operation *op) {
+    if (isa<AllReduceOp, ReduceScatterOp>(op) &&
+        cast<RankedTensorType>(op->getResult(0).getType()).getRank() > 0)
+      bytes += tensorBytes(op->getResult(0).getType());
+  });
+  return bytes;
+}
 
 /// Where zero-report{record-given} leaves its figures for a later report.
 constexpr StringLiteral kGivenAttr = "zero.report_given";
@@ -65,6 +131,8 @@ FunctionTraffic measureFunction(FunctionOpInterface func) {
       traffic.updateElements +=
           type.getNumElements() * getExecutionCount(op).value_or(1);
   });
+  traffic.stateBytes = measureState(func);
+  traffic.gradientBytes = measureGradients(func);
   return traffic;
 }
 
@@ -96,6 +164,10 @@ void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
        << withGiven(f.total.bytesPerRank, f.givenBytes) << "\n";
     os << "  update elements per rank: "
        << withGiven(f.updateElements, f.givenUpdateElements) << "\n";
+    os << "  model state bytes per rank: "
+       << withGiven(f.modelStateBytes(), f.givenModelStateBytes) << "\n";
+    os << "    weights and optimizer state: " << f.stateBytes
+       << ", reduced gradients: " << f.gradientBytes << "\n";
   }
 }
 
@@ -111,14 +183,20 @@ void printJson(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
     llvm::json::Object kinds;
     for (auto &[kind, traffic] : f.kinds)
       kinds[kind] = toJson(traffic);
-    llvm::json::Object entry{{"function", f.name},
-                             {"collectives", std::move(kinds)},
-                             {"total", toJson(f.total)},
-                             {"update_elements", f.updateElements}};
+    llvm::json::Object entry{
+        {"function", f.name},
+        {"collectives", std::move(kinds)},
+        {"total", toJson(f.total)},
+        {"update_elements", f.updateElements},
+        {"model_state_bytes",
+         llvm::json::Object{{"total", f.modelStateBytes()},
+                            {"weights_and_optimizer_state", f.stateBytes},
+                            {"reduced_gradients", f.gradientBytes}}}};
     if (f.givenBytes)
       entry["given"] =
           llvm::json::Object{{"bytes_per_rank", *f.givenBytes},
-                             {"update_elements", *f.givenUpdateElements}};
+                             {"update_elements", *f.givenUpdateElements},
+                             {"model_state_bytes", *f.givenModelStateBytes}};
     array.push_back(std::move(entry));
   }
   os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
@@ -148,16 +226,18 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
       for (const FunctionTraffic &f : functions)
         given.push_back(b.getNamedAttr(
             f.name,
-            b.getDenseI64ArrayAttr({f.total.bytesPerRank, f.updateElements})));
+            b.getDenseI64ArrayAttr({f.total.bytesPerRank, f.updateElements,
+                                    f.modelStateBytes()})));
       module->setAttr(kGivenAttr, b.getDictionaryAttr(given));
       return;
     }
     if (auto given = module->getAttrOfType<DictionaryAttr>(kGivenAttr)) {
       for (FunctionTraffic &f : functions)
         if (auto figures = given.getAs<DenseI64ArrayAttr>(f.name);
-            figures && figures.size() == 2) {
+            figures && figures.size() == 3) {
           f.givenBytes = figures[0];
           f.givenUpdateElements = figures[1];
+          f.givenModelStateBytes = figures[2];
         }
       module->removeAttr(kGivenAttr);
     }

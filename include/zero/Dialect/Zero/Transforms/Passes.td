@@ -289,6 +289,17 @@ def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
     elementwise ops on tensors compute per call (per iteration inside a loop),
     which sharding divides by N.
 
+    And the model state bytes per rank, in two parts:
+    - weights and optimizer state: what a rank holds from one step to the
+      next. In a training loop (an outermost `scf.for` with collectives
+      inside) that is the values the loop carries, so loop-carried shards
+      count 1/N and a deferred bf16 copy counts half; in a single step, the
+      tensor arguments other than those only collectives read (the local
+      gradients), so state passed as shards (`shard-function-boundary`)
+      counts 1/N;
+    - reduced gradients: the results of all-reduces (whole) and
+      reduce-scatters (a shard) of tensors of rank 1 or more, once each.
+
     Given against rewritten: `zero-report{record-given}` prints nothing and
     records the figures of the program as it is in the module attribute
     `zero.report_given`; a later `zero-report` in the same pipeline prints its
