@@ -4,7 +4,7 @@
 // shapes (Programs.h) and times, in one run on the same parsed input:
 //   - canonicalize + cse, the baseline every MLIR pipeline pays;
 //   - zero-weight-update-sharding, the full zero pipeline (sharding,
-//     canonicalize, cse, bucketing, canonicalize, cse).
+//     bucketing, cse).
 // Prints each time, their ratio (target: at most 3x), and the growth per
 // doubling of the program (target: at most 2.2x).
 //

@@ -9,14 +9,16 @@ zero.mesh @dp(shape = [8])
 // CHECK-SAME: (%[[W:.*]]: tensor<1000x512xf32>, %[[M:.*]]: tensor<1000x512xf32>, %[[G:.*]]: tensor<1000x512xf32>)
 // CHECK-NOT: zero.all_reduce
 // CHECK-NOT: arith.constant dense<{{.*}}> : tensor<1000x512xf32>
+// Shard-shaped splat constants are made once per block, at its start.
+// CHECK-DAG: %[[BETA:.*]] = arith.constant dense<0.899999976> : tensor<64000xf32>
+// CHECK-DAG: %[[LR:.*]] = arith.constant dense<{{.*}}> : tensor<64000xf32>
 // CHECK: %[[GF:.*]] = tensor.collapse_shape %[[G]] {{\[\[}}0, 1]] : tensor<1000x512xf32> into tensor<512000xf32>
 // CHECK: %[[GS:.*]] = zero.reduce_scatter %[[GF]] on @dp reduce = mean : tensor<512000xf32> -> tensor<64000xf32>
 // CHECK: %[[MF:.*]] = tensor.collapse_shape %[[M]]
 // CHECK: %[[MS:.*]] = zero.shard_slice %[[MF]] on @dp : tensor<512000xf32> -> tensor<64000xf32>
-// CHECK: %[[BETA:.*]] = arith.constant dense<0.899999976> : tensor<64000xf32>
 // CHECK: %[[M1:.*]] = arith.mulf %[[MS]], %[[BETA]] : tensor<64000xf32>
 // CHECK: %[[M2:.*]] = arith.addf %[[M1]], %[[GS]] : tensor<64000xf32>
-// CHECK: %[[D:.*]] = arith.mulf %[[M2]], %{{.*}} : tensor<64000xf32>
+// CHECK: %[[D:.*]] = arith.mulf %[[M2]], %[[LR]] : tensor<64000xf32>
 // CHECK: %[[WS:.*]] = zero.shard_slice %{{.*}} on @dp : tensor<512000xf32> -> tensor<64000xf32>
 // CHECK: %[[W2:.*]] = arith.subf %[[WS]], %[[D]] : tensor<64000xf32>
 // CHECK: %[[M2F:.*]] = zero.all_gather %[[M2]] on @dp : tensor<64000xf32> -> tensor<512000xf32>

@@ -105,6 +105,41 @@ void shardReduction(OpBuilder &b, linalg::ReduceOp reduce, Value shard,
   reduce.getResult(0).replaceAllUsesWith(result);
 }
 
+/// The shard-shaped splats of the whole pass run, one per value and type in
+/// each block. Every update over the same shard shape reads the same
+/// constants (a learning rate, a beta); making each once keeps the rewritten
+/// program small, and canonicalize and CSE have less to merge afterwards.
+class SplatCache {
+public:
+  /// A splat constant of `attr`'s value and type, at the start of `block`.
+  Value constant(Block *block, DenseElementsAttr attr, Location loc) {
+    Value &cached = constants[{block, attr}];
+    if (!cached) {
+      OpBuilder b = OpBuilder::atBlockBegin(block);
+      cached = arith::ConstantOp::create(b, loc, attr.getType(), attr);
+    }
+    return cached;
+  }
+
+  /// `tensor.splat` of `scalar` to `type`, right after `scalar` is defined.
+  Value splat(Value scalar, RankedTensorType type, Location loc) {
+    Value &cached = splats[{scalar, type}];
+    if (!cached) {
+      OpBuilder b(scalar.getContext());
+      if (Operation *def = scalar.getDefiningOp())
+        b.setInsertionPointAfter(def);
+      else
+        b.setInsertionPointToStart(cast<BlockArgument>(scalar).getOwner());
+      cached = tensor::SplatOp::create(b, loc, scalar, type);
+    }
+    return cached;
+  }
+
+private:
+  llvm::DenseMap<std::pair<Block *, Attribute>, Value> constants;
+  llvm::DenseMap<std::pair<Value, Type>, Value> splats;
+};
+
 /// A value that stays a shard from one step to the next: optimizer state
 /// carried by an scf.for, or an argument of a step function that is returned
 /// as a shard. Stage 3 adds the weights.
@@ -122,9 +157,9 @@ struct PersistentShard {
 class UpdateSharder {
 public:
   UpdateSharder(WeightUpdate &update, const ShardLayout &layout, int64_t stage,
-                bool shardBoundary, int64_t &gatherCount)
+                bool shardBoundary, int64_t &gatherCount, SplatCache &splats)
       : update(update), layout(layout), stage(stage),
-        shardBoundary(shardBoundary), gatherCount(gatherCount),
+        shardBoundary(shardBoundary), gatherCount(gatherCount), splats(splats),
         inUpdate(update.ops.begin(), update.ops.end()), b(update.gradient) {}
 
   /// `position` orders the ops of each block as they were before the pass:
@@ -153,6 +188,7 @@ private:
   int64_t stage;
   bool shardBoundary;
   int64_t &gatherCount;
+  SplatCache &splats;
   llvm::SmallPtrSet<Operation *, 16> inUpdate;
   OpBuilder b;
   /// Each value the update reads or computes, mapped to its shard.
@@ -168,11 +204,11 @@ Value UpdateSharder::shardOf(Value full, Location loc) {
   Value shard;
   DenseElementsAttr splat;
   if (auto scalar = full.getDefiningOp<tensor::SplatOp>()) {
-    shard = tensor::SplatOp::create(b, loc, scalar.getInput(),
-                                    shardType(full.getType()));
+    shard = splats.splat(scalar.getInput(), shardType(full.getType()), loc);
+    fullSplats.push_back(scalar);
   } else if (matchPattern(full, m_Constant(&splat)) && splat.isSplat()) {
-    RankedTensorType type = shardType(full.getType());
-    shard = arith::ConstantOp::create(b, loc, type, splat.resizeSplat(type));
+    shard = splats.constant(b.getInsertionBlock(),
+                            splat.resizeSplat(shardType(full.getType())), loc);
     fullSplats.push_back(full.getDefiningOp());
   } else {
     shard = sliceShard(b, loc, full, layout);
@@ -506,6 +542,7 @@ struct ZeroShardWeightUpdatePass
     llvm::DenseMap<Operation *, bool> boundaryAllowed;
     llvm::SetVector<func::FuncOp> changed;
     int64_t gatherCount = 0;
+    SplatCache splats;
     for (AllReduceOp gradient : gradients) {
       MeshOp mesh = lookupMesh(gradient, gradient.getMeshAttr());
       if (!mesh) // the verifier has said so already
@@ -531,7 +568,7 @@ struct ZeroShardWeightUpdatePass
       }
       ShardLayout layout(gradient.getMeshAttr(), gradient.getAxesAttr(),
                          gradient.getType().getNumElements(), groupSize);
-      UpdateSharder(*update, layout, stage, boundary, gatherCount)
+      UpdateSharder(*update, layout, stage, boundary, gatherCount, splats)
           .run(position);
     }
     for (func::FuncOp func : changed)

@@ -61,7 +61,7 @@ struct WeightUpdateShardingOptions
 
 /// Builds `zero-weight-update-sharding`: zero-shard-weight-update,
 /// zero-defer-all-gather (with defer-all-gather), zero-combine-collectives
-/// (unless bucket-bytes is 0), canonicalize, cse.
+/// (unless bucket-bytes is 0), cse.
 void buildWeightUpdateShardingPipeline(
     mlir::OpPassManager &pm, const WeightUpdateShardingOptions &options);
 
