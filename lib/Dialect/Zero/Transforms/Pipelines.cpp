@@ -10,6 +10,8 @@ void zero::buildWeightUpdateShardingPipeline(
     OpPassManager &pm, const WeightUpdateShardingOptions &options) {
   ZeroShardWeightUpdateOptions shard;
   shard.minBytes = options.minBytes;
+  shard.meshName = options.meshName;
+  shard.axes.assign(options.axes.begin(), options.axes.end());
   shard.stage = options.stage;
   shard.shardFunctionBoundary = options.shardFunctionBoundary;
   pm.addPass(createZeroShardWeightUpdate(shard));

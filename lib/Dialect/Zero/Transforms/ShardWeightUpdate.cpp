@@ -157,8 +157,9 @@ struct PersistentShard {
 class UpdateSharder {
 public:
   UpdateSharder(WeightUpdate &update, const ShardLayout &layout, int64_t stage,
-                bool shardBoundary, int64_t &gatherCount, SplatCache &splats)
-      : update(update), layout(layout), stage(stage),
+                bool shardBoundary, int64_t &gatherCount, SplatCache &splats,
+                DenseI64ArrayAttr replicaAxes)
+      : update(update), layout(layout), replicaAxes(replicaAxes), stage(stage),
         shardBoundary(shardBoundary), gatherCount(gatherCount), splats(splats),
         inUpdate(update.ops.begin(), update.ops.end()), b(update.gradient) {}
 
@@ -185,6 +186,9 @@ private:
 
   WeightUpdate &update;
   const ShardLayout &layout;
+  /// Axes of the gradient's group that the shard is replicated over (hybrid
+  /// sharding), or null: the reduce-scatter's shard is all-reduced over them.
+  DenseI64ArrayAttr replicaAxes;
   int64_t stage;
   bool shardBoundary;
   int64_t &gatherCount;
@@ -230,12 +234,13 @@ void UpdateSharder::shardGradient() {
     return;
   }
   Value padded = flattenAndPad(b, loc, gradient.getInput(), layout);
-  shards.map(gradient.getResult(),
-             ReduceScatterOp::create(b, loc, shardType(gradient.getType()),
-                                     padded, layout.mesh, layout.axes,
-                                     gradient.getReductionAttr(),
-                                     /*scatter_dim=*/0)
-                 .getResult());
+  Value shard = ReduceScatterOp::create(
+      b, loc, shardType(gradient.getType()), padded, layout.mesh, layout.axes,
+      gradient.getReductionAttr(), /*scatter_dim=*/0);
+  if (replicaAxes)
+    shard = AllReduceOp::create(b, loc, shard, layout.mesh, replicaAxes,
+                                gradient.getReductionAttr());
+  shards.map(gradient.getResult(), shard);
 }
 
 SmallVector<OpOperand *> UpdateSharder::usesOutsideUpdate(Value value) const {
@@ -495,6 +500,34 @@ struct ZeroShardWeightUpdatePass
     return "";
   }
 
+  /// The `mesh` and `axes` options: which gradients to shard, and over
+  /// which axes of their group. Sets `shardAxes` (null: the whole group) and
+  /// `replicaAxes` (the rest of the group, null when none); returns why the
+  /// gradient stays replicated, or an empty string.
+  std::string splitAxes(AllReduceOp gradient, MeshOp mesh,
+                        DenseI64ArrayAttr &shardAxes,
+                        DenseI64ArrayAttr &replicaAxes) {
+    if (!meshName.empty() && gradient.getMesh() != meshName)
+      return "it is on mesh @" + gradient.getMesh().str() + ", not @" +
+             meshName;
+    if (axes.empty())
+      return "";
+    SmallVector<int64_t> group = getGroupAxes(mesh, gradient.getAxesAttr());
+    for (int64_t axis : axes)
+      if (!llvm::is_contained(group, axis))
+        return "its group does not span mesh axis " + std::to_string(axis) +
+               " of the axes option";
+    SmallVector<int64_t> rest;
+    for (int64_t axis : group)
+      if (!llvm::is_contained(axes, axis))
+        rest.push_back(axis);
+    MLIRContext *context = &getContext();
+    shardAxes = DenseI64ArrayAttr::get(context, llvm::to_vector(axes));
+    if (!rest.empty())
+      replicaAxes = DenseI64ArrayAttr::get(context, rest);
+    return "";
+  }
+
   /// Whether the state of `func` may be sharded at its boundary: the
   /// signature changes, so nothing in the module may call it.
   bool mayChangeSignature(func::FuncOp func) {
@@ -547,8 +580,11 @@ struct ZeroShardWeightUpdatePass
       MeshOp mesh = lookupMesh(gradient, gradient.getMeshAttr());
       if (!mesh) // the verifier has said so already
         continue;
-      int64_t groupSize = zero::getGroupSize(mesh, gradient.getAxesAttr());
-      std::string why = whyReplicated(gradient, groupSize);
+      DenseI64ArrayAttr shardAxes = gradient.getAxesAttr(), replicaAxes;
+      std::string why = splitAxes(gradient, mesh, shardAxes, replicaAxes);
+      int64_t groupSize = zero::getGroupSize(mesh, shardAxes);
+      if (why.empty())
+        why = whyReplicated(gradient, groupSize);
       FailureOr<WeightUpdate> update = failure();
       if (why.empty())
         update = findWeightUpdate(gradient, why);
@@ -566,9 +602,10 @@ struct ZeroShardWeightUpdatePass
         if (boundary)
           changed.insert(func);
       }
-      ShardLayout layout(gradient.getMeshAttr(), gradient.getAxesAttr(),
+      ShardLayout layout(gradient.getMeshAttr(), shardAxes,
                          gradient.getType().getNumElements(), groupSize);
-      UpdateSharder(*update, layout, stage, boundary, gatherCount, splats)
+      UpdateSharder(*update, layout, stage, boundary, gatherCount, splats,
+                    replicaAxes)
           .run(position);
     }
     for (func::FuncOp func : changed)

@@ -27,6 +27,15 @@ struct WeightUpdateShardingOptions
       llvm::cl::desc("Leave gradients smaller than this many bytes "
                      "replicated (zero-shard-weight-update)"),
       llvm::cl::init(0)};
+  Option<std::string> meshName{
+      *this, "mesh",
+      llvm::cl::desc("Shard only gradients reduced on this mesh "
+                     "(zero-shard-weight-update)"),
+      llvm::cl::init("")};
+  ListOption<int64_t> axes{
+      *this, "axes",
+      llvm::cl::desc("Shard over these mesh axes and all-reduce over the "
+                     "rest of each group (zero-shard-weight-update)")};
   Option<int64_t> stage{
       *this, "stage",
       llvm::cl::desc("ZeRO stage: 1 shards optimizer state, 2 also "

@@ -104,6 +104,18 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
     several stays whole. A function that is called in the module, or has
     more than one block, keeps its signature (a remark says so).
 
+    Mesh and axes (`mesh`, `axes`): by default every gradient is sharded
+    over its whole all-reduce group. `mesh=dp` shards only the gradients of
+    mesh `@dp` (others stay replicated, with a remark). `axes=1` shards over
+    mesh axis 1 only and replicates across the other axes of the group
+    (hybrid sharding, e.g. shard inside a node, replicate across nodes): the
+    gradient is reduce-scattered over axis 1 and the shard all-reduced over
+    the rest; the update, the state and the gathers use axis 1. The two-level
+    sum adds in another order than the all-reduce over the whole group, so a
+    floating-point sum may round differently by an ulp or so; max and min
+    are exact. A gradient whose group does not span the axes stays
+    replicated, with a remark.
+
     ZeRO stages (`stage`):
     - 1: optimizer state only. The gradient is all-reduced as given and each
       rank slices its shard of the result; the update runs on the shard.
@@ -125,6 +137,12 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
   let options = [
     Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
            "Leave gradients smaller than this many bytes replicated">,
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"\"",
+           "Shard only gradients reduced on this mesh (default: any)">,
+    ListOption<"axes", "axes", "int64_t",
+               "Shard over these mesh axes of each gradient's group and "
+               "all-reduce the shard over the rest (hybrid sharding); "
+               "default: the whole group">,
     Option<"stage", "stage", "int64_t", /*default=*/"2",
            "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also "
            "weights">,
