@@ -92,20 +92,23 @@ runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
   return map;
 }
 
-SmallVector<Type> Executable::getWholeArgumentTypes() const {
-  SmallVector<Type> types(argTypes);
-  for (auto [type, shard] : llvm::zip(types, argShards))
+/// `types` with each shard's type replaced by its whole type.
+static SmallVector<Type>
+wholeTypes(ArrayRef<Type> types,
+           ArrayRef<std::optional<BoundaryShard>> shards) {
+  SmallVector<Type> whole(types);
+  for (auto [type, shard] : llvm::zip(whole, shards))
     if (shard)
       type = shard->whole;
-  return types;
+  return whole;
+}
+
+SmallVector<Type> Executable::getWholeArgumentTypes() const {
+  return wholeTypes(argTypes, argShards);
 }
 
 SmallVector<Type> Executable::getWholeResultTypes() const {
-  SmallVector<Type> types(resultTypes);
-  for (auto [type, shard] : llvm::zip(types, resultShards))
-    if (shard)
-      type = shard->whole;
-  return types;
+  return wholeTypes(resultTypes, resultShards);
 }
 
 /// The layout that `attr` (null when the value is not a shard) gives a value
