@@ -31,12 +31,20 @@ using namespace mlir;
 using namespace zero::bench;
 namespace cl = llvm::cl;
 
-static cl::list<int64_t> tensorCounts("tensors", cl::CommaSeparated,
+static cl::OptionCategory toolOptions("zero-bench-compile-time options");
+static cl::list<int64_t> tensorCounts("tensors", cl::cat(toolOptions),
+                                      cl::CommaSeparated,
                                       cl::desc("Parameter tensor counts"));
-static cl::opt<int64_t> mesh("mesh", cl::desc("Mesh size"), cl::init(8));
-static cl::opt<int> repeats(
-    "repeat", cl::desc("Times each pipeline runs; the fastest counts"),
-    cl::init(3));
+static cl::opt<int64_t> mesh("mesh", cl::cat(toolOptions),
+                             cl::desc("Mesh size"), cl::init(8));
+static cl::opt<std::string>
+    pipelineUnderTest("pipeline", cl::cat(toolOptions),
+                      cl::desc("The pipeline timed against canonicalize,cse"),
+                      cl::init("zero-weight-update-sharding"));
+static cl::opt<int>
+    repeats("repeat", cl::cat(toolOptions),
+            cl::desc("Times each pipeline runs; the fastest counts"),
+            cl::init(3));
 
 /// Seconds `pipeline` takes on a copy of `module`, or a negative number on
 /// failure.
@@ -74,6 +82,7 @@ static double timePipeline(ModuleOp module, StringRef pipeline,
 
 int main(int argc, char **argv) {
   zero::registerAllPasses();
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv, "zero pipeline compile time\n");
   std::vector<int64_t> counts(tensorCounts.begin(), tensorCounts.end());
   if (counts.empty())
@@ -85,12 +94,13 @@ int main(int argc, char **argv) {
   context.disableMultithreading();
   context.loadAllAvailableDialects();
 
-  llvm::outs() << llvm::format("%8s %9s %9s %12s %10s %9s %8s %12s\n",
+  llvm::outs() << llvm::format("%8s %9s %9s %12s %10s %9s %8s %12s %12s\n",
                                "tensors", "ops", "parse s", "canon+cse s",
-                               "zero s", "ops after", "ratio", "per doubling");
-  double previousZero = 0;
+                               "zero s", "ops after", "ratio", "per doubling",
+                               "(canon+cse)");
+  double previousZero = 0, previousBaseline = 0, worstGrowth = 0,
+         worstBaselineGrowth = 0, worstRatio = 0;
   int64_t previousCount = 0;
-  bool ok = true;
   for (int64_t count : counts) {
     std::string text = adamwStep(transformerShapes(count), mesh);
     auto start = std::chrono::steady_clock::now();
@@ -104,27 +114,38 @@ int main(int argc, char **argv) {
     module->walk([&](Operation *) { ++ops; });
     int64_t opsBaseline = 0, opsZero = 0;
     double baseline = timePipeline(*module, "canonicalize,cse", opsBaseline);
-    double zero = timePipeline(*module, "zero-weight-update-sharding", opsZero);
+    double zero = timePipeline(*module, pipelineUnderTest, opsZero);
     if (baseline < 0 || zero < 0)
       return 1;
     double ratio = zero / baseline;
-    std::string growth = "-";
+    std::string growth = "-", baselineGrowth = "-";
     if (previousCount) {
       double doublings = std::log2(double(count) / previousCount);
       double perDoubling = std::pow(zero / previousZero, 1 / doublings);
+      double baselinePerDoubling =
+          std::pow(baseline / previousBaseline, 1 / doublings);
       growth = llvm::formatv("{0:F2}x", perDoubling).str();
-      ok &= perDoubling <= 2.2;
+      baselineGrowth = llvm::formatv("{0:F2}x", baselinePerDoubling).str();
+      worstGrowth = std::max(worstGrowth, perDoubling);
+      worstBaselineGrowth = std::max(worstBaselineGrowth, baselinePerDoubling);
     }
-    ok &= ratio <= 3;
+    worstRatio = std::max(worstRatio, ratio);
     llvm::outs() << llvm::format(
-        "%8lld %9lld %9.2f %12.3f %10.3f %9lld %7.2fx %12s\n", (long long)count,
-        (long long)ops, parse, baseline, zero, (long long)opsZero, ratio,
-        growth.c_str());
+        "%8lld %9lld %9.2f %12.3f %10.3f %9lld %7.2fx %12s %12s\n",
+        (long long)count, (long long)ops, parse, baseline, zero,
+        (long long)opsZero, ratio, growth.c_str(), baselineGrowth.c_str());
     previousZero = zero;
+    previousBaseline = baseline;
     previousCount = count;
   }
-  llvm::outs() << "targets (zero within 3x of canonicalize+cse; at most 2.2x "
-                  "per doubling): "
-               << (ok ? "met" : "NOT met") << "\n";
+  // Wall time grows faster than the work once the IR outgrows the caches:
+  // canonicalize+cse's own growth, printed beside, shows what the machine
+  // adds. (Instruction counts, which do not depend on the caches, are
+  // measured with callgrind: see benchmarks/README.md.)
+  llvm::outs() << llvm::formatv(
+      "within 3x of canonicalize+cse: {0} (worst {1:F2}x); at most 2.2x per "
+      "doubling: {2} (worst {3:F2}x; canonicalize+cse: {4:F2}x)\n",
+      worstRatio <= 3 ? "met" : "NOT met", worstRatio,
+      worstGrowth <= 2.2 ? "met" : "NOT met", worstGrowth, worstBaselineGrowth);
   return 0;
 }

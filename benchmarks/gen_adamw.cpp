@@ -16,22 +16,25 @@
 using namespace zero::bench;
 namespace cl = llvm::cl;
 
-static cl::opt<int> layers("layers", cl::desc("Transformer blocks"),
-                           cl::init(12));
-static cl::opt<int64_t> width("width", cl::desc("Hidden size"), cl::init(768));
-static cl::opt<int64_t> vocab("vocab", cl::desc("Vocabulary size"),
-                              cl::init(50257));
-static cl::opt<int64_t> context("context", cl::desc("Context length"),
-                                cl::init(1024));
+static cl::OptionCategory toolOptions("zero-gen-adamw options");
+static cl::opt<int> layers("layers", cl::cat(toolOptions),
+                           cl::desc("Transformer blocks"), cl::init(12));
+static cl::opt<int64_t> width("width", cl::cat(toolOptions),
+                              cl::desc("Hidden size"), cl::init(768));
+static cl::opt<int64_t> vocab("vocab", cl::cat(toolOptions),
+                              cl::desc("Vocabulary size"), cl::init(50257));
+static cl::opt<int64_t> context("context", cl::cat(toolOptions),
+                                cl::desc("Context length"), cl::init(1024));
 static cl::opt<int64_t>
-    tensors("tensors",
+    tensors("tensors", cl::cat(toolOptions),
             cl::desc("Instead of a GPT-2 model: this many tensors of GPT-2 "
                      "small's shapes, repeated"),
             cl::init(0));
-static cl::opt<int64_t> mesh("mesh", cl::desc("Size of the mesh @dp"),
-                             cl::init(4));
+static cl::opt<int64_t> mesh("mesh", cl::cat(toolOptions),
+                             cl::desc("Size of the mesh @dp"), cl::init(4));
 
 int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "Prints an AdamW step over a model's "
                               "parameter shapes\n");

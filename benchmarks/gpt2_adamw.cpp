@@ -33,8 +33,10 @@ using namespace zero::exec;
 using namespace zero::bench;
 namespace cl = llvm::cl;
 
-static cl::opt<int> ranks("ranks", cl::desc("Ranks (N)"), cl::init(4));
-static cl::opt<int> layers("layers",
+static cl::OptionCategory toolOptions("zero-bench-gpt2-adamw options");
+static cl::opt<int> ranks("ranks", cl::cat(toolOptions), cl::desc("Ranks (N)"),
+                          cl::init(4));
+static cl::opt<int> layers("layers", cl::cat(toolOptions),
                            cl::desc("Transformer blocks (GPT-2 "
                                     "small has 12)"),
                            cl::init(12));
@@ -46,6 +48,7 @@ static double seconds(std::chrono::steady_clock::time_point since) {
 
 int main(int argc, char **argv) {
   zero::registerAllPasses();
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "GPT-2 small AdamW, replicated vs "
                               "sharded\n");

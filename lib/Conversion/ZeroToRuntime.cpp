@@ -205,6 +205,24 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
       return failure();
   }
 
+  // A started collective (it returns a request) calls the `_start` entry
+  // point; its zero.wait becomes zero_rt_wait on the handle.
+  Value request = op->getNumResults() ? op->getResult(0) : Value();
+  SmallVector<WaitOp> waits;
+  if (request) {
+    for (Operation *user : request.getUsers()) {
+      auto wait = dyn_cast<WaitOp>(user);
+      if (!wait || wait->getBlock() != op->getBlock())
+        return user->emitOpError("cannot be lowered: a request is consumed "
+                                 "only by zero.wait ops in the block of its "
+                                 "collective");
+      waits.push_back(wait);
+    }
+    if (waits.size() != 1)
+      return op->emitOpError("cannot be lowered: its request is waited ")
+             << waits.size() << " times; exactly once";
+  }
+
   OpBuilder b(op);
   Location loc = op->getLoc();
   Type ptr = calls.pointerType(), i64 = b.getI64Type(), i32 = b.getI32Type();
@@ -212,7 +230,9 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
   if (reduction)
     argTypes.push_back(i32);
   argTypes.push_back(ptr);
-  func::FuncOp fn = calls.declare(callee, argTypes, {});
+  func::FuncOp fn =
+      request ? calls.declare((callee + "_start").str(), argTypes, {ptr})
+              : calls.declare(callee, argTypes, {});
 
   Value in = contiguous(b, loc, input, /*copyIn=*/true);
   Value out = contiguous(b, loc, output, /*copyIn=*/false);
@@ -223,7 +243,15 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
   if (reduction)
     args.push_back(arith::ConstantIntOp::create(b, loc, i32, *reduction));
   args.push_back(calls.groupPointer(b, loc, mesh, axes));
-  func::CallOp::create(b, loc, fn, args);
+  auto call = func::CallOp::create(b, loc, fn, args);
+  if (request) {
+    // Temporaries live until the wait.
+    WaitOp wait = waits.front();
+    b.setInsertionPoint(wait);
+    func::FuncOp waitFn = calls.declare("zero_rt_wait", {ptr}, {});
+    func::CallOp::create(b, loc, waitFn, call.getResult(0));
+    wait->erase();
+  }
   if (in != input)
     memref::DeallocOp::create(b, loc, in);
   if (out != output) {
@@ -239,20 +267,23 @@ void ZeroLowerToRuntimePass::runOnOperation() {
   RuntimeCallBuilder calls(module);
   bool failedAny = false;
   SmallVector<Operation *> work;
-  module.walk([&](Operation *op) {
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (isa<AllReduceBufferOp, ReduceScatterBufferOp, AllGatherBufferOp,
             ReplicaIndexOp>(op)) {
       work.push_back(op);
-    } else if (isa<CollectiveOpInterface>(op) &&
-               !isa<AsyncOp>(op->getParentOp())) {
+    } else if (isa<CollectiveOpInterface, AsyncOp, AwaitOp>(op)) {
       op->emitOpError("is still in tensor form; bufferize before "
                       "zero-lower-to-runtime (zero-to-llvm does)");
       failedAny = true;
-    } else if (isa<AsyncOp>(op)) {
-      op->emitOpError("cannot be lowered: zero-lower-to-runtime does not "
-                      "lower zero.async and zero.await yet");
-      failedAny = true;
+      return WalkResult::skip();
+    } else if (auto wait = dyn_cast<WaitOp>(op)) {
+      if (!wait.getRequest().getDefiningOp()) {
+        op->emitOpError("cannot be lowered: its request must come from a "
+                        "buffer collective in the same block");
+        failedAny = true;
+      }
     }
+    return WalkResult::advance();
   });
   for (Operation *op : work) {
     LogicalResult result =

@@ -34,11 +34,12 @@ func.func @parts_not_contiguous(%g: memref<4x8xf32>, %s: memref<4x4xf32>) {
 zero.mesh @dp(shape = [2])
 
 func.func @async(%g: tensor<8xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{cannot be lowered: zero-lower-to-runtime does not lower zero.async and zero.await yet}}
+  // expected-error @+1 {{'zero.async' op is still in tensor form; bufferize before zero-lower-to-runtime (zero-to-llvm does)}}
   %f = zero.async : !zero.future<tensor<4xf32>> {
     %s = zero.reduce_scatter %g on @dp reduce = sum : tensor<8xf32> -> tensor<4xf32>
     zero.yield %s : tensor<4xf32>
   }
-  %v = zero.await %f : !zero.future<tensor<4xf32>>
+  // expected-error @+1 {{'zero.await' op is still in tensor form; bufferize before zero-lower-to-runtime (zero-to-llvm does)}}
+  %v = zero.await %f reads %g : !zero.future<tensor<4xf32>>, tensor<8xf32>
   return %v : tensor<4xf32>
 }

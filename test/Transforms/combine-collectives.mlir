@@ -99,7 +99,7 @@ func.func @left_alone(%a: tensor<8xf32>, %b: tensor<8xi32>, %c: tensor<4x8xf32>)
     %r = zero.all_reduce %a on @other reduce = min : tensor<8xf32>
     zero.yield %r : tensor<8xf32>
   }
-  %later = zero.await %f : !zero.future<tensor<8xf32>>
+  %later = zero.await %f reads %a : !zero.future<tensor<8xf32>>, tensor<8xf32>
   return %sum, %max, %int, %elsewhere, %twice, %rows, %later : tensor<8xf32>, tensor<8xf32>, tensor<8xi32>, tensor<8xf32>, tensor<8xf32>, tensor<1x8xf32>, tensor<8xf32>
 }
 

@@ -58,9 +58,12 @@ zero.mesh @dp(shape = [4])
 // (auto), or, with gather-dtype=bf16, in bf16 and extended back, which
 // changes results and says so.
 // CHECK-LABEL: func.func @f32_forward
-// CHECK: scf.for {{.*}} -> (tensor<3xf32>, tensor<2x5xf32>)
+// CHECK: %[[R:.*]]:2 = scf.for {{.*}} -> (tensor<3xf32>, tensor<2x5xf32>)
 // CHECK: zero.all_gather %{{.*}} on @dp : tensor<3xf32> -> tensor<12xf32>
 // CHECK: scf.yield %{{.*}}, %{{.*}} : tensor<3xf32>, tensor<2x5xf32>
+// The last copy is already whole and in full precision: no second gather.
+// CHECK-NOT: zero.all_gather
+// CHECK: return %[[R]]#1
 // FORCED-LABEL: func.func @f32_forward
 // FORCED: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[WB:.*]] = %{{.*}}) -> (tensor<3xf32>, tensor<2x5xbf16>)
 // FORCED: %[[WIDE:.*]] = arith.extf %[[WB]] : tensor<2x5xbf16> to tensor<2x5xf32>

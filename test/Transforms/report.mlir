@@ -75,7 +75,7 @@ func.func @async_and_dynamic(%x: tensor<4xf32>, %d: tensor<?xf32>) -> (tensor<4x
     zero.yield %a : tensor<4xf32>
   }
   %b = zero.all_reduce %d on @dp reduce = sum : tensor<?xf32>
-  %v = zero.await %f : !zero.future<tensor<4xf32>>
+  %v = zero.await %f reads %x : !zero.future<tensor<4xf32>>, tensor<4xf32>
   return %v, %b : tensor<4xf32>, tensor<?xf32>
 }
 

@@ -128,7 +128,7 @@ func.func @async_untouched(%w: tensor<64xf32>, %gl: tensor<64xf32>) -> tensor<64
     %g = zero.all_reduce %gl on @dp reduce = sum : tensor<64xf32>
     zero.yield %g : tensor<64xf32>
   }
-  %g = zero.await %f : !zero.future<tensor<64xf32>>
+  %g = zero.await %f reads %gl : !zero.future<tensor<64xf32>>, tensor<64xf32>
   %w2 = arith.subf %w, %g : tensor<64xf32>
   return %w2 : tensor<64xf32>
 }

@@ -37,7 +37,7 @@ func.func @await_of_one(%x: tensor<8xf32>) -> tensor<8xf32> {
     %0 = zero.all_reduce %x on @single reduce = sum : tensor<8xf32>
     zero.yield %0 : tensor<8xf32>
   }
-  %v = zero.await %f : !zero.future<tensor<8xf32>>
+  %v = zero.await %f reads %x : !zero.future<tensor<8xf32>>, tensor<8xf32>
   return %v : tensor<8xf32>
 }
 
@@ -63,7 +63,7 @@ func.func @group_of_four(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<2xf32>, te
     %4 = zero.all_reduce %x on @dp reduce = max : tensor<8xf32>
     zero.yield %4 : tensor<8xf32>
   }
-  %v = zero.await %f : !zero.future<tensor<8xf32>>
+  %v = zero.await %f reads %x : !zero.future<tensor<8xf32>>, tensor<8xf32>
   return %0, %1, %3, %v : tensor<8xf32>, tensor<2xf32>, tensor<8xf32>, tensor<8xf32>
 }
 

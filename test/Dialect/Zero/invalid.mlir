@@ -206,7 +206,7 @@ func.func @async_two_ops(%x: tensor<8xf32>) -> tensor<8xf32> {
     %b = zero.all_reduce %a on @m reduce = sum : tensor<8xf32>
     zero.yield %b : tensor<8xf32>
   }
-  %v = zero.await %f : !zero.future<tensor<8xf32>>
+  %v = zero.await %f reads %x : !zero.future<tensor<8xf32>>, tensor<8xf32>
   return %v : tensor<8xf32>
 }
 
@@ -219,7 +219,7 @@ func.func @async_not_collective(%x: tensor<8xf32>) -> tensor<8xf32> {
     %a = arith.addf %x, %x : tensor<8xf32>
     zero.yield %a : tensor<8xf32>
   }
-  %v = zero.await %f : !zero.future<tensor<8xf32>>
+  %v = zero.await %f reads %x : !zero.future<tensor<8xf32>>, tensor<8xf32>
   return %v : tensor<8xf32>
 }
 
@@ -232,7 +232,7 @@ func.func @async_yields_other(%x: tensor<8xf32>) -> tensor<8xf32> {
     %a = zero.all_reduce %x on @m reduce = sum : tensor<8xf32>
     zero.yield %x : tensor<8xf32>
   }
-  %v = zero.await %f : !zero.future<tensor<8xf32>>
+  %v = zero.await %f reads %x : !zero.future<tensor<8xf32>>, tensor<8xf32>
   return %v : tensor<8xf32>
 }
 
@@ -245,7 +245,7 @@ func.func @async_type(%x: tensor<8xf32>) -> tensor<4xf32> {
     %a = zero.all_reduce %x on @m reduce = sum : tensor<8xf32>
     zero.yield %a : tensor<8xf32>
   }
-  %v = zero.await %f : !zero.future<tensor<4xf32>>
+  %v = zero.await %f reads %x : !zero.future<tensor<4xf32>>, tensor<8xf32>
   return %v : tensor<4xf32>
 }
 
@@ -258,8 +258,8 @@ func.func @awaited_twice(%x: tensor<8xf32>) -> tensor<8xf32> {
     %a = zero.all_reduce %x on @m reduce = sum : tensor<8xf32>
     zero.yield %a : tensor<8xf32>
   }
-  %v = zero.await %f : !zero.future<tensor<8xf32>>
-  %w = zero.await %f : !zero.future<tensor<8xf32>>
+  %v = zero.await %f reads %x : !zero.future<tensor<8xf32>>, tensor<8xf32>
+  %w = zero.await %f reads %x : !zero.future<tensor<8xf32>>, tensor<8xf32>
   return %v : tensor<8xf32>
 }
 
@@ -279,10 +279,33 @@ func.func @future_of_scalar(%f: !zero.future<f32>)
 // -----
 
 zero.mesh @m(shape = [2])
-func.func @await_type(%f: !zero.future<tensor<8xf32>>) -> tensor<4xf32> {
+func.func @await_type(%f: !zero.future<tensor<8xf32>>, %x: tensor<8xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'zero.await' op failed to verify that result type is the future's value type}}
-  %v = "zero.await"(%f) : (!zero.future<tensor<8xf32>>) -> tensor<4xf32>
+  %v = "zero.await"(%f, %x) : (!zero.future<tensor<8xf32>>, tensor<8xf32>) -> tensor<4xf32>
   return %v : tensor<4xf32>
+}
+
+// -----
+
+zero.mesh @m(shape = [2])
+func.func @await_reads_other(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
+  %f = zero.async : !zero.future<tensor<8xf32>> {
+    %r = zero.all_reduce %x on @m reduce = sum : tensor<8xf32>
+    zero.yield %r : tensor<8xf32>
+  }
+  // expected-error @+1 {{'zero.await' op must read its collective's input (<block argument> of type 'tensor<8xf32>' at index: 0), which the collective reads until the await}}
+  %v = zero.await %f reads %y : !zero.future<tensor<8xf32>>, tensor<8xf32>
+  return %v : tensor<8xf32>
+}
+
+// -----
+
+zero.mesh @m(shape = [2])
+func.func @wait_other_buffers(%a: memref<8xf32>, %b: memref<4xf32>, %c: memref<4xf32>) {
+  %r = zero.reduce_scatter_buffer %a, %b on @m reduce = sum : memref<8xf32>, memref<4xf32> -> !zero.request
+  // expected-error @+1 {{'zero.wait' op must name the input and output buffers of the collective that started the request}}
+  zero.wait %r, %a, %c : memref<8xf32>, memref<4xf32>
+  return
 }
 
 // -----

@@ -63,12 +63,12 @@ func.func @async_await(%g: tensor<512000xf32>) -> tensor<64000xf32> {
   // CHECK-NEXT:   %[[S:.*]] = zero.reduce_scatter %{{.*}} on @dp reduce = sum : tensor<512000xf32> -> tensor<64000xf32>
   // CHECK-NEXT:   zero.yield %[[S]] : tensor<64000xf32>
   // CHECK-NEXT: }
-  // CHECK: zero.await %[[F]] : !zero.future<tensor<64000xf32>>
+  // CHECK: zero.await %[[F]] reads %{{.*}} : !zero.future<tensor<64000xf32>>, tensor<512000xf32>
   %f = zero.async : !zero.future<tensor<64000xf32>> {
     %s = zero.reduce_scatter %g on @dp reduce = sum : tensor<512000xf32> -> tensor<64000xf32>
     zero.yield %s : tensor<64000xf32>
   }
-  %v = zero.await %f : !zero.future<tensor<64000xf32>>
+  %v = zero.await %f reads %g : !zero.future<tensor<64000xf32>>, tensor<512000xf32>
   return %v : tensor<64000xf32>
 }
 

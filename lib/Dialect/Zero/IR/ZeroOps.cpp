@@ -459,7 +459,40 @@ struct AwaitSingleRankGroup : public OpRewritePattern<AwaitOp> {
 };
 } // namespace
 
+void AwaitOp::build(OpBuilder &builder, OperationState &state, Value future) {
+  auto async = future.getDefiningOp<AsyncOp>();
+  assert(async && "the builder without the input needs the zero.async");
+  build(builder, state, cast<FutureType>(future.getType()).getValueType(),
+        future, async.getCollective().getInput());
+}
+
+LogicalResult AwaitOp::verify() {
+  auto async = getFuture().getDefiningOp<AsyncOp>();
+  if (!async || !async.getCollective())
+    return success();
+  if (getInput() != async.getCollective().getInput())
+    return emitOpError("must read its collective's input (")
+           << async.getCollective().getInput()
+           << "), which the collective reads until the await";
+  return success();
+}
+
 void AwaitOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
   results.add<AwaitSingleRankGroup>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// WaitOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WaitOp::verify() {
+  Operation *start = getRequest().getDefiningOp();
+  if (!start)
+    return success();
+  if (start->getNumOperands() < 2 || start->getOperand(0) != getInput() ||
+      start->getOperand(1) != getOutput())
+    return emitOpError("must name the input and output buffers of the "
+                       "collective that started the request");
+  return success();
 }

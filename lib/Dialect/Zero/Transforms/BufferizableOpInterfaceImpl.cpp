@@ -6,6 +6,12 @@
 // its operand, like `tensor.extract_slice`, and becomes a `memref.subview` at
 // offset group-index * part-size along its dimension.
 //
+// A collective in a `zero.async` only starts where the async op stands: its
+// buffer op returns a `!zero.request`, and the `zero.await` becomes a
+// `zero.wait` on it. The await names the collective's input, so the analysis
+// sees that input read until the wait and never lets a write reuse its
+// buffer while the collective may still read it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "zero/Dialect/Zero/Transforms/BufferizableOpInterfaceImpl.h"
@@ -63,39 +69,132 @@ struct CommunicatingOpInterface : public BufferizableOpInterface::ExternalModel<
     return resultBufferType(value);
   }
 
+  /// In a `zero.async`, the output is allocated and the collective started
+  /// (a buffer op returning a request) just before the async op; the await
+  /// then waits for it (AwaitOpInterface). Elsewhere the collective runs
+  /// where it stands.
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto collective = cast<OpTy>(op);
+    auto async = dyn_cast<AsyncOp>(op->getParentOp());
     FailureOr<Value> input =
         getBuffer(rewriter, collective.getInput(), options, state);
     if (failed(input))
       return failure();
+    OpBuilder::InsertionGuard guard(rewriter);
+    if (async)
+      rewriter.setInsertionPoint(async);
     FailureOr<Value> output = allocateOutput(rewriter, op, options);
     if (failed(output))
       return failure();
-    createBufferOp(rewriter, collective, *input, *output);
+    Type request = async ? RequestType::get(op->getContext()) : Type();
+    createBufferOp(rewriter, collective, request, *input, *output);
+    rewriter.setInsertionPoint(op);
     replaceOpWithBufferizedValues(rewriter, op, *output);
     return success();
   }
 
   static void createBufferOp(RewriterBase &rewriter, AllReduceOp op,
-                             Value input, Value output) {
-    AllReduceBufferOp::create(rewriter, op.getLoc(), input, output,
+                             Type request, Value input, Value output) {
+    AllReduceBufferOp::create(rewriter, op.getLoc(), request, input, output,
                               op.getMeshAttr(), op.getAxesAttr(),
                               op.getReductionAttr());
   }
   static void createBufferOp(RewriterBase &rewriter, ReduceScatterOp op,
-                             Value input, Value output) {
+                             Type request, Value input, Value output) {
     ReduceScatterBufferOp::create(
-        rewriter, op.getLoc(), input, output, op.getMeshAttr(),
+        rewriter, op.getLoc(), request, input, output, op.getMeshAttr(),
         op.getAxesAttr(), op.getReductionAttr(), op.getScatterDimAttr());
   }
   static void createBufferOp(RewriterBase &rewriter, AllGatherOp op,
-                             Value input, Value output) {
-    AllGatherBufferOp::create(rewriter, op.getLoc(), input, output,
+                             Type request, Value input, Value output) {
+    AllGatherBufferOp::create(rewriter, op.getLoc(), request, input, output,
                               op.getMeshAttr(), op.getAxesAttr(),
                               op.getGatherDimAttr());
+  }
+};
+
+/// `zero.yield` only hands the collective's result to the future; the
+/// await of that future replaces the whole `zero.async`, yield included.
+struct YieldOpInterface
+    : public BufferizableOpInterface::ExternalModel<YieldOpInterface,
+                                                    zero::YieldOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return false;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+  LogicalResult bufferize(Operation *, RewriterBase &,
+                          const BufferizationOptions &,
+                          BufferizationState &) const {
+    return success();
+  }
+};
+
+/// The await reads the collective's input (its `input` operand: the buffer
+/// must stay unchanged until the collective completes) and returns the
+/// buffer the collective allocated. Bufferizing it waits for the request
+/// that the collective's bufferization started and erases the `zero.async`.
+struct AwaitOpInterface
+    : public BufferizableOpInterface::ExternalModel<AwaitOpInterface, AwaitOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+
+  FailureOr<BufferLikeType> getBufferType(Operation *, Value value,
+                                          const BufferizationOptions &,
+                                          const BufferizationState &,
+                                          SmallVector<Value> &) const {
+    return resultBufferType(value);
+  }
+
+  /// The started buffer collective that writes `output`, or null.
+  static Operation *findStart(Value output) {
+    for (Operation *user : output.getUsers())
+      if (isa<AllReduceBufferOp, ReduceScatterBufferOp, AllGatherBufferOp>(
+              user) &&
+          user->getNumResults() == 1 && user->getOperand(1) == output)
+        return user;
+    return nullptr;
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &,
+                          BufferizationState &) const {
+    auto await = cast<AwaitOp>(op);
+    auto async = await.getFuture().getDefiningOp<AsyncOp>();
+    auto yield = async ? dyn_cast<zero::YieldOp>(async.getBody().front().back())
+                       : nullptr;
+    auto toTensor =
+        yield ? yield.getValue().getDefiningOp<ToTensorOp>() : nullptr;
+    Operation *start = toTensor ? findStart(toTensor.getBuffer()) : nullptr;
+    if (!start)
+      return op->emitOpError("cannot be bufferized: its future does not come "
+                             "from a bufferized zero.async in this function");
+    Value input = start->getOperand(0), output = start->getOperand(1);
+    rewriter.setInsertionPoint(op);
+    WaitOp::create(rewriter, op->getLoc(), start->getResult(0), input, output);
+    replaceOpWithBufferizedValues(rewriter, op, output);
+    rewriter.eraseOp(async);
+    return success();
   }
 };
 
@@ -183,6 +282,8 @@ void zero::registerBufferizableOpInterfaceExternalModels(
     AllGatherOp::attachInterface<CommunicatingOpInterface<AllGatherOp>>(
         *context);
     ShardSliceOp::attachInterface<ShardSliceOpInterface>(*context);
+    zero::YieldOp::attachInterface<YieldOpInterface>(*context);
+    AwaitOp::attachInterface<AwaitOpInterface>(*context);
     context->loadDialect<arith::ArithDialect, memref::MemRefDialect>();
   });
 }

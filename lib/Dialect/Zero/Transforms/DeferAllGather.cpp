@@ -255,14 +255,20 @@ struct ZeroDeferAllGatherPass
         }
         reader->set(converted);
       }
-      // After the loop, the whole weight for the caller, in full precision.
+      // After the loop, the whole weight for the caller, in full precision:
+      // the last copy when it was gathered in full precision (also right
+      // when the loop runs no iteration: then it is the initial weight),
+      // else the last shard gathered once more.
       OpResult shard = newLoop.getTiedLoopResult(
           newLoop.getRegionIterArgs()[weight.arg.getArgNumber() - 1]);
       SmallVector<OpOperand *> uses =
           llvm::to_vector(llvm::make_pointer_range(shard.getUses()));
-      OpBuilder after(newLoop->getContext());
-      after.setInsertionPointAfter(newLoop);
-      Value whole = gatherWhole(after, loc, shard, weight.layout, weight.whole);
+      Value whole = newLoop.getTiedLoopResult(copy);
+      if (whole.getType() != weight.whole) {
+        OpBuilder after(newLoop->getContext());
+        after.setInsertionPointAfter(newLoop);
+        whole = gatherWhole(after, loc, shard, weight.layout, weight.whole);
+      }
       for (OpOperand *use : uses)
         use->set(whole);
     }

@@ -32,6 +32,14 @@ void zero::buildWeightUpdateShardingPipeline(
   // constants) and it would double the pipeline's time on programs with
   // thousands of parameters; run it after the pipeline if you like.
   pm.addPass(createCSEPass());
+  // Last: the schedule places the collectives the passes above made (and
+  // CSE must not see two equal zero.async ops, whose one future would then
+  // be awaited twice).
+  if (options.overlap) {
+    ZeroScheduleOverlapOptions schedule;
+    schedule.maxInFlightBytes = options.maxInFlightBytes;
+    pm.addPass(createZeroScheduleOverlap(schedule));
+  }
 }
 
 void zero::registerWeightUpdateShardingPipeline() {
@@ -39,6 +47,7 @@ void zero::registerWeightUpdateShardingPipeline() {
       "zero-weight-update-sharding",
       "Shards every weight update across the replicas and buckets the "
       "resulting collectives: zero-shard-weight-update, "
-      "zero-defer-all-gather (optional), zero-combine-collectives, cse",
+      "zero-defer-all-gather (optional), zero-combine-collectives, cse, "
+      "zero-schedule-overlap (optional)",
       buildWeightUpdateShardingPipeline);
 }

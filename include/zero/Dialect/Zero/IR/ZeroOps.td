@@ -193,6 +193,9 @@ def Zero_ShardSliceOp : Zero_CollectiveOp<"shard_slice"> {
 // Bufferized collectives
 //===----------------------------------------------------------------------===//
 
+// With a `!zero.request` result, a buffer collective only starts: it may
+// still read its input and write its output until the `zero.wait` of the
+// request, and nothing else may touch them in between.
 class Zero_BufferCollectiveOp<string mnemonic, list<Trait> traits = []>
     : Zero_Op<mnemonic, !listconcat(traits, [
         DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
@@ -222,9 +225,10 @@ def Zero_AllReduceBufferOp : Zero_BufferCollectiveOp<"all_reduce_buffer"> {
                        FlatSymbolRefAttr:$mesh,
                        OptionalAttr<DenseI64ArrayAttr>:$axes,
                        Zero_ReductionKindAttr:$reduction);
+  let results = (outs Optional<Zero_RequestType>:$request);
   let assemblyFormat = [{
     $input `,` $output `on` $mesh (`axes` `=` $axes^)? `reduce` `=` custom<ReductionKind>($reduction)
-    attr-dict `:` type($input) `,` type($output)
+    attr-dict `:` type($input) `,` type($output) (`->` type($request)^)?
   }];
 }
 
@@ -246,9 +250,11 @@ def Zero_ReduceScatterBufferOp
                        OptionalAttr<DenseI64ArrayAttr>:$axes,
                        Zero_ReductionKindAttr:$reduction,
                        DefaultValuedAttr<I64Attr, "0">:$scatter_dim);
+  let results = (outs Optional<Zero_RequestType>:$request);
   let assemblyFormat = [{
     $input `,` $output `on` $mesh (`axes` `=` $axes^)? `reduce` `=` custom<ReductionKind>($reduction)
     (`dim` `=` $scatter_dim^)? attr-dict `:` type($input) `,` type($output)
+    (`->` type($request)^)?
   }];
 }
 
@@ -267,10 +273,38 @@ def Zero_AllGatherBufferOp : Zero_BufferCollectiveOp<"all_gather_buffer"> {
                        FlatSymbolRefAttr:$mesh,
                        OptionalAttr<DenseI64ArrayAttr>:$axes,
                        DefaultValuedAttr<I64Attr, "0">:$gather_dim);
+  let results = (outs Optional<Zero_RequestType>:$request);
   let assemblyFormat = [{
     $input `,` $output `on` $mesh (`axes` `=` $axes^)? (`dim` `=` $gather_dim^)?
-    attr-dict `:` type($input) `,` type($output)
+    attr-dict `:` type($input) `,` type($output) (`->` type($request)^)?
   }];
+}
+
+def Zero_WaitOp : Zero_Op<"wait"> {
+  let summary = "Waits for a started buffer collective";
+  let description = [{
+    Blocks until the buffer collective that returned `request` has completed.
+    It names the collective's buffers: until the wait, the collective reads
+    `input` and writes `output`, so nothing may write the one or touch the
+    other before it, and neither may be freed. Bufferizing a `zero.async` and
+    its `zero.await` produces the pair; `zero-lower-to-runtime` turns them
+    into `zero_rt_*_start` and `zero_rt_wait`.
+
+    ```mlir
+    %out = memref.alloc() : memref<128xf32>
+    %r = zero.reduce_scatter_buffer %g, %out on @dp reduce = sum
+        : memref<1024xf32>, memref<128xf32> -> !zero.request
+    // ... computation that touches neither %g nor %out ...
+    zero.wait %r, %g, %out : memref<1024xf32>, memref<128xf32>
+    ```
+  }];
+  let arguments = (ins Zero_RequestType:$request,
+                       Arg<AnyStaticShapeMemRef, "", [MemRead]>:$input,
+                       Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$output);
+  let assemblyFormat = [{
+    $request `,` $input `,` $output attr-dict `:` type($input) `,` type($output)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -294,8 +328,13 @@ def Zero_AsyncOp : Zero_Op<"async", [SingleBlock, RecursiveMemoryEffects]> {
       zero.yield %s : tensor<64000xf32>
     }
     // ... computation that overlaps the reduce-scatter ...
-    %gs = zero.await %f : !zero.future<tensor<64000xf32>>
+    %gs = zero.await %f reads %g
+        : !zero.future<tensor<64000xf32>>, tensor<512000xf32>
     ```
+
+    Bufferization turns the pair into a buffer collective that returns a
+    `!zero.request` and a `zero.wait` (the await must be in the same function;
+    the future is neither stored nor passed on).
   }];
   let results = (outs Zero_FutureType:$future);
   let regions = (region SizedRegion<1>:$body);
@@ -330,17 +369,31 @@ def Zero_AwaitOp : Zero_Op<"await", [
     `future` has completed, and returns its result. A future is awaited at
     most once.
 
+    `input` is the collective's input, which the collective reads until it
+    completes: naming it here makes the await a reader of it, so that
+    bufferization neither reuses nor frees its buffer while the collective is
+    in flight. The verifier checks that it is the collective's input; the
+    builder that takes only the future fills it in.
+
     Awaiting a collective over a group of size 1 canonicalizes to the
     collective's input (the `zero.async` then has no use and goes away).
 
     ```mlir
-    %v = zero.await %f : !zero.future<tensor<64000xf32>>
+    %v = zero.await %f reads %g
+        : !zero.future<tensor<64000xf32>>, tensor<512000xf32>
     ```
   }];
-  let arguments = (ins Zero_FutureType:$future);
+  let arguments = (ins Zero_FutureType:$future, AnyRankedTensor:$input);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
+  let assemblyFormat = [{
+    $future `reads` $input attr-dict `:` qualified(type($future)) `,`
+    type($input)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$future)>
+  ];
   let hasCanonicalizer = 1;
+  let hasVerifier = 1;
 }
 
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_TD

@@ -19,12 +19,22 @@ def Zero_FutureType : Zero_Type<"Future", "future"> {
       %r = zero.all_reduce %g on @dp reduce = sum : tensor<1024xf32>
       zero.yield %r : tensor<1024xf32>
     }
-    %v = zero.await %f : !zero.future<tensor<1024xf32>>
+    %v = zero.await %f reads %g : !zero.future<tensor<1024xf32>>, tensor<1024xf32>
     ```
   }];
   let parameters = (ins "::mlir::Type":$valueType);
   let assemblyFormat = "`<` $valueType `>`";
   let genVerifyDecl = 1;
+}
+
+def Zero_RequestType : Zero_Type<"Request", "request"> {
+  let summary = "A started buffer collective";
+  let description = [{
+    `!zero.request` is returned by a buffer collective that only starts (see
+    `zero.reduce_scatter_buffer`) and consumed by the one `zero.wait` that
+    completes it. `zero-lower-to-runtime` makes it the runtime's
+    `zero_handle *`.
+  }];
 }
 
 #endif // ZERO_DIALECT_ZERO_IR_ZEROTYPES_TD

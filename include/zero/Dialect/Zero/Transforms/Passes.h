@@ -66,11 +66,21 @@ struct WeightUpdateShardingOptions
       llvm::cl::desc("Byte alignment of each member in a bucket "
                      "(zero-combine-collectives)"),
       llvm::cl::init(256)};
+  Option<bool> overlap{
+      *this, "overlap",
+      llvm::cl::desc("Start collectives early and await them late "
+                     "(zero-schedule-overlap)"),
+      llvm::cl::init(false)};
+  Option<int64_t> maxInFlightBytes{
+      *this, "max-in-flight-bytes",
+      llvm::cl::desc("Most bytes of prefetched all-gather results not yet "
+                     "used; 0: no limit (zero-schedule-overlap)"),
+      llvm::cl::init(0)};
 };
 
 /// Builds `zero-weight-update-sharding`: zero-shard-weight-update,
 /// zero-defer-all-gather (with defer-all-gather), zero-combine-collectives
-/// (unless bucket-bytes is 0), cse.
+/// (unless bucket-bytes is 0), cse, zero-schedule-overlap (with overlap).
 void buildWeightUpdateShardingPipeline(
     mlir::OpPassManager &pm, const WeightUpdateShardingOptions &options);
 

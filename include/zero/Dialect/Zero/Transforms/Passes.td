@@ -5,6 +5,20 @@
 
 include "mlir/Pass/PassBase.td"
 
+// The cost model's parameters (zero/Analysis/CostModel.h), shared by the
+// passes that estimate time. `zero-run --calibrate` prints measured values.
+defvar costModelOptions = [
+  Option<"latencyMicroseconds", "latency-us", "double", /*default=*/"20",
+         "Cost model: microseconds every collective pays">,
+  Option<"bandwidthGBps", "bandwidth-gbps", "double", /*default=*/"10",
+         "Cost model: GB/s one rank sends">,
+  Option<"gflops", "gflops", "double", /*default=*/"50",
+         "Cost model: GFLOP/s of contractions (matmul)">,
+  Option<"gelementsPerSecond", "gelements-per-s", "double", /*default=*/"2",
+         "Cost model: billions of elements per second of elementwise ops "
+         "and copies">,
+];
+
 def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
                                  "mlir::ModuleOp"> {
   let summary = "Shards weight updates and their full reductions across the "
@@ -175,8 +189,9 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
     3. at the end of the body, the new shard is converted to the gather type
        and all-gathered: the next iteration's copy. The scheduler can start
        it there and await it where the next iteration first reads it;
-    4. after the loop, the last shard is gathered in full precision for the
-       caller.
+    4. after the loop, the caller gets the last copy where it was gathered
+       in the weight's own type; else (a bf16 copy) the last shard is
+       gathered once more in full precision.
 
     The gather type (`gather-dtype`): with `auto`, when every reader of the
     weight is an `arith.truncf` to one type (the bf16 copy of fp32 master
@@ -210,8 +225,9 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
     ... all_gather the last shard in f32 for the caller ...
     ```
 
-    The last iteration's gather is not read (peeling the last iteration
-    would save it, at the cost of a copy of the body). Loops whose weights
+    With a narrower copy, the last iteration's gather is not read (peeling
+    the last iteration would save it, at the cost of a copy of the body).
+    Loops whose weights
     are not gathered this way (stage 3, where each use gathers; weights that
     no gradient updates) are left unchanged.
   }];
@@ -284,6 +300,70 @@ def ZeroCombineCollectives : Pass<"zero-combine-collectives",
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def ZeroScheduleOverlap : Pass<"zero-schedule-overlap", "mlir::ModuleOp"> {
+  let summary = "Starts collectives early and awaits them late, so that "
+                "communication overlaps computation";
+  let description = [{
+    Wraps each communicating collective in `zero.async` / `zero.await`,
+    within its block:
+
+    - the start goes right after the op that defines the collective's input
+      (the block's start when the input comes from outside): a gradient's
+      reduce-scatter starts as soon as backward has produced the gradient;
+    - the await goes right before the first op that uses the result (or the
+      op of this block that holds that use): a weight's all-gather is
+      prefetched ahead of the layer that needs it.
+
+    Several collectives that start at the same place are issued in the order
+    they are needed: the runtime runs one rank's collectives one at a time in
+    issue order, so the one awaited first goes first.
+
+    An all-gather's result is memory the rank holds from start to await;
+    `max-in-flight-bytes` caps what all started-but-unused gathers hold
+    together (like FSDP's limit on all-gathers in flight). A gather that
+    would exceed the cap starts later, once enough earlier ones are used;
+    one larger than the cap by itself starts just before its use.
+
+    A collective with no computation between its earliest start and its
+    first use (by the cost model) stays synchronous: there is nothing to
+    overlap. Collectives already in `zero.async`, and those on a group of one
+    rank, are left alone.
+
+    The cost model (a latency plus bytes over bandwidth per collective, with
+    the ring algorithm's factors; FLOPs or elements over a rate for
+    computation; see `zero-report` for its estimate of exposed
+    communication) takes the options below. Results do not change: only
+    where the collectives start and end.
+
+    ```mlir
+    // before
+    %gw = ... backward: the weight's gradient ...
+    %gx = ... backward: the rest ...
+    %s = zero.reduce_scatter %gw on @dp reduce = mean : tensor<1024xf32> -> tensor<256xf32>
+    %w2 = arith.subf %ws, %s : tensor<256xf32>
+    // after
+    %gw = ...
+    %f = zero.async : !zero.future<tensor<256xf32>> {
+      %s = zero.reduce_scatter %gw on @dp reduce = mean : tensor<1024xf32> -> tensor<256xf32>
+      zero.yield %s : tensor<256xf32>
+    }
+    %gx = ... runs while the reduce-scatter is in flight ...
+    %s = zero.await %f reads %gw : !zero.future<tensor<256xf32>>, tensor<1024xf32>
+    %w2 = arith.subf %ws, %s : tensor<256xf32>
+    ```
+
+    Not yet: a future that crosses a loop's back edge (prefetching the next
+    iteration's deferred gather into this one).
+  }];
+  let options = !listconcat([
+    Option<"maxInFlightBytes", "max-in-flight-bytes", "int64_t",
+           /*default=*/"0",
+           "Most bytes of all-gather results started but not yet used, "
+           "together (0: no limit)">,
+  ], costModelOptions);
+  let dependentDialects = ["::zero::ZeroDialect"];
+}
+
 def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
   let summary = "Reports per-rank communication of every function";
   let description = [{
@@ -329,7 +409,7 @@ def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
     zero-opt step.mlir --zero-report=record-given --zero-weight-update-sharding --zero-report
     ```
   }];
-  let options = [
+  let options = !listconcat([
     Option<"format", "format", "std::string", /*default=*/"\"text\"",
            "Output format: 'text' or 'json'">,
     Option<"outputFile", "output", "std::string", /*default=*/"\"-\"",
@@ -337,7 +417,7 @@ def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
     Option<"recordGiven", "record-given", "bool", /*default=*/"false",
            "Record this program's figures for a later zero-report to compare "
            "against, instead of printing">,
-  ];
+  ], costModelOptions);
   let dependentDialects = ["::zero::ZeroDialect"];
 }
 

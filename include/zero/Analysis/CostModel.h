@@ -1,0 +1,82 @@
+//===- CostModel.h - time of computation and communication ------*- C++ -*-===//
+//
+// The scheduler's estimate of a program's time: a collective costs a latency
+// plus the bytes a rank sends (ring algorithm, Communication.h) over a
+// bandwidth; computation costs its floating-point operations over a rate
+// (contractions: matmuls, reductions) or its elements over a rate (elementwise
+// ops and copies). The parameters are the options of zero-schedule-overlap
+// and zero-report, and `zero-run --calibrate` measures them on a runtime.
+//
+// simulate() plays a function on one rank: computation runs in program order
+// on one stream; collectives run one at a time, in issue order, on a
+// communication stream; a synchronous collective, or the await of an async
+// one, stalls computation until the collective is done. The stall is the
+// exposed communication.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_ANALYSIS_COSTMODEL_H
+#define ZERO_ANALYSIS_COSTMODEL_H
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+
+namespace zero {
+
+struct CostModelParameters {
+  /// Seconds every collective pays before its first byte moves.
+  double latency = 20e-6;
+  /// Bytes per second one rank sends.
+  double bandwidth = 10e9;
+  /// Floating-point operations per second of contractions (matmul).
+  double flopRate = 50e9;
+  /// Elements per second of elementwise ops and copies.
+  double elementRate = 2e9;
+};
+
+class CostModel {
+public:
+  explicit CostModel(CostModelParameters parameters) : parameters(parameters) {}
+
+  const CostModelParameters &getParameters() const { return parameters; }
+
+  /// Seconds `op` keeps the communication stream busy; 0 for collectives
+  /// that do not communicate or whose group is one rank.
+  double communicationSeconds(CollectiveOpInterface op) const;
+
+  /// Seconds of computation `op` itself costs (not its regions' ops).
+  double computeSeconds(mlir::Operation *op) const;
+
+private:
+  CostModelParameters parameters;
+};
+
+/// One rank's time for one call of a function, as simulate() plays it.
+struct TimeEstimate {
+  /// From the first op to the return.
+  double stepSeconds = 0;
+  /// Computation alone.
+  double computeSeconds = 0;
+  /// Collectives alone, end to end on the communication stream.
+  double communicationSeconds = 0;
+  /// Time computation waits for communication.
+  double exposedSeconds = 0;
+
+  /// The share of communication time hidden behind computation.
+  double hiddenShare() const {
+    return communicationSeconds > 0 ? 1 - exposedSeconds / communicationSeconds
+                                    : 1;
+  }
+};
+
+/// Plays `function`'s body. Loops with a static trip count run their body
+/// twice in the simulation (the second time shows the steady state, with
+/// any communication still in flight from the first) and count the second
+/// for the remaining iterations; other loops count once. Of an scf.if, the
+/// costlier branch counts.
+TimeEstimate simulate(mlir::FunctionOpInterface function,
+                      const CostModel &model);
+
+} // namespace zero
+
+#endif // ZERO_ANALYSIS_COSTMODEL_H

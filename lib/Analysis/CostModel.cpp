@@ -1,0 +1,181 @@
+//===- CostModel.cpp - time of computation and communication --------------===//
+
+#include "zero/Analysis/CostModel.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "zero/Analysis/Communication.h"
+
+using namespace mlir;
+using namespace zero;
+
+double CostModel::communicationSeconds(CollectiveOpInterface op) const {
+  if (!op.communicates())
+    return 0;
+  MeshOp mesh = op.lookupMesh();
+  if (!mesh)
+    return 0;
+  int64_t groupSize = op.getGroupSize(mesh);
+  if (groupSize <= 1)
+    return 0;
+  std::optional<int64_t> bytes = getBytesSentPerRank(op, groupSize);
+  return parameters.latency + (bytes ? *bytes / parameters.bandwidth : 0);
+}
+
+/// Elements of a statically shaped tensor, else 0.
+static int64_t staticElements(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() ? tensor.getNumElements() : 0;
+}
+
+double CostModel::computeSeconds(Operation *op) const {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    int64_t iterations = 1;
+    for (int64_t range : linalgOp.getStaticLoopRanges()) {
+      if (ShapedType::isDynamic(range))
+        return 0;
+      iterations *= range;
+    }
+    // A contraction does a multiply and an add per iteration.
+    if (linalgOp.getNumReductionLoops() > 0)
+      return 2.0 * iterations / parameters.flopRate;
+    int64_t payload = 0;
+    for (Operation &inner : linalgOp.getBlock()->without_terminator())
+      payload += !isa<linalg::IndexOp>(inner);
+    return double(iterations) * std::max<int64_t>(payload, 1) /
+           parameters.elementRate;
+  }
+  if (op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1)
+    return staticElements(op->getResult(0).getType()) / parameters.elementRate;
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+    return staticElements(insert.getSourceType()) / parameters.elementRate;
+  if (auto pad = dyn_cast<tensor::PadOp>(op))
+    return staticElements(pad.getResultType()) / parameters.elementRate;
+  return 0;
+}
+
+namespace {
+
+/// The two streams of one rank, as far as the simulation has played them.
+struct StreamState {
+  /// When the computation stream reaches the current op.
+  double compute = 0;
+  /// When the communication stream is free.
+  double communication = 0;
+  double computeTotal = 0;
+  double communicationTotal = 0;
+  double exposed = 0;
+  /// When each started collective completes.
+  DenseMap<Value, double> done;
+
+  void shift(const StreamState &before, const StreamState &after,
+             int64_t times) {
+    double step = after.compute - before.compute;
+    compute += times * step;
+    communication = std::max(communication + times * step, compute);
+    computeTotal += times * (after.computeTotal - before.computeTotal);
+    communicationTotal +=
+        times * (after.communicationTotal - before.communicationTotal);
+    exposed += times * (after.exposed - before.exposed);
+  }
+};
+
+class Simulator {
+public:
+  explicit Simulator(const CostModel &model) : model(model) {}
+
+  void run(Block &block, StreamState &state) {
+    for (Operation &op : block)
+      run(&op, state);
+  }
+
+private:
+  /// A collective that occupies the communication stream from when both
+  /// streams reach it; returns when it completes.
+  double issue(CollectiveOpInterface collective, StreamState &state) {
+    double seconds = model.communicationSeconds(collective);
+    double start = std::max(state.compute, state.communication);
+    state.communication = start + seconds;
+    state.communicationTotal += seconds;
+    return state.communication;
+  }
+
+  void wait(double done, StreamState &state) {
+    if (done <= state.compute)
+      return;
+    state.exposed += done - state.compute;
+    state.compute = done;
+  }
+
+  void run(Operation *op, StreamState &state) {
+    if (auto async = dyn_cast<AsyncOp>(op)) {
+      if (CollectiveOpInterface collective = async.getCollective())
+        state.done[async.getFuture()] = issue(collective, state);
+      return;
+    }
+    if (auto await = dyn_cast<AwaitOp>(op)) {
+      wait(state.done.lookup(await.getFuture()), state);
+      return;
+    }
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+      wait(issue(collective, state), state);
+      return;
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      runLoop(loop, state);
+      return;
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      StreamState elseState = state;
+      run(branch.getThenRegion().front(), state);
+      if (!branch.getElseRegion().empty()) {
+        run(branch.getElseRegion().front(), elseState);
+        if (elseState.compute > state.compute)
+          state = std::move(elseState);
+      }
+      return;
+    }
+    double seconds = model.computeSeconds(op);
+    state.compute += seconds;
+    state.computeTotal += seconds;
+    if (isa<linalg::LinalgOp>(op))
+      return;
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        run(block, state);
+  }
+
+  void runLoop(scf::ForOp loop, StreamState &state) {
+    std::optional<APInt> trips = loop.getStaticTripCount();
+    int64_t count = trips ? trips->getSExtValue() : 1;
+    if (count <= 0)
+      return;
+    run(*loop.getBody(), state);
+    if (count == 1)
+      return;
+    StreamState before = state;
+    run(*loop.getBody(), state);
+    if (count > 2)
+      state.shift(before, state, count - 2);
+  }
+
+  const CostModel &model;
+};
+
+} // namespace
+
+TimeEstimate zero::simulate(FunctionOpInterface function,
+                            const CostModel &model) {
+  TimeEstimate estimate;
+  if (function.isExternal())
+    return estimate;
+  StreamState state;
+  Simulator(model).run(function.getFunctionBody().front(), state);
+  estimate.stepSeconds = std::max(state.compute, state.communication);
+  estimate.computeSeconds = state.computeTotal;
+  estimate.communicationSeconds = state.communicationTotal;
+  estimate.exposedSeconds = state.exposed;
+  return estimate;
+}

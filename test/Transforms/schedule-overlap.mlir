@@ -1,0 +1,159 @@
+// zero-schedule-overlap: each collective starts right after its input exists
+// and is awaited right before its first use, when there is computation in
+// between; all-gathers held before use are capped by max-in-flight-bytes.
+
+// RUN: zero-opt %s --split-input-file --zero-schedule-overlap | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-schedule-overlap=max-in-flight-bytes=4096 | FileCheck %s --check-prefix=BUDGET
+// RUN: not zero-opt %s --split-input-file --zero-schedule-overlap=bandwidth-gbps=0 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: zero-schedule-overlap: the cost model's rates must be positive and its latency not negative
+
+zero.mesh @dp(shape = [4])
+
+// The weight gradient's reduce-scatter starts as soon as the gradient (and
+// its flattening, hoisted next to it) exists, and runs while the input
+// gradient's matmul computes.
+// CHECK-LABEL: func.func @backward_overlap
+// CHECK: %[[GW:.*]] = linalg.matmul ins(%arg0, %arg1
+// CHECK-NEXT: %[[FLAT:.*]] = tensor.collapse_shape %[[GW]]
+// CHECK-NEXT: %[[F:.*]] = zero.async : !zero.future<tensor<1024xf32>> {
+// CHECK-NEXT:   %[[S:.*]] = zero.reduce_scatter %[[FLAT]] on @dp reduce = mean : tensor<4096xf32> -> tensor<1024xf32>
+// CHECK-NEXT:   zero.yield %[[S]] : tensor<1024xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[GX:.*]] = linalg.matmul ins(%arg1, %arg0
+// CHECK-NEXT: %[[V:.*]] = zero.await %[[F]] reads %[[FLAT]] : !zero.future<tensor<1024xf32>>, tensor<4096xf32>
+// CHECK-NEXT: arith.subf %arg2, %[[V]]
+func.func @backward_overlap(%x: tensor<64x64xf32>, %gy: tensor<64x64xf32>, %ws: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<64x64xf32>) {
+  %e = tensor.empty() : tensor<64x64xf32>
+  %gw = linalg.matmul ins(%x, %gy : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %gx = linalg.matmul ins(%gy, %x : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %flat = tensor.collapse_shape %gw [[0, 1]] : tensor<64x64xf32> into tensor<4096xf32>
+  %s = zero.reduce_scatter %flat on @dp reduce = mean : tensor<4096xf32> -> tensor<1024xf32>
+  %w2 = arith.subf %ws, %s : tensor<1024xf32>
+  return %w2, %gx : tensor<1024xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// Used right away: nothing to overlap, so it stays synchronous.
+// CHECK-LABEL: func.func @nothing_to_overlap
+// CHECK-NOT: zero.async
+// CHECK: zero.reduce_scatter
+// CHECK-NOT: zero.await
+func.func @nothing_to_overlap(%g: tensor<4096xf32>, %ws: tensor<1024xf32>) -> tensor<1024xf32> {
+  %s = zero.reduce_scatter %g on @dp reduce = mean : tensor<4096xf32> -> tensor<1024xf32>
+  %w2 = arith.subf %ws, %s : tensor<1024xf32>
+  return %w2 : tensor<1024xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// Two weights gathered for two layers. Without a cap both are prefetched at
+// the top, issued in the order they are needed; with a cap of one gather
+// (4096 bytes), the second starts once the first is used.
+// CHECK-LABEL: func.func @prefetch
+// CHECK: %[[FA:.*]] = zero.async
+// CHECK-NEXT: zero.all_gather %arg0
+// CHECK: %[[FB:.*]] = zero.async
+// CHECK-NEXT: zero.all_gather %arg1
+// CHECK: %[[Y1:.*]] = arith.mulf %arg2, %arg2
+// CHECK-NEXT: %[[A:.*]] = zero.await %[[FA]] reads %arg0
+// CHECK-NEXT: arith.mulf %[[Y1]], %[[A]]
+// CHECK: %[[B:.*]] = zero.await %[[FB]] reads %arg1
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[B]]
+// BUDGET-LABEL: func.func @prefetch
+// BUDGET: %[[FA:.*]] = zero.async
+// BUDGET-NEXT: zero.all_gather %arg0
+// BUDGET: arith.mulf %arg2, %arg2
+// BUDGET-NEXT: zero.await %[[FA]]
+// BUDGET-NEXT: %[[FB:.*]] = zero.async
+// BUDGET-NEXT: zero.all_gather %arg1
+// BUDGET: zero.await %[[FB]]
+func.func @prefetch(%a: tensor<256xf32>, %b: tensor<256xf32>, %x: tensor<1024xf32>) -> tensor<1024xf32> {
+  %y1 = arith.mulf %x, %x : tensor<1024xf32>
+  %ga = zero.all_gather %a on @dp : tensor<256xf32> -> tensor<1024xf32>
+  %y2 = arith.mulf %y1, %ga : tensor<1024xf32>
+  %y3 = arith.mulf %y2, %y2 : tensor<1024xf32>
+  %gb = zero.all_gather %b on @dp : tensor<256xf32> -> tensor<1024xf32>
+  %y4 = arith.mulf %y3, %gb : tensor<1024xf32>
+  return %y4 : tensor<1024xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// A gather larger than the cap on its own is not prefetched.
+// BUDGET-LABEL: func.func @over_budget
+// BUDGET-NOT: zero.async
+// BUDGET: zero.all_gather %arg0
+func.func @over_budget(%a: tensor<512xf32>, %x: tensor<2048xf32>) -> tensor<2048xf32> {
+  %ga = zero.all_gather %a on @dp : tensor<512xf32> -> tensor<2048xf32>
+  %y1 = arith.mulf %x, %x : tensor<2048xf32>
+  %y2 = arith.mulf %y1, %ga : tensor<2048xf32>
+  return %y2 : tensor<2048xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// A collective of an awaited value starts after that await.
+// CHECK-LABEL: func.func @chained
+// CHECK: %[[F1:.*]] = zero.async
+// CHECK-NEXT: zero.all_reduce %arg0
+// CHECK: arith.mulf %arg1, %arg1
+// CHECK-NEXT: %[[R1:.*]] = zero.await %[[F1]] reads %arg0
+// CHECK-NEXT: %[[F2:.*]] = zero.async
+// CHECK-NEXT: zero.all_reduce %[[R1]]
+// CHECK: arith.addf
+// CHECK-NEXT: %[[R2:.*]] = zero.await %[[F2]] reads %[[R1]]
+func.func @chained(%g: tensor<1024xf32>, %x: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) {
+  %r1 = zero.all_reduce %g on @dp reduce = sum : tensor<1024xf32>
+  %y = arith.mulf %x, %x : tensor<1024xf32>
+  %r2 = zero.all_reduce %r1 on @dp reduce = sum : tensor<1024xf32>
+  %z = arith.addf %y, %r1 : tensor<1024xf32>
+  %w = arith.addf %z, %r2 : tensor<1024xf32>
+  return %w, %z : tensor<1024xf32>, tensor<1024xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+zero.mesh @one(shape = [1])
+
+// Inside a loop the body is scheduled on its own; collectives on a group of
+// one rank, and those already asynchronous, are left alone.
+// CHECK-LABEL: func.func @loop_body
+// CHECK: scf.for
+// CHECK: %[[F:.*]] = zero.async
+// CHECK-NEXT: zero.all_reduce %[[G:.*]] on @dp
+// CHECK: arith.mulf
+// CHECK-NEXT: zero.all_reduce %{{.*}} on @one
+// CHECK-NEXT: zero.await %[[F]] reads %[[G]]
+// CHECK: %[[MINE:.*]] = zero.async
+// CHECK-NEXT: zero.all_reduce %arg0 on @dp reduce = max
+// CHECK: zero.await %[[MINE]]
+func.func @loop_body(%v0: tensor<1024xf32>, %x: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%v = %v0) -> (tensor<1024xf32>) {
+    %g = arith.mulf %v, %x : tensor<1024xf32>
+    %s = zero.all_reduce %g on @dp reduce = sum : tensor<1024xf32>
+    %y = arith.mulf %x, %x : tensor<1024xf32>
+    %t = zero.all_reduce %y on @one reduce = sum : tensor<1024xf32>
+    %n = arith.addf %s, %t : tensor<1024xf32>
+    scf.yield %n : tensor<1024xf32>
+  }
+  %f = zero.async : !zero.future<tensor<1024xf32>> {
+    %m = zero.all_reduce %v0 on @dp reduce = max : tensor<1024xf32>
+    zero.yield %m : tensor<1024xf32>
+  }
+  %m = zero.await %f reads %v0 : !zero.future<tensor<1024xf32>>, tensor<1024xf32>
+  return %r, %m : tensor<1024xf32>, tensor<1024xf32>
+}
