@@ -43,3 +43,33 @@ func.func @scatter_on_an_axis(%g: tensor<8x16xbf16>) -> tensor<8x4xbf16> {
       : tensor<8x16xbf16> -> tensor<8x4xbf16>
   return %s : tensor<8x4xbf16>
 }
+
+// -----
+
+// A collective in zero.async starts where the async stands (a buffer op that
+// returns a request) and the await waits for it. The await reads the
+// collective's input, so a write to that tensor in between goes to a copy:
+// the collective may still be reading the original.
+
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @async_keeps_input
+// CHECK-SAME: (%[[G:[^:]+]]: memref<16xf32>
+func.func @async_keeps_input(%g: tensor<16xf32>, %c: f32, %i: index)
+    -> (tensor<4xf32>, tensor<16xf32>) {
+  // CHECK: %[[OUT:.*]] = memref.alloc() {{.*}} : memref<4xf32>
+  // CHECK: %[[R:.*]] = zero.reduce_scatter_buffer %[[G]], %[[OUT]] on @dp reduce = sum : memref<16xf32>, memref<4xf32> -> !zero.request
+  %f = zero.async : !zero.future<tensor<4xf32>> {
+    %s = zero.reduce_scatter %g on @dp reduce = sum : tensor<16xf32> -> tensor<4xf32>
+    zero.yield %s : tensor<4xf32>
+  }
+  // CHECK: %[[COPY:.*]] = memref.alloc() {{.*}} : memref<16xf32>
+  // CHECK: memref.copy %[[G]], %[[COPY]]
+  // CHECK: memref.store %{{.*}}, %[[COPY]]
+  %h = tensor.insert %c into %g[%i] : tensor<16xf32>
+  // CHECK: zero.wait %[[R]], %[[G]], %[[OUT]] : memref<16xf32>, memref<4xf32>
+  // CHECK-NOT: zero.async
+  // CHECK: return %[[OUT]], %[[COPY]]
+  %v = zero.await %f reads %g : !zero.future<tensor<4xf32>>, tensor<16xf32>
+  return %v, %h : tensor<4xf32>, tensor<16xf32>
+}

@@ -43,3 +43,26 @@ func.func @async(%g: tensor<8xf32>) -> tensor<4xf32> {
   %v = zero.await %f reads %g : !zero.future<tensor<4xf32>>, tensor<8xf32>
   return %v : tensor<4xf32>
 }
+
+// -----
+
+zero.mesh @dp(shape = [2])
+
+func.func @never_waited(%in: memref<4xf32>, %out: memref<8xf32>) {
+  // expected-error @+1 {{cannot be lowered: its request is waited 0 times; exactly once}}
+  %r = zero.all_gather_buffer %in, %out on @dp : memref<4xf32>, memref<8xf32> -> !zero.request
+  return
+}
+
+// -----
+
+zero.mesh @dp(shape = [2])
+
+func.func @waited_elsewhere(%in: memref<4xf32>, %out: memref<8xf32>, %c: i1) {
+  %r = zero.all_gather_buffer %in, %out on @dp : memref<4xf32>, memref<8xf32> -> !zero.request
+  scf.if %c {
+    // expected-error @+1 {{cannot be lowered: a request is consumed only by zero.wait ops in the block of its collective}}
+    zero.wait %r, %in, %out : memref<4xf32>, memref<8xf32>
+  }
+  return
+}

@@ -68,3 +68,24 @@ func.func @strided(%in: memref<4x4xf32, strided<[8, 1]>>,
       : memref<4x4xf32, strided<[8, 1]>>, memref<4x4xf32, strided<[8, 1]>>
   return
 }
+
+// -----
+
+// A started collective calls the `_start` entry point, which returns the
+// handle that zero_rt_wait takes where the zero.wait stood.
+
+zero.mesh @dp(shape = [4])
+
+// CHECK-DAG: func.func private @zero_rt_all_gather_start(!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr) -> !llvm.ptr
+// CHECK-DAG: func.func private @zero_rt_wait(!llvm.ptr)
+// CHECK-LABEL: func.func @started
+func.func @started(%in: memref<4xf32>, %out: memref<16xf32>, %x: memref<8xf32>) {
+  // CHECK: %[[H:.*]] = call @zero_rt_all_gather_start(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr) -> !llvm.ptr
+  // CHECK: memref.load
+  // CHECK-NEXT: call @zero_rt_wait(%[[H]]) : (!llvm.ptr) -> ()
+  %r = zero.all_gather_buffer %in, %out on @dp : memref<4xf32>, memref<16xf32> -> !zero.request
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<8xf32>
+  zero.wait %r, %in, %out : memref<4xf32>, memref<16xf32>
+  return
+}

@@ -157,3 +157,29 @@ func.func @loop_body(%v0: tensor<1024xf32>, %x: tensor<1024xf32>) -> (tensor<102
   %m = zero.await %f reads %v0 : !zero.future<tensor<1024xf32>>, tensor<1024xf32>
   return %r, %m : tensor<1024xf32>, tensor<1024xf32>
 }
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// Hoisting the padding before a reduce-scatter keeps the padding value (used
+// in the pad's region) above it.
+// CHECK-LABEL: func.func @pad_value
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[P:.*]] = tensor.pad %arg0
+// CHECK: tensor.yield %[[ZERO]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[F:.*]] = zero.async
+// CHECK-NEXT: zero.reduce_scatter %[[P]]
+// CHECK: arith.mulf
+// CHECK-NEXT: zero.await %[[F]] reads %[[P]]
+func.func @pad_value(%g: tensor<10xf32>, %x: tensor<1024xf32>) -> (tensor<3xf32>, tensor<1024xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %y = arith.mulf %x, %x : tensor<1024xf32>
+  %p = tensor.pad %g low[0] high[2] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<10xf32> to tensor<12xf32>
+  %s = zero.reduce_scatter %p on @dp reduce = sum : tensor<12xf32> -> tensor<3xf32>
+  return %s, %y : tensor<3xf32>, tensor<1024xf32>
+}

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "zero/Analysis/Communication.h"
 #include "zero/Analysis/CostModel.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
@@ -80,8 +81,12 @@ private:
         !isMemoryEffectFree(producer) ||
         (producer->getNumRegions() && !isa<tensor::PadOp>(producer)))
       return;
+    // Its operands, and what its regions (a pad's value) use from above.
+    SetVector<Value> inputs(producer->getOperands().begin(),
+                            producer->getOperands().end());
+    getUsedValuesDefinedAbove(producer->getRegions(), inputs);
     Operation *latest = nullptr;
-    for (Value operand : producer->getOperands()) {
+    for (Value operand : inputs) {
       hoistProducers(operand);
       Operation *def = operand.getDefiningOp();
       if (def && def->getBlock() == &block &&
