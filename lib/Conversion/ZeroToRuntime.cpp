@@ -112,6 +112,28 @@ public:
 
   Type pointerType() { return LLVM::LLVMPointerType::get(module.getContext()); }
 
+  /// A pointer to a constant NUL-terminated copy of `text`.
+  Value stringPointer(OpBuilder &b, Location loc, StringRef text) {
+    std::string name = "__zero_label_";
+    for (char c : text)
+      name += llvm::isAlnum(c) ? c : '_';
+    SmallVector<int8_t> bytes(text.begin(), text.end());
+    bytes.push_back(0);
+    auto type =
+        MemRefType::get({static_cast<int64_t>(bytes.size())}, b.getI8Type());
+    if (!symbols.lookup(name)) {
+      OpBuilder gb = OpBuilder::atBlockBegin(module.getBody());
+      auto global = memref::GlobalOp::create(
+          gb, module.getLoc(), name, gb.getStringAttr("private"), type,
+          DenseIntElementsAttr::get(
+              RankedTensorType::get(type.getShape(), b.getI8Type()),
+              ArrayRef<int8_t>(bytes)),
+          /*constant=*/true, /*alignment=*/nullptr);
+      symbols.insert(global);
+    }
+    return pointerTo(b, loc, memref::GetGlobalOp::create(b, loc, type, name));
+  }
+
 private:
   ModuleOp module;
   SymbolTable symbols;
@@ -243,6 +265,14 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
   if (reduction)
     args.push_back(arith::ConstantIntOp::create(b, loc, i32, *reduction));
   args.push_back(calls.groupPointer(b, loc, mesh, axes));
+  // A bucket's collective is named in traces.
+  if (auto bucket = op->getAttrOfType<DictionaryAttr>("zero.bucket"))
+    if (auto id = bucket.getAs<IntegerAttr>("id")) {
+      func::FuncOp label = calls.declare("zero_rt_label", {ptr}, {});
+      func::CallOp::create(
+          b, loc, label,
+          calls.stringPointer(b, loc, "bucket " + std::to_string(id.getInt())));
+    }
   auto call = func::CallOp::create(b, loc, fn, args);
   if (request) {
     // Temporaries live until the wait.

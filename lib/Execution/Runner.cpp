@@ -14,6 +14,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
@@ -87,6 +88,7 @@ runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
   add("zero_rt_reduce_scatter_start", &zero_rt_reduce_scatter_start);
   add("zero_rt_all_gather_start", &zero_rt_all_gather_start);
   add("zero_rt_wait", &zero_rt_wait);
+  add("zero_rt_label", &zero_rt_label);
   // A copy between buffers of different layouts lowers to this helper.
   add("memrefCopy", &memrefCopy);
   return map;
@@ -436,6 +438,21 @@ llvm::Error zero::exec::makeInputs(ArrayRef<Type> types,
 // Running on ranks
 //===----------------------------------------------------------------------===//
 
+/// This process's trace file: `path`, with "{rank}" replaced by its first
+/// rank, or with ".rank<r>" before the extension when other processes
+/// write traces of their own.
+static std::string tracePath(StringRef path, zero_world *world) {
+  int32_t first = zero_rank_id(zero_world_local_rank(world, 0));
+  std::string rank = std::to_string(first);
+  size_t at = path.find("{rank}");
+  if (at != StringRef::npos)
+    return (path.take_front(at) + rank + path.drop_front(at + 6)).str();
+  if (zero_world_num_local_ranks(world) == zero_world_size(world))
+    return path.str();
+  StringRef extension = llvm::sys::path::extension(path);
+  return (path.drop_back(extension.size()) + ".rank" + rank + extension).str();
+}
+
 llvm::Expected<std::vector<std::vector<RankRun>>>
 zero::exec::runOnRanks(ArrayRef<const Executable *> programs,
                        const RunOptions &options) {
@@ -450,6 +467,7 @@ zero::exec::runOnRanks(ArrayRef<const Executable *> programs,
     return llvm::createStringError("%s", message);
 
   int32_t local = zero_world_num_local_ranks(world);
+  zero_world_set_tracing(world, !options.tracePath.empty());
   std::vector<std::vector<RankRun>> runs(programs.size(),
                                          std::vector<RankRun>(local));
   auto runRank = [&](int32_t i) {
@@ -477,8 +495,11 @@ zero::exec::runOnRanks(ArrayRef<const Executable *> programs,
       zero_rank_counters(rank, &before);
       RankRun &run = runs[p][i];
       run.rank = id;
-      if (llvm::Error error = program->invoke(
-              copy, run.outputs, options.keepOutputs, &run.seconds)) {
+      zero_rank_trace_begin(rank);
+      llvm::Error error =
+          program->invoke(copy, run.outputs, options.keepOutputs, &run.seconds);
+      zero_rank_trace_end(rank);
+      if (error) {
         zero_rank_fail(rank, llvm::toString(std::move(error)).c_str());
         return;
       }
@@ -504,6 +525,11 @@ zero::exec::runOnRanks(ArrayRef<const Executable *> programs,
   }
   const char *error = zero_world_error(world);
   std::string failure = error ? error : "";
+  if (failure.empty() && !options.tracePath.empty()) {
+    std::string path = tracePath(options.tracePath, world);
+    if (zero_world_write_trace(world, path.c_str(), message, sizeof message))
+      failure = message;
+  }
   zero_world_destroy(world);
   if (!failure.empty())
     return llvm::createStringError("%s", failure.c_str());

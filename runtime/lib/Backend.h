@@ -41,12 +41,19 @@ const char *kindName(zero_collective_kind kind);
 const char *dtypeName(zero_dtype dtype);
 size_t dtypeSize(zero_dtype dtype);
 
+/// Seconds on the steady clock, the time base of traces.
+double now();
+
 /// A started collective.
 class Pending {
 public:
   virtual ~Pending() = default;
   /// Blocks until done; false when the world failed.
   virtual bool wait() = 0;
+  /// When the collective began and finished moving data (now()), as far as
+  /// the backend knows; valid after wait(), negative when unknown.
+  double began = -1;
+  double finished = -1;
 };
 
 class Backend {

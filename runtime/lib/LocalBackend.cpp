@@ -56,6 +56,9 @@ struct Job {
   std::condition_variable done;
   bool finished = false;
   bool ok = false;
+  /// When the communication thread took it up and when it finished.
+  double began = -1;
+  double ended = -1;
 };
 
 class LocalPending : public Pending {
@@ -64,6 +67,8 @@ public:
   bool wait() override {
     std::unique_lock<std::mutex> lock(job->mutex);
     job->done.wait(lock, [&] { return job->finished; });
+    began = job->began;
+    finished = job->ended;
     return job->ok;
   }
 
@@ -171,8 +176,12 @@ void CommThread::run() {
       job = std::move(queue.front());
       queue.pop_front();
     }
+    double began = now();
     bool ok = !backend.hasFailed() && backend.run(job->collective);
+    double ended = now();
     std::lock_guard<std::mutex> lock(job->mutex);
+    job->began = began;
+    job->ended = ended;
     job->ok = ok;
     job->finished = true;
     job->done.notify_all();

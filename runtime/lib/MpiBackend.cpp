@@ -183,7 +183,10 @@ private:
 };
 
 bool MpiPending::wait() {
+  // MPI tells when a request completed only when asked: the trace shows it
+  // in flight from its start to the wait that saw it complete.
   backend.waitFor(request, describe(c) + " on group " + c.group.describe());
+  finished = now();
   if (c.reduction == ZERO_MEAN && c.kind != ZERO_ALL_GATHER)
     divideInPlace(c.dtype, c.out,
                   c.kind == ZERO_ALL_REDUCE ? c.count : c.count / groupSize,
@@ -270,7 +273,9 @@ std::unique_ptr<Pending> MpiBackend::start(int32_t, const Collective &c) {
     MPI_Error_string(err, text, &length);
     abortWith(describe(c) + ": " + std::string(text, length));
   }
-  return std::make_unique<MpiPending>(*this, c, request, n);
+  auto pending = std::make_unique<MpiPending>(*this, c, request, n);
+  pending->began = now();
+  return pending;
 }
 
 } // namespace

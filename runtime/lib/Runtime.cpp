@@ -8,19 +8,42 @@
 #include "Backend.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
 
 using namespace zero::rt;
 
+namespace {
+/// One interval of a rank's timeline.
+struct TraceEvent {
+  /// 0: computation, 1: communication.
+  int track;
+  std::string name;
+  double begin;
+  double end;
+  /// Bytes the rank sends (communication), and the label, if any.
+  uint64_t bytes = 0;
+  std::string label;
+};
+} // namespace
+
 struct zero_rank {
   zero_world *world;
   int32_t local;
   int32_t id;
+  /// The timeline, while the world traces; touched only by the thread that
+  /// runs the rank.
+  std::vector<TraceEvent> trace;
+  /// When computation last resumed (negative: not tracing this rank now).
+  double resumed = -1;
+  /// The label of the next collective (zero_rt_label).
+  const char *nextLabel = nullptr;
   std::atomic<uint64_t> bytesSent[ZERO_NUM_COLLECTIVE_KINDS] = {};
   std::atomic<uint64_t> issued[ZERO_NUM_COLLECTIVE_KINDS] = {};
   /// Collectives issued per group, for sequence numbers in messages.
@@ -31,6 +54,9 @@ struct zero_rank {
 
 struct zero_world {
   std::unique_ptr<Backend> backend;
+  std::atomic<bool> tracing{false};
+  /// now() at creation: trace times count from here.
+  double epoch = 0;
   std::vector<std::unique_ptr<zero_rank>> ranks;
   mutable std::mutex errorMutex;
   mutable std::string errorCopy;
@@ -38,7 +64,19 @@ struct zero_world {
 
 struct zero_handle {
   std::unique_ptr<Pending> pending;
+  /// For the trace: the rank that started it, what it is, when it started.
+  zero_rank *rank = nullptr;
+  std::string name;
+  uint64_t bytes = 0;
+  std::string label;
+  double started = 0;
 };
+
+double zero::rt::now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 namespace {
 thread_local zero_rank *boundRank = nullptr;
@@ -156,7 +194,17 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
     std::fprintf(stderr, "zero: rank %d starts %s on group %s\n", rank->id,
                  describe(c).c_str(), c.group.describe().c_str());
   rank->issued[kind] += 1;
-  rank->bytesSent[kind] += ringBytes(kind, count, dtypeSize(c.dtype), n);
+  uint64_t bytes = ringBytes(kind, count, dtypeSize(c.dtype), n);
+  rank->bytesSent[kind] += bytes;
+  if (rank->resumed >= 0) {
+    handle->rank = rank;
+    handle->name = describe(c);
+    handle->bytes = bytes;
+    if (rank->nextLabel)
+      handle->label = rank->nextLabel;
+    handle->started = now();
+  }
+  rank->nextLabel = nullptr;
   handle->pending = backend.start(rank->local, c);
   return handle;
 }
@@ -251,6 +299,7 @@ int zero_world_create(const zero_options *options, zero_world **world,
   }
   auto *w = new zero_world;
   w->backend = std::move(backend);
+  w->epoch = now();
   for (int32_t i = 0; i < w->backend->numLocalRanks(); ++i) {
     auto rank = std::make_unique<zero_rank>();
     rank->world = w;
@@ -322,10 +371,118 @@ zero_handle *zero_all_gather(zero_rank *rank, const void *in, void *out,
                          group);
 }
 
+/// Records the wait for `handle` on its rank's timeline: the computation
+/// up to the wait, the time blocked, and the collective itself.
+static void traceWait(zero_handle *handle, double waitBegan, double waitEnded) {
+  zero_rank *rank = handle->rank;
+  if (rank->resumed < 0)
+    return;
+  if (waitBegan > rank->resumed)
+    rank->trace.push_back({0, "compute", rank->resumed, waitBegan});
+  if (waitEnded > waitBegan)
+    rank->trace.push_back({0, "wait " + handle->name, waitBegan, waitEnded});
+  const Pending &pending = *handle->pending;
+  double began = pending.began >= 0 ? pending.began : handle->started;
+  double finished = pending.finished >= 0 ? pending.finished : waitEnded;
+  std::string name = handle->name;
+  if (!handle->label.empty())
+    name += ", " + handle->label;
+  name += ", " + std::to_string(handle->bytes) + " B";
+  rank->trace.push_back(
+      {1, name, began, finished, handle->bytes, handle->label});
+  rank->resumed = waitEnded;
+}
+
 int zero_wait(zero_handle *handle) {
+  double waitBegan = handle->rank ? now() : 0;
   bool ok = handle->pending->wait();
+  if (handle->rank)
+    traceWait(handle, waitBegan, now());
   delete handle;
   return ok ? 0 : 1;
+}
+
+void zero_world_set_tracing(zero_world *world, int32_t enable) {
+  world->tracing = enable != 0;
+}
+
+void zero_rank_trace_begin(zero_rank *rank) {
+  rank->trace.clear();
+  rank->resumed = rank->world->tracing ? now() : -1;
+}
+
+void zero_rank_trace_end(zero_rank *rank) {
+  if (rank->resumed < 0)
+    return;
+  double end = now();
+  if (end > rank->resumed)
+    rank->trace.push_back({0, "compute", rank->resumed, end});
+  rank->resumed = -1;
+}
+
+/// `text` as a JSON string literal.
+static std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+int zero_world_write_trace(const zero_world *world, const char *path,
+                           char *error, size_t error_size) {
+  std::ofstream out(path);
+  if (!out) {
+    if (error && error_size)
+      std::snprintf(error, error_size, "cannot write the trace to '%s'", path);
+    return 1;
+  }
+  static const char *tracks[] = {"compute", "communication"};
+  out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  bool first = true;
+  auto separator = [&] {
+    out << (first ? "" : ",\n");
+    first = false;
+  };
+  char number[64];
+  for (const auto &rank : world->ranks) {
+    separator();
+    out << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << rank->id
+        << ", \"args\": {\"name\": \"rank " << rank->id << "\"}}";
+    for (int track = 0; track < 2; ++track) {
+      separator();
+      out << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << rank->id
+          << ", \"tid\": " << track << ", \"args\": {\"name\": \""
+          << tracks[track] << "\"}}";
+    }
+    for (const TraceEvent &event : rank->trace) {
+      separator();
+      std::snprintf(number, sizeof number, "%.3f, \"dur\": %.3f",
+                    (event.begin - world->epoch) * 1e6,
+                    (event.end - event.begin) * 1e6);
+      out << "{\"ph\": \"X\", \"pid\": " << rank->id
+          << ", \"tid\": " << event.track
+          << ", \"name\": " << jsonString(event.name) << ", \"ts\": " << number;
+      if (event.track == 1) {
+        out << ", \"args\": {\"bytes\": " << event.bytes;
+        if (!event.label.empty())
+          out << ", \"bucket\": " << jsonString(event.label);
+        out << "}";
+      }
+      out << "}";
+    }
+  }
+  out << "\n]}\n";
+  if (!out) {
+    if (error && error_size)
+      std::snprintf(error, error_size, "cannot write the trace to '%s'", path);
+    return 1;
+  }
+  return 0;
 }
 
 //===----------------------------------------------------------------------===//
@@ -366,6 +523,10 @@ zero_handle *zero_rt_all_gather_start(const void *in, void *out, int64_t count,
 }
 
 void zero_rt_wait(zero_handle *handle) { (void)zero_wait(handle); }
+
+void zero_rt_label(const char *label) {
+  currentRank(__func__)->nextLabel = label;
+}
 
 void zero_rt_all_reduce(const void *in, void *out, int64_t count, int32_t dtype,
                         int32_t reduction, const int64_t *group) {

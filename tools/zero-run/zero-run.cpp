@@ -89,6 +89,13 @@ static cl::opt<std::string>
     outputDir("output-dir",
               cl::desc("Write each result as DIR/rank<r>/result<i>.npy"),
               cl::cat(category));
+static cl::opt<std::string> traceFile(
+    "trace",
+    cl::desc("Write a Chrome trace (Perfetto) of the run to FILE: per rank a "
+             "compute and a communication track; with --equivalent-after, of "
+             "the rewritten program. Under mpi each process writes its own "
+             "file ({rank} in FILE, else FILE.rank<r>)"),
+    cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<bool> printResults("print",
                                   cl::desc("Print each result of each rank"),
                                   cl::cat(category));
@@ -332,6 +339,7 @@ int main(int argc, char **argv) {
   options.ranks = ranks > 0 ? ranks : defaultRanks(*module);
   options.timeoutSeconds = timeout;
   options.seed = seed;
+  options.tracePath = traceFile;
   if (llvm::Error e = fillInputs(options))
     return fail(llvm::toString(std::move(e)));
 

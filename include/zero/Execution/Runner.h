@@ -44,6 +44,10 @@ struct RunOptions {
   /// Whether to keep the results (a benchmark that only times can drop them
   /// and save their memory).
   bool keepOutputs = true;
+  /// Where to write a Chrome trace of the last program's run (empty: none).
+  /// Under mpi, each process writes its ranks to the path with "{rank}"
+  /// replaced by its first rank (or ".rank<r>" before the extension).
+  std::string tracePath;
 };
 
 /// An argument or result of the entry function that is this rank's shard of

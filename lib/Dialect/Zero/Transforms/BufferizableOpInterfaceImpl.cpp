@@ -89,29 +89,33 @@ struct CommunicatingOpInterface : public BufferizableOpInterface::ExternalModel<
     if (failed(output))
       return failure();
     Type request = async ? RequestType::get(op->getContext()) : Type();
-    createBufferOp(rewriter, collective, request, *input, *output);
+    Operation *bufferOp =
+        createBufferOp(rewriter, collective, request, *input, *output);
+    // Keep the bucket layout (zero.bucket) and other annotations.
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      bufferOp->setAttr(attr.getName(), attr.getValue());
     rewriter.setInsertionPoint(op);
     replaceOpWithBufferizedValues(rewriter, op, *output);
     return success();
   }
 
-  static void createBufferOp(RewriterBase &rewriter, AllReduceOp op,
-                             Type request, Value input, Value output) {
-    AllReduceBufferOp::create(rewriter, op.getLoc(), request, input, output,
-                              op.getMeshAttr(), op.getAxesAttr(),
-                              op.getReductionAttr());
+  static Operation *createBufferOp(RewriterBase &rewriter, AllReduceOp op,
+                                   Type request, Value input, Value output) {
+    return AllReduceBufferOp::create(rewriter, op.getLoc(), request, input,
+                                     output, op.getMeshAttr(), op.getAxesAttr(),
+                                     op.getReductionAttr());
   }
-  static void createBufferOp(RewriterBase &rewriter, ReduceScatterOp op,
-                             Type request, Value input, Value output) {
-    ReduceScatterBufferOp::create(
+  static Operation *createBufferOp(RewriterBase &rewriter, ReduceScatterOp op,
+                                   Type request, Value input, Value output) {
+    return ReduceScatterBufferOp::create(
         rewriter, op.getLoc(), request, input, output, op.getMeshAttr(),
         op.getAxesAttr(), op.getReductionAttr(), op.getScatterDimAttr());
   }
-  static void createBufferOp(RewriterBase &rewriter, AllGatherOp op,
-                             Type request, Value input, Value output) {
-    AllGatherBufferOp::create(rewriter, op.getLoc(), request, input, output,
-                              op.getMeshAttr(), op.getAxesAttr(),
-                              op.getGatherDimAttr());
+  static Operation *createBufferOp(RewriterBase &rewriter, AllGatherOp op,
+                                   Type request, Value input, Value output) {
+    return AllGatherBufferOp::create(rewriter, op.getLoc(), request, input,
+                                     output, op.getMeshAttr(), op.getAxesAttr(),
+                                     op.getGatherDimAttr());
   }
 };
 

@@ -119,6 +119,22 @@ void zero_rank_bind(zero_rank *rank);
 void zero_rank_fail(zero_rank *rank, const char *message);
 void zero_rank_counters(const zero_rank *rank, zero_counters *counters);
 
+/* Tracing. While a world traces, each local rank records a timeline with
+   two tracks: computation (the time between runtime calls, and the time
+   spent blocked in waits) and communication (each collective from when the
+   backend began it to when it finished; on mpi, from its start to the wait
+   that saw it complete). zero_rank_trace_begin clears the rank's timeline
+   and starts its computation track now; zero_rank_trace_end closes it. */
+void zero_world_set_tracing(zero_world *world, int32_t enable);
+void zero_rank_trace_begin(zero_rank *rank);
+void zero_rank_trace_end(zero_rank *rank);
+/* Writes the local ranks' timelines as a Chrome trace (JSON; open it in
+   Perfetto or chrome://tracing): one process per rank, one thread per
+   track, times in microseconds from the world's creation. Returns non-zero
+   with a message on error. */
+int zero_world_write_trace(const zero_world *world, const char *path,
+                           char *error, size_t error_size);
+
 /* Explicit-rank collectives, non-blocking: each returns a handle (never NULL)
    to pass to zero_wait exactly once. `count` is the element count of `in`
    for all-reduce and reduce-scatter (the output holds count/n), and of `in`
@@ -159,6 +175,9 @@ zero_handle *zero_rt_reduce_scatter_start(const void *in, void *out,
 zero_handle *zero_rt_all_gather_start(const void *in, void *out, int64_t count,
                                       int32_t dtype, const int64_t *group);
 void zero_rt_wait(zero_handle *handle);
+/* Names the next collective the bound rank starts, in traces (a bucket). The
+   string must outlive the call (compiled code passes a constant). */
+void zero_rt_label(const char *label);
 
 #ifdef __cplusplus
 }
