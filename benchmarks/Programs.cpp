@@ -1,6 +1,7 @@
 //===- Programs.cpp - generated optimizer steps over real shapes ----------===//
 
 #include "Programs.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace zero::bench;
@@ -118,4 +119,103 @@ std::string zero::bench::adamwStep(const std::vector<Shape> &shapes,
   }
   os << "\n}\n";
   return s;
+}
+
+std::string zero::bench::mlpTrainingLoop(int layers, int64_t width,
+                                         int64_t batch, int steps,
+                                         int64_t meshSize) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  auto t = [](int64_t rows, int64_t cols) {
+    return llvm::formatv("tensor<{0}x{1}xf32>", rows, cols).str();
+  };
+  std::string w = t(width, width), h = t(batch, width);
+  std::string mask = llvm::formatv("tensor<{0}x{1}xi1>", batch, width).str();
+  os << "zero.mesh @dp(shape = [" << meshSize << "])\n";
+  os << "func.func @train(";
+  for (int l = 1; l <= layers; ++l)
+    os << "%w" << l << "_0: " << w << ", ";
+  os << "%x: " << h << ") -> (";
+  for (int l = 1; l <= layers; ++l)
+    os << (l > 1 ? ", " : "") << w;
+  os << ") {\n";
+  os << "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n";
+  os << "  %steps = arith.constant " << steps << " : index\n";
+  os << "  %zero = arith.constant 0.0 : f32\n";
+  os << "  %zh = arith.constant dense<0.0> : " << h << "\n";
+  os << "  %scale = arith.constant dense<"
+     << llvm::formatv("{0:e}", 2.0 / (batch * width)) << "> : " << h << "\n";
+  os << "  %lr = arith.constant dense<0.01> : " << w << "\n";
+  os << "  %eh = tensor.empty() : " << h << "\n";
+  os << "  %ew = tensor.empty() : " << w << "\n";
+  os << "  %et = tensor.empty() : " << t(width, batch) << "\n";
+  os << "  %fh = linalg.fill ins(%zero : f32) outs(%eh : " << h << ") -> " << h
+     << "\n";
+  os << "  %fw = linalg.fill ins(%zero : f32) outs(%ew : " << w << ") -> " << w
+     << "\n";
+  os << "  %r:" << layers
+     << " = scf.for %i = %c0 to %steps step %c1 iter_args(";
+  for (int l = 1; l <= layers; ++l)
+    os << (l > 1 ? ", " : "") << "%w" << l << " = %w" << l << "_0";
+  os << ") -> (";
+  for (int l = 1; l <= layers; ++l)
+    os << (l > 1 ? ", " : "") << w;
+  os << ") {\n";
+  // Forward.
+  os << "    %h0 = arith.addf %x, %zh : " << h << "\n";
+  for (int l = 1; l <= layers; ++l) {
+    os << "    %z" << l << " = linalg.matmul ins(%h" << l - 1 << ", %w" << l
+       << " : " << h << ", " << w << ") outs(%fh : " << h << ") -> " << h
+       << "\n";
+    if (l < layers) {
+      os << "    %p" << l << " = arith.cmpf ogt, %z" << l << ", %zh : " << h
+         << "\n";
+      os << "    %h" << l << " = arith.select %p" << l << ", %z" << l
+         << ", %zh : " << mask << ", " << h << "\n";
+    } else {
+      os << "    %h" << l << " = arith.addf %z" << l << ", %zh : " << h << "\n";
+    }
+  }
+  // Loss gradient of the mean squared error against the identity.
+  os << "    %d = arith.subf %h" << layers << ", %x : " << h << "\n";
+  os << "    %g" << layers << " = arith.mulf %d, %scale : " << h << "\n";
+  // Backward: each weight's gradient as soon as its layer is done, then the
+  // gradient of the layer below.
+  for (int l = layers; l >= 1; --l) {
+    os << "    %ht" << l << " = linalg.transpose ins(%h" << l - 1 << " : " << h
+       << ") outs(%et : " << t(width, batch) << ") permutation = [1, 0]\n";
+    os << "    %dwl" << l << " = linalg.matmul ins(%ht" << l << ", %g" << l
+       << " : " << t(width, batch) << ", " << h << ") outs(%fw : " << w
+       << ") -> " << w << "\n";
+    os << "    %dw" << l << " = zero.all_reduce %dwl" << l
+       << " on @dp reduce = mean : " << w << "\n";
+    if (l > 1) {
+      os << "    %wt" << l << " = linalg.transpose ins(%w" << l << " : " << w
+         << ") outs(%ew : " << w << ") permutation = [1, 0]\n";
+      os << "    %gz" << l - 1 << " = linalg.matmul ins(%g" << l << ", %wt" << l
+         << " : " << h << ", " << w << ") outs(%fh : " << h << ") -> " << h
+         << "\n";
+      os << "    %g" << l - 1 << " = arith.select %p" << l - 1 << ", %gz"
+         << l - 1 << ", %zh : " << mask << ", " << h << "\n";
+    }
+  }
+  for (int l = 1; l <= layers; ++l) {
+    os << "    %u" << l << " = arith.mulf %dw" << l << ", %lr : " << w << "\n";
+    os << "    %n" << l << " = arith.subf %w" << l << ", %u" << l << " : " << w
+       << "\n";
+  }
+  os << "    scf.yield ";
+  for (int l = 1; l <= layers; ++l)
+    os << (l > 1 ? ", " : "") << "%n" << l;
+  os << " : ";
+  for (int l = 1; l <= layers; ++l)
+    os << (l > 1 ? ", " : "") << w;
+  os << "\n  }\n  return ";
+  for (int l = 0; l < layers; ++l)
+    os << (l ? ", " : "") << "%r#" << l;
+  os << " : ";
+  for (int l = 1; l <= layers; ++l)
+    os << (l > 1 ? ", " : "") << w;
+  os << "\n}\n";
+  return out;
 }

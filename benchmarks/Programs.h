@@ -42,6 +42,15 @@ int64_t countElements(const std::vector<Shape> &shapes);
 /// each tensor's new w, m and v. Argument 4i+3 is tensor i's local gradient.
 std::string adamwStep(const std::vector<Shape> &shapes, int64_t meshSize);
 
+/// A training loop on mesh `@dp(shape = [meshSize])`: `steps` steps of SGD
+/// on an MLP of `layers` square `width` x `width` weights (ReLU between
+/// layers) fitting the identity on each rank's batch `x` of `batch` rows;
+/// forward and backward are linalg.matmul, the gradients zero.all_reduce
+/// means. `@train(w1, ..., wL, x)` returns the new weights; `x` is the only
+/// per-rank argument.
+std::string mlpTrainingLoop(int layers, int64_t width, int64_t batch,
+                            int steps, int64_t meshSize);
+
 } // namespace zero::bench
 
 #endif // ZERO_BENCHMARKS_PROGRAMS_H

@@ -1,0 +1,209 @@
+//===- overlap.cpp - step time with and without scheduled overlap ---------===//
+//
+// An MLP training loop (linalg.matmul forward and backward, SGD, gradients
+// all-reduced) sharded by zero-weight-update-sharding, run with and without
+// zero-schedule-overlap on N ranks. Prints per N and variant:
+//   - step time (the slowest rank's call over the steps, fastest of
+//     --repeat runs);
+//   - communication time per step (the runtime's timeline: each collective
+//     from when the backend began it to when it finished) and the share of
+//     it that ran while the rank computed (hidden);
+//   - the cost model's predicted step time (zero/Analysis/CostModel.h, with
+//     the --latency-us, --bandwidth-gbps, --gflops, --gelements-per-s
+//     parameters).
+//
+//   zero-bench-overlap [--ranks 2,4] [--layers 4] [--width 512] [--batch 256]
+//   mpirun -n 4 zero-bench-overlap --backend mpi
+//
+//===----------------------------------------------------------------------===//
+
+#include "Programs.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "zero/Analysis/CostModel.h"
+#include "zero/Execution/Runner.h"
+#include "zero/InitZero.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <vector>
+
+using namespace mlir;
+using namespace zero::exec;
+using namespace zero::bench;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory toolOptions("zero-bench-overlap options");
+static cl::list<int> rankCounts("ranks", cl::CommaSeparated,
+                                cl::desc("Ranks (N) of the local backend"),
+                                cl::cat(toolOptions));
+static cl::opt<std::string> backend("backend", cl::init("local"),
+                                    cl::desc("local, or mpi under mpirun"),
+                                    cl::cat(toolOptions));
+static cl::opt<int> layers("layers", cl::init(4), cl::desc("Layers"),
+                           cl::cat(toolOptions));
+static cl::opt<int64_t> width("width", cl::init(512), cl::desc("Layer width"),
+                              cl::cat(toolOptions));
+static cl::opt<int64_t> batch("batch", cl::init(256),
+                              cl::desc("Rows of each rank's batch"),
+                              cl::cat(toolOptions));
+static cl::opt<int> steps("steps", cl::init(10), cl::desc("Steps per run"),
+                          cl::cat(toolOptions));
+static cl::opt<int> repeats("repeat", cl::init(3),
+                            cl::desc("Runs per variant; the fastest counts"),
+                            cl::cat(toolOptions));
+static cl::opt<bool> printProgram(
+    "print-program",
+    cl::desc("Print the overlapped program for the first N and stop"),
+    cl::cat(toolOptions));
+static cl::opt<double> latencyUs("latency-us", cl::init(20),
+                                 cl::desc("Cost model: collective latency"),
+                                 cl::cat(toolOptions));
+static cl::opt<double> bandwidthGBps("bandwidth-gbps", cl::init(10),
+                                     cl::desc("Cost model: GB/s per rank"),
+                                     cl::cat(toolOptions));
+static cl::opt<double> gflops("gflops", cl::init(50),
+                              cl::desc("Cost model: GFLOP/s of matmuls"),
+                              cl::cat(toolOptions));
+static cl::opt<double> gelements("gelements-per-s", cl::init(2),
+                                 cl::desc("Cost model: elementwise rate"),
+                                 cl::cat(toolOptions));
+
+/// From a trace: communication seconds summed over the ranks, and the part
+/// of it that ran while the same rank computed (hidden).
+static bool readTrace(StringRef path, double &communication, double &hidden,
+                      int &ranksSeen) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return false;
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    llvm::consumeError(json.takeError());
+    return false;
+  }
+  using Interval = std::pair<double, double>;
+  std::map<int64_t, std::vector<Interval>> compute, comm;
+  for (const llvm::json::Value &value :
+       *json->getAsObject()->getArray("traceEvents")) {
+    const llvm::json::Object *event = value.getAsObject();
+    if (event->getString("ph") != "X")
+      continue;
+    double begin = event->getNumber("ts").value_or(0) * 1e-6;
+    double end = begin + event->getNumber("dur").value_or(0) * 1e-6;
+    int64_t rank = event->getInteger("pid").value_or(0);
+    if (event->getInteger("tid").value_or(0) == 1)
+      comm[rank].push_back({begin, end});
+    else if (event->getString("name") == "compute")
+      compute[rank].push_back({begin, end});
+  }
+  for (auto &[rank, collectives] : comm)
+    for (auto [begin, end] : collectives) {
+      communication += end - begin;
+      for (auto [cBegin, cEnd] : compute[rank])
+        hidden += std::max(0.0, std::min(end, cEnd) - std::max(begin, cBegin));
+    }
+  ranksSeen = std::max<size_t>(1, comm.size());
+  return true;
+}
+
+int main(int argc, char **argv) {
+  zero::registerAllPasses();
+  cl::HideUnrelatedOptions(toolOptions);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Step time with and without scheduled overlap\n");
+  std::vector<int> counts(rankCounts.begin(), rankCounts.end());
+  if (counts.empty())
+    counts = {2, 4};
+  DialectRegistry registry;
+  zero::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  zero::CostModelParameters parameters;
+  parameters.latency = latencyUs * 1e-6;
+  parameters.bandwidth = bandwidthGBps * 1e9;
+  parameters.flopRate = gflops * 1e9;
+  parameters.elementRate = gelements * 1e9;
+  zero::CostModel model(parameters);
+
+  int64_t weightBytes = width * width * 4;
+  llvm::outs() << llvm::formatv(
+      "MLP: {0} layers of {1}x{1}, batch {2} per rank, {3} steps; one bucket "
+      "per weight ({4} B); backend {5}\n",
+      layers, width, batch, steps, weightBytes, backend);
+  llvm::outs() << llvm::format("%4s %-10s %10s %12s %8s %14s %15s\n", "N",
+                               "schedule", "step ms", "comm ms", "hidden",
+                               "predicted ms", "predicted hidden");
+  SmallString<128> tracePath;
+  llvm::sys::fs::createTemporaryFile("zero-bench-overlap", "json", tracePath);
+  for (int n : counts) {
+    for (bool overlap : {false, true}) {
+      std::string pipeline =
+          llvm::formatv("zero-weight-update-sharding{{bucket-bytes={0}{1}}",
+                        weightBytes, overlap ? " overlap" : "");
+      OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+          mlpTrainingLoop(layers, width, batch, steps, n), &context);
+      PassManager pm(&context);
+      if (!module || failed(parsePassPipeline(pipeline, pm)) ||
+          failed(pm.run(*module)))
+        return 1;
+      if (printProgram) {
+        if (overlap) {
+          module->print(llvm::outs());
+          return 0;
+        }
+        continue;
+      }
+      auto train = module->lookupSymbol<func::FuncOp>("train");
+      zero::TimeEstimate estimate = zero::simulate(train, model);
+      auto exe = Executable::compile(*module, "train");
+      if (!exe) {
+        llvm::errs() << llvm::toString(exe.takeError()) << "\n";
+        return 1;
+      }
+      RunOptions options;
+      options.backend = backend;
+      options.ranks = n;
+      options.keepOutputs = false;
+      options.inputs[layers].perRank = true;
+      options.tracePath = tracePath.str().str();
+      double best = -1, communication = 0, hidden = 0;
+      int ranksSeen = 1;
+      for (int r = 0; r < std::max(1, repeats.getValue()); ++r) {
+        auto runs = runOnRanks({exe->get()}, options);
+        if (!runs) {
+          llvm::errs() << llvm::toString(runs.takeError()) << "\n";
+          return 1;
+        }
+        double slowest = 0;
+        for (const RankRun &run : runs->front())
+          slowest = std::max(slowest, run.seconds);
+        if (best >= 0 && slowest >= best)
+          continue;
+        best = slowest;
+        communication = hidden = 0;
+        readTrace(tracePath, communication, hidden, ranksSeen);
+      }
+      double perStep = 1e3 / steps;
+      double comm = communication / ranksSeen;
+      llvm::outs() << llvm::format(
+          "%4d %-10s %10.2f %12.2f %7.0f%% %14.2f %14.0f%%\n", n,
+          overlap ? "overlap" : "sync", best * perStep, comm * perStep,
+          comm > 0 ? 100 * hidden / communication : 100.0,
+          estimate.stepSeconds * perStep, 100 * estimate.hiddenShare());
+    }
+  }
+  llvm::sys::fs::remove(tracePath);
+  return 0;
+}
