@@ -131,14 +131,19 @@ std::string zero::bench::mlpTrainingLoop(int layers, int64_t width,
   };
   std::string w = t(width, width), h = t(batch, width);
   std::string mask = llvm::formatv("tensor<{0}x{1}xi1>", batch, width).str();
+  // "item(1), item(2), ..., item(layers)".
+  auto perLayer = [&](auto item) {
+    std::string list;
+    for (int l = 1; l <= layers; ++l)
+      list += (l > 1 ? ", " : "") + item(l);
+    return list;
+  };
+  std::string weightTypes = perLayer([&](int) { return w; });
   os << "zero.mesh @dp(shape = [" << meshSize << "])\n";
   os << "func.func @train(";
-  for (int l = 1; l <= layers; ++l)
-    os << "%w" << l << "_0: " << w << ", ";
-  os << "%x: " << h << ") -> (";
-  for (int l = 1; l <= layers; ++l)
-    os << (l > 1 ? ", " : "") << w;
-  os << ") {\n";
+  os << perLayer(
+            [&](int l) { return llvm::formatv("%w{0}_0: {1}", l, w).str(); })
+     << ", %x: " << h << ") -> (" << weightTypes << ") {\n";
   os << "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n";
   os << "  %steps = arith.constant " << steps << " : index\n";
   os << "  %zero = arith.constant 0.0 : f32\n";
@@ -155,12 +160,9 @@ std::string zero::bench::mlpTrainingLoop(int layers, int64_t width,
      << "\n";
   os << "  %r:" << layers
      << " = scf.for %i = %c0 to %steps step %c1 iter_args(";
-  for (int l = 1; l <= layers; ++l)
-    os << (l > 1 ? ", " : "") << "%w" << l << " = %w" << l << "_0";
-  os << ") -> (";
-  for (int l = 1; l <= layers; ++l)
-    os << (l > 1 ? ", " : "") << w;
-  os << ") {\n";
+  os << perLayer(
+            [](int l) { return llvm::formatv("%w{0} = %w{0}_0", l).str(); })
+     << ") -> (" << weightTypes << ") {\n";
   // Forward.
   os << "    %h0 = arith.addf %x, %zh : " << h << "\n";
   for (int l = 1; l <= layers; ++l) {
@@ -204,18 +206,11 @@ std::string zero::bench::mlpTrainingLoop(int layers, int64_t width,
     os << "    %n" << l << " = arith.subf %w" << l << ", %u" << l << " : " << w
        << "\n";
   }
-  os << "    scf.yield ";
-  for (int l = 1; l <= layers; ++l)
-    os << (l > 1 ? ", " : "") << "%n" << l;
-  os << " : ";
-  for (int l = 1; l <= layers; ++l)
-    os << (l > 1 ? ", " : "") << w;
-  os << "\n  }\n  return ";
-  for (int l = 0; l < layers; ++l)
-    os << (l ? ", " : "") << "%r#" << l;
-  os << " : ";
-  for (int l = 1; l <= layers; ++l)
-    os << (l > 1 ? ", " : "") << w;
-  os << "\n}\n";
+  os << "    scf.yield "
+     << perLayer([](int l) { return "%n" + std::to_string(l); }) << " : "
+     << weightTypes << "\n  }\n";
+  os << "  return "
+     << perLayer([](int l) { return "%r#" + std::to_string(l - 1); }) << " : "
+     << weightTypes << "\n}\n";
   return out;
 }

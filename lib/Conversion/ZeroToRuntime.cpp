@@ -72,20 +72,28 @@ public:
     llvm::append_range(descriptor, mesh.getShape());
     descriptor.push_back(groupAxes.size());
     llvm::append_range(descriptor, groupAxes);
-    auto type = MemRefType::get({static_cast<int64_t>(descriptor.size())},
-                                b.getI64Type());
+    return constantPointer(
+        b, loc, name,
+        DenseIntElementsAttr::get(
+            RankedTensorType::get({static_cast<int64_t>(descriptor.size())},
+                                  b.getI64Type()),
+            ArrayRef<int64_t>(descriptor)));
+  }
+
+  /// A pointer to the private constant global `name` holding `value`,
+  /// declared once per module.
+  Value constantPointer(OpBuilder &b, Location loc, StringRef name,
+                        DenseElementsAttr value) {
+    auto type = MemRefType::get(value.getType().getShape(),
+                                value.getType().getElementType());
     if (!symbols.lookup(name)) {
       OpBuilder gb = OpBuilder::atBlockBegin(module.getBody());
       auto global = memref::GlobalOp::create(
-          gb, module.getLoc(), name, gb.getStringAttr("private"), type,
-          DenseIntElementsAttr::get(
-              RankedTensorType::get(type.getShape(), b.getI64Type()),
-              ArrayRef<int64_t>(descriptor)),
+          gb, module.getLoc(), name, gb.getStringAttr("private"), type, value,
           /*constant=*/true, /*alignment=*/nullptr);
       symbols.insert(global);
     }
-    Value ref = memref::GetGlobalOp::create(b, loc, type, name);
-    return pointerTo(b, loc, ref);
+    return pointerTo(b, loc, memref::GetGlobalOp::create(b, loc, type, name));
   }
 
   /// The address of the first element of `buffer` as an !llvm.ptr.
@@ -119,19 +127,12 @@ public:
       name += llvm::isAlnum(c) ? c : '_';
     SmallVector<int8_t> bytes(text.begin(), text.end());
     bytes.push_back(0);
-    auto type =
-        MemRefType::get({static_cast<int64_t>(bytes.size())}, b.getI8Type());
-    if (!symbols.lookup(name)) {
-      OpBuilder gb = OpBuilder::atBlockBegin(module.getBody());
-      auto global = memref::GlobalOp::create(
-          gb, module.getLoc(), name, gb.getStringAttr("private"), type,
-          DenseIntElementsAttr::get(
-              RankedTensorType::get(type.getShape(), b.getI8Type()),
-              ArrayRef<int8_t>(bytes)),
-          /*constant=*/true, /*alignment=*/nullptr);
-      symbols.insert(global);
-    }
-    return pointerTo(b, loc, memref::GetGlobalOp::create(b, loc, type, name));
+    return constantPointer(
+        b, loc, name,
+        DenseIntElementsAttr::get(
+            RankedTensorType::get({static_cast<int64_t>(bytes.size())},
+                                  b.getI8Type()),
+            ArrayRef<int8_t>(bytes)));
   }
 
 private:

@@ -371,14 +371,19 @@ zero_handle *zero_all_gather(zero_rank *rank, const void *in, void *out,
                          group);
 }
 
+/// Ends the rank's current computation span at `until` on its timeline.
+static void traceCompute(zero_rank *rank, double until) {
+  if (until > rank->resumed)
+    rank->trace.push_back({0, "compute", rank->resumed, until});
+}
+
 /// Records the wait for `handle` on its rank's timeline: the computation
 /// up to the wait, the time blocked, and the collective itself.
 static void traceWait(zero_handle *handle, double waitBegan, double waitEnded) {
   zero_rank *rank = handle->rank;
   if (rank->resumed < 0)
     return;
-  if (waitBegan > rank->resumed)
-    rank->trace.push_back({0, "compute", rank->resumed, waitBegan});
+  traceCompute(rank, waitBegan);
   if (waitEnded > waitBegan)
     rank->trace.push_back({0, "wait " + handle->name, waitBegan, waitEnded});
   const Pending &pending = *handle->pending;
@@ -414,9 +419,7 @@ void zero_rank_trace_begin(zero_rank *rank) {
 void zero_rank_trace_end(zero_rank *rank) {
   if (rank->resumed < 0)
     return;
-  double end = now();
-  if (end > rank->resumed)
-    rank->trace.push_back({0, "compute", rank->resumed, end});
+  traceCompute(rank, now());
   rank->resumed = -1;
 }
 
@@ -435,12 +438,14 @@ static std::string jsonString(const std::string &text) {
 
 int zero_world_write_trace(const zero_world *world, const char *path,
                            char *error, size_t error_size) {
-  std::ofstream out(path);
-  if (!out) {
+  auto cannotWrite = [&] {
     if (error && error_size)
       std::snprintf(error, error_size, "cannot write the trace to '%s'", path);
     return 1;
-  }
+  };
+  std::ofstream out(path);
+  if (!out)
+    return cannotWrite();
   static const char *tracks[] = {"compute", "communication"};
   out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
   bool first = true;
@@ -477,12 +482,7 @@ int zero_world_write_trace(const zero_world *world, const char *path,
     }
   }
   out << "\n]}\n";
-  if (!out) {
-    if (error && error_size)
-      std::snprintf(error, error_size, "cannot write the trace to '%s'", path);
-    return 1;
-  }
-  return 0;
+  return out ? 0 : cannotWrite();
 }
 
 //===----------------------------------------------------------------------===//

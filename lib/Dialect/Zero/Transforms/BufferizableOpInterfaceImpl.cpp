@@ -43,11 +43,12 @@ FailureOr<Value> allocateOutput(RewriterBase &rewriter, Operation *op,
   return options.createAlloc(rewriter, op->getLoc(), type, ValueRange{});
 }
 
-/// The model shared by all_reduce, reduce_scatter and all_gather; `build`
-/// creates the `*_buffer` op from the input and output buffers.
-template <typename OpTy>
-struct CommunicatingOpInterface : public BufferizableOpInterface::ExternalModel<
-                                      CommunicatingOpInterface<OpTy>, OpTy> {
+/// The analysis of an op that reads its tensor operands and returns a fresh
+/// buffer (a communicating collective, and the await that hands out its
+/// result).
+template <typename Model, typename OpTy>
+struct ReadsOperandsAllocatesResult
+    : public BufferizableOpInterface::ExternalModel<Model, OpTy> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return true;
@@ -68,6 +69,14 @@ struct CommunicatingOpInterface : public BufferizableOpInterface::ExternalModel<
                                           SmallVector<Value> &) const {
     return resultBufferType(value);
   }
+};
+
+/// The model shared by all_reduce, reduce_scatter and all_gather; `build`
+/// creates the `*_buffer` op from the input and output buffers.
+template <typename OpTy>
+struct CommunicatingOpInterface
+    : public ReadsOperandsAllocatesResult<CommunicatingOpInterface<OpTy>,
+                                          OpTy> {
 
   /// In a `zero.async`, the output is allocated and the collective started
   /// (a buffer op returning a request) just before the async op; the await
@@ -148,27 +157,7 @@ struct YieldOpInterface
 /// buffer the collective allocated. Bufferizing it waits for the request
 /// that the collective's bufferization started and erases the `zero.async`.
 struct AwaitOpInterface
-    : public BufferizableOpInterface::ExternalModel<AwaitOpInterface, AwaitOp> {
-  bool bufferizesToMemoryRead(Operation *, OpOperand &,
-                              const AnalysisState &) const {
-    return true;
-  }
-  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
-                               const AnalysisState &) const {
-    return false;
-  }
-  AliasingValueList getAliasingValues(Operation *, OpOperand &,
-                                      const AnalysisState &) const {
-    return {};
-  }
-  bool bufferizesToAllocation(Operation *, Value) const { return true; }
-
-  FailureOr<BufferLikeType> getBufferType(Operation *, Value value,
-                                          const BufferizationOptions &,
-                                          const BufferizationState &,
-                                          SmallVector<Value> &) const {
-    return resultBufferType(value);
-  }
+    : public ReadsOperandsAllocatesResult<AwaitOpInterface, AwaitOp> {
 
   /// The started buffer collective that writes `output`, or null.
   static Operation *findStart(Value output) {

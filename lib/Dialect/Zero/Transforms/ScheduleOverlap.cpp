@@ -108,6 +108,12 @@ private:
     }
   }
 
+  /// Whether ops[begin..end) cost any computation: what a collective in
+  /// flight over them could overlap.
+  bool computesBetween(size_t begin, size_t end) const {
+    return computeBefore[end] - computeBefore[begin] > 0;
+  }
+
   /// The index of the op of this block that is or holds `op`.
   size_t indexOfAncestor(Operation *op) {
     return index.lookup(block.findAncestorOpInBlock(*op));
@@ -134,7 +140,7 @@ private:
       for (Operation *user : collective.getResult().getUsers())
         deadline = std::min(deadline, indexOfAncestor(user));
       placement.deadline = deadline;
-      if (computeBefore[deadline] - computeBefore[placement.start] <= 0)
+      if (!computesBetween(placement.start, deadline))
         continue;
       if (isa<AllGatherOp>(op))
         placement.heldBytes =
@@ -177,9 +183,7 @@ private:
   /// gather that now starts at its use).
   void dropEmptyWindows(SmallVector<Placement> &placements) {
     llvm::erase_if(placements, [&](const Placement &placement) {
-      return computeBefore[placement.deadline] -
-                 computeBefore[placement.start] <=
-             0;
+      return !computesBetween(placement.start, placement.deadline);
     });
   }
 
