@@ -183,3 +183,56 @@ func.func @pad_value(%g: tensor<10xf32>, %x: tensor<1024xf32>) -> (tensor<3xf32>
   %s = zero.reduce_scatter %p on @dp reduce = sum : tensor<12xf32> -> tensor<3xf32>
   return %s, %y : tensor<3xf32>, tensor<1024xf32>
 }
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// The update written right after the reduce-scatter sinks to its use (the
+// return), so the reduce-scatter runs while the input gradient's matmul
+// computes instead of ending at once.
+// CHECK-LABEL: func.func @sink_update
+// CHECK: %[[F:.*]] = zero.async
+// CHECK-NEXT: zero.reduce_scatter
+// CHECK: %[[GX:.*]] = linalg.matmul ins(%arg1, %arg0
+// CHECK-NEXT: %[[V:.*]] = zero.await %[[F]]
+// CHECK-NEXT: %[[D:.*]] = arith.mulf %[[V]], %arg3
+// CHECK-NEXT: arith.subf %arg2, %[[D]]
+// CHECK-NEXT: return
+func.func @sink_update(%x: tensor<64x64xf32>, %gy: tensor<64x64xf32>, %ws: tensor<1024xf32>, %lr: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<64x64xf32>) {
+  %e = tensor.empty() : tensor<64x64xf32>
+  %gw = linalg.matmul ins(%x, %gy : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %flat = tensor.collapse_shape %gw [[0, 1]] : tensor<64x64xf32> into tensor<4096xf32>
+  %s = zero.reduce_scatter %flat on @dp reduce = mean : tensor<4096xf32> -> tensor<1024xf32>
+  %d = arith.mulf %s, %lr : tensor<1024xf32>
+  %w2 = arith.subf %ws, %d : tensor<1024xf32>
+  %gx = linalg.matmul ins(%gy, %x : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %w2, %gx : tensor<1024xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// A consumer with memory effects (the store) does not move, nor does what
+// it reads move past it: the reduce-scatter is awaited before the matmul
+// and stays synchronous.
+// CHECK-LABEL: func.func @no_sink_past_effects
+// CHECK-NOT: zero.async
+// CHECK: zero.reduce_scatter
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: tensor.extract
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: linalg.matmul ins(%arg1, %arg0
+func.func @no_sink_past_effects(%x: tensor<64x64xf32>, %gy: tensor<64x64xf32>, %lr: tensor<1024xf32>, %out: memref<f32>) -> tensor<64x64xf32> {
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty() : tensor<64x64xf32>
+  %gw = linalg.matmul ins(%x, %gy : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %flat = tensor.collapse_shape %gw [[0, 1]] : tensor<64x64xf32> into tensor<4096xf32>
+  %s = zero.reduce_scatter %flat on @dp reduce = mean : tensor<4096xf32> -> tensor<1024xf32>
+  %d = arith.mulf %s, %lr : tensor<1024xf32>
+  %v = tensor.extract %d[%c0] : tensor<1024xf32>
+  memref.store %v, %out[] : memref<f32>
+  %gx = linalg.matmul ins(%gy, %x : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %gx : tensor<64x64xf32>
+}

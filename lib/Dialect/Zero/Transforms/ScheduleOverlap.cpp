@@ -42,6 +42,7 @@ public:
       : block(block), model(model), maxInFlight(maxInFlight) {}
 
   void run() {
+    sinkConsumers();
     for (Operation &op : llvm::make_early_inc_range(block))
       if (auto collective = dyn_cast<CollectiveOpInterface>(&op))
         if (model.communicationSeconds(collective) > 0)
@@ -68,6 +69,53 @@ private:
       if (std::optional<APInt> trips = loop.getStaticTripCount())
         nested *= trips->getSExtValue();
     return seconds + nested;
+  }
+
+  /// Whether `op` may move anywhere its operands dominate: it has no memory
+  /// effects and is not the block's terminator or a scheduling op.
+  static bool isMovable(Operation *op) {
+    return !op->hasTrait<OpTrait::IsTerminator>() &&
+           !isa<AsyncOp, AwaitOp>(op) && isMemoryEffectFree(op);
+  }
+
+  /// Moves the side-effect-free ops that (transitively) consume a
+  /// communicating collective's result down to just before their first use
+  /// in this block. What the program does with a reduced gradient (the
+  /// shard's update, the gather of the new weights) is needed only at the
+  /// end of the step, so the backward pass in between becomes the
+  /// collective's window instead of ending it.
+  void sinkConsumers() {
+    SetVector<Operation *> consumers;
+    SmallVector<Value> worklist;
+    for (Operation &op : block)
+      if (auto collective = dyn_cast<CollectiveOpInterface>(&op))
+        if (model.communicationSeconds(collective) > 0)
+          worklist.push_back(collective.getResult());
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        Operation *inBlock = block.findAncestorOpInBlock(*user);
+        if (!inBlock || !isMovable(inBlock) || !consumers.insert(inBlock))
+          continue;
+        llvm::append_range(worklist, inBlock->getResults());
+      }
+    }
+    // Latest first: an op's users are in their final place when it moves,
+    // and each op only moves down, so every definition still dominates.
+    SmallVector<Operation *> order(consumers.begin(), consumers.end());
+    llvm::sort(order, [](Operation *a, Operation *b) {
+      return b->isBeforeInBlock(a);
+    });
+    for (Operation *op : order) {
+      Operation *firstUser = nullptr;
+      for (Operation *user : op->getUsers()) {
+        Operation *inBlock = block.findAncestorOpInBlock(*user);
+        if (inBlock && (!firstUser || inBlock->isBeforeInBlock(firstUser)))
+          firstUser = inBlock;
+      }
+      if (firstUser && firstUser != op->getNextNode())
+        op->moveBefore(firstUser);
+    }
   }
 
   /// Moves the side-effect-free ops that compute `value` in this block up

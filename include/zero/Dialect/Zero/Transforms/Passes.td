@@ -305,7 +305,12 @@ def ZeroScheduleOverlap : Pass<"zero-schedule-overlap", "mlir::ModuleOp"> {
                 "communication overlaps computation";
   let description = [{
     Wraps each communicating collective in `zero.async` / `zero.await`,
-    within its block:
+    within its block. First, the side-effect-free ops that consume a
+    collective's result, directly or through each other, sink to just before
+    their first use: the update of a shard written right after its
+    reduce-scatter moves to where the new weight is needed (the loop's yield),
+    so the rest of the backward pass becomes the reduce-scatter's window. An
+    op with memory effects stays, and what it reads stays above it. Then:
 
     - the start goes right after the op that defines the collective's input
       (the block's start when the input comes from outside): a gradient's
