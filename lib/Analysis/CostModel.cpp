@@ -11,6 +11,22 @@
 using namespace mlir;
 using namespace zero;
 
+FailureOr<CostModelParameters>
+zero::getCostModelParameters(Operation *op, StringRef pass,
+                             double latencyMicroseconds, double bandwidthGBps,
+                             double gflops, double gelementsPerSecond) {
+  CostModelParameters parameters;
+  parameters.latency = latencyMicroseconds * 1e-6;
+  parameters.bandwidth = bandwidthGBps * 1e9;
+  parameters.flopRate = gflops * 1e9;
+  parameters.elementRate = gelementsPerSecond * 1e9;
+  if (parameters.bandwidth > 0 && parameters.flopRate > 0 &&
+      parameters.elementRate > 0 && parameters.latency >= 0)
+    return parameters;
+  return op->emitError(pass) << ": the cost model's rates must be positive "
+                                "and its latency not negative";
+}
+
 double CostModel::communicationSeconds(CollectiveOpInterface op) const {
   if (!op.communicates())
     return 0;

@@ -19,6 +19,7 @@
 #define ZERO_ANALYSIS_COSTMODEL_H
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include <algorithm>
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 
 namespace zero {
@@ -33,6 +34,14 @@ struct CostModelParameters {
   /// Elements per second of elementwise ops and copies.
   double elementRate = 2e9;
 };
+
+/// The parameters that the passes' cost-model options give (latency-us,
+/// bandwidth-gbps, gflops, gelements-per-s), or an error on `op` that names
+/// `pass` when a rate is not positive or the latency is negative.
+mlir::FailureOr<CostModelParameters>
+getCostModelParameters(mlir::Operation *op, llvm::StringRef pass,
+                       double latencyMicroseconds, double bandwidthGBps,
+                       double gflops, double gelementsPerSecond);
 
 class CostModel {
 public:
@@ -64,8 +73,10 @@ struct TimeEstimate {
 
   /// The share of communication time hidden behind computation.
   double hiddenShare() const {
-    return communicationSeconds > 0 ? 1 - exposedSeconds / communicationSeconds
-                                    : 1;
+    // Clamped: rounding may leave the exposed time a hair above the total.
+    return communicationSeconds > 0
+               ? std::clamp(1 - exposedSeconds / communicationSeconds, 0.0, 1.0)
+               : 1;
   }
 };
 

@@ -4,6 +4,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/FileUtilities.h"
 #include "zero/Analysis/Communication.h"
+#include "zero/Analysis/CostModel.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -38,6 +39,8 @@ struct FunctionTraffic {
   int64_t stateBytes = 0;
   int64_t gradientBytes = 0;
   int64_t modelStateBytes() const { return stateBytes + gradientBytes; }
+  /// The cost model's time of one call.
+  TimeEstimate estimate;
   /// The same figures recorded for the program as given, when a previous
   /// zero-report{record-given} in the pipeline recorded them.
   std::optional<int64_t> givenBytes, givenUpdateElements, givenModelStateBytes;
@@ -106,7 +109,8 @@ int64_t measureGradients(FunctionOpInterface func) {
 /// Where zero-report{record-given} leaves its figures for a later report.
 constexpr StringLiteral kGivenAttr = "zero.report_given";
 
-FunctionTraffic measureFunction(FunctionOpInterface func) {
+FunctionTraffic measureFunction(FunctionOpInterface func,
+                                const CostModel &model) {
   FunctionTraffic traffic;
   traffic.name = func.getName().str();
   func.walk([&](CollectiveOpInterface op) {
@@ -133,6 +137,7 @@ FunctionTraffic measureFunction(FunctionOpInterface func) {
   });
   traffic.stateBytes = measureState(func);
   traffic.gradientBytes = measureGradients(func);
+  traffic.estimate = simulate(func, model);
   return traffic;
 }
 
@@ -143,6 +148,15 @@ std::string withGiven(int64_t now, std::optional<int64_t> given) {
   return llvm::formatv("{0}  (given {1}, ratio {2:F3})", now, *given,
                        *given ? double(now) / *given : 0.0)
       .str();
+}
+
+/// `seconds` in the unit that suits it: "42.7 us", "3.125 ms", "1.500 s".
+std::string formatSeconds(double seconds) {
+  if (seconds < 1e-3)
+    return llvm::formatv("{0:F1} us", seconds * 1e6).str();
+  if (seconds < 1)
+    return llvm::formatv("{0:F3} ms", seconds * 1e3).str();
+  return llvm::formatv("{0:F3} s", seconds).str();
 }
 
 void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
@@ -168,6 +182,13 @@ void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
        << withGiven(f.modelStateBytes(), f.givenModelStateBytes) << "\n";
     os << "    weights and optimizer state: " << f.stateBytes
        << ", reduced gradients: " << f.gradientBytes << "\n";
+    const TimeEstimate &e = f.estimate;
+    os << "  estimated time per call: " << formatSeconds(e.stepSeconds)
+       << " (computation " << formatSeconds(e.computeSeconds)
+       << ", communication " << formatSeconds(e.communicationSeconds) << ")\n";
+    os << "    exposed communication: " << formatSeconds(e.exposedSeconds)
+       << llvm::formatv(", {0:F0}% of communication hidden\n",
+                        e.hiddenShare() * 100);
   }
 }
 
@@ -191,7 +212,14 @@ void printJson(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
         {"model_state_bytes",
          llvm::json::Object{{"total", f.modelStateBytes()},
                             {"weights_and_optimizer_state", f.stateBytes},
-                            {"reduced_gradients", f.gradientBytes}}}};
+                            {"reduced_gradients", f.gradientBytes}}},
+        {"estimate",
+         llvm::json::Object{
+             {"step_seconds", f.estimate.stepSeconds},
+             {"compute_seconds", f.estimate.computeSeconds},
+             {"communication_seconds", f.estimate.communicationSeconds},
+             {"exposed_seconds", f.estimate.exposedSeconds},
+             {"hidden_share", f.estimate.hiddenShare()}}}};
     if (f.givenBytes)
       entry["given"] =
           llvm::json::Object{{"bytes_per_rank", *f.givenBytes},
@@ -213,10 +241,16 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
           << format << "' (expected 'text' or 'json')";
       return signalPassFailure();
     }
+    FailureOr<CostModelParameters> parameters = getCostModelParameters(
+        getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
+        gflops, gelementsPerSecond);
+    if (failed(parameters))
+      return signalPassFailure();
+    CostModel model(*parameters);
     SmallVector<FunctionTraffic> functions;
     getOperation().walk([&](FunctionOpInterface func) {
       if (!func.isExternal())
-        functions.push_back(measureFunction(func));
+        functions.push_back(measureFunction(func, model));
     });
     ModuleOp module = getOperation();
     Builder b(module.getContext());

@@ -304,19 +304,12 @@ struct ZeroScheduleOverlapPass
   using Base::Base;
 
   void runOnOperation() override {
-    CostModelParameters parameters;
-    parameters.latency = latencyMicroseconds * 1e-6;
-    parameters.bandwidth = bandwidthGBps * 1e9;
-    parameters.flopRate = gflops * 1e9;
-    parameters.elementRate = gelementsPerSecond * 1e9;
-    if (parameters.bandwidth <= 0 || parameters.flopRate <= 0 ||
-        parameters.elementRate <= 0 || parameters.latency < 0) {
-      getOperation().emitError("zero-schedule-overlap: the cost model's "
-                               "rates must be positive and its latency not "
-                               "negative");
+    FailureOr<CostModelParameters> parameters = getCostModelParameters(
+        getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
+        gflops, gelementsPerSecond);
+    if (failed(parameters))
       return signalPassFailure();
-    }
-    CostModel model(parameters);
+    CostModel model(*parameters);
     SmallVector<Block *> blocks;
     getOperation().walk([&](Operation *op) {
       if (isa<AsyncOp, linalg::LinalgOp>(op))

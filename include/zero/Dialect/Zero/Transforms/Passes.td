@@ -403,6 +403,16 @@ def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
     - reduced gradients: the results of all-reduces (whole) and
       reduce-scatters (a shard) of tensors of rank 1 or more, once each.
 
+    And the cost model's estimate of one call's time on a rank
+    (`zero/Analysis/CostModel.h`, parameters from the options below or
+    measured by `zero-run --calibrate`): computation runs in program order,
+    collectives one at a time on a communication stream, and a synchronous
+    collective or the `zero.await` of an asynchronous one stalls computation
+    until the collective is done. The stall is the exposed communication;
+    the report prints it with the step time, the computation and
+    communication alone, and the share of communication hidden. Comparing it
+    before and after `zero-schedule-overlap` shows what the schedule hides.
+
     Given against rewritten: `zero-report{record-given}` prints nothing and
     records the figures of the program as it is in the module attribute
     `zero.report_given`; a later `zero-report` in the same pipeline prints its
