@@ -10,10 +10,13 @@
 //     it that ran while the rank computed (hidden);
 //   - the cost model's predicted step time (zero/Analysis/CostModel.h, with
 //     the --latency-us, --bandwidth-gbps, --gflops, --gelements-per-s
-//     parameters).
+//     parameters, or with --calibrate those that zero-run --calibrate
+//     measures on the same backend and N first).
 //
 //   zero-bench-overlap [--ranks 2,4] [--layers 4] [--width 512] [--batch 256]
-//   mpirun -n 4 zero-bench-overlap --backend mpi
+//   mpirun -n 4 zero-bench-overlap --backend mpi --ranks 4
+//
+// Under mpi, the process of rank 0 prints, from its own rank's timeline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,10 +28,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "zero/Analysis/CostModel.h"
+#include "zero/Execution/Calibrate.h"
 #include "zero/Execution/Runner.h"
 #include "zero/InitZero.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -65,6 +70,11 @@ static cl::opt<int> repeats("repeat", cl::init(3),
 static cl::opt<bool> printProgram(
     "print-program",
     cl::desc("Print the overlapped program for the first N and stop"),
+    cl::cat(toolOptions));
+static cl::opt<bool> calibrateFirst(
+    "calibrate",
+    cl::desc("Predict with parameters measured on the backend (as zero-run "
+             "--calibrate does) instead of the options below"),
     cl::cat(toolOptions));
 static cl::opt<double> latencyUs("latency-us", cl::init(20),
                                  cl::desc("Cost model: collective latency"),
@@ -130,24 +140,50 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
-  zero::CostModelParameters parameters;
-  parameters.latency = latencyUs * 1e-6;
-  parameters.bandwidth = bandwidthGBps * 1e9;
-  parameters.flopRate = gflops * 1e9;
-  parameters.elementRate = gelements * 1e9;
-  zero::CostModel model(parameters);
+  zero::CostModelParameters given;
+  given.latency = latencyUs * 1e-6;
+  given.bandwidth = bandwidthGBps * 1e9;
+  given.flopRate = gflops * 1e9;
+  given.elementRate = gelements * 1e9;
 
+  // Printed at the end by the process of rank 0 only (under mpi every
+  // process runs this).
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  bool hasRankZero = false;
   int64_t weightBytes = width * width * 4;
-  llvm::outs() << llvm::formatv(
+  out << llvm::formatv(
       "MLP: {0} layers of {1}x{1}, batch {2} per rank, {3} steps; one bucket "
       "per weight ({4} B); backend {5}\n",
       layers, width, batch, steps, weightBytes, backend);
-  llvm::outs() << llvm::format("%4s %-10s %10s %12s %8s %14s %15s\n", "N",
+  out << llvm::format("%4s %-10s %10s %12s %8s %14s %15s\n", "N",
                                "schedule", "step ms", "comm ms", "hidden",
                                "predicted ms", "predicted hidden");
   SmallString<128> tracePath;
   llvm::sys::fs::createTemporaryFile("zero-bench-overlap", "json", tracePath);
+  // Under mpi each process's runtime writes its rank's timeline next to the
+  // path; rank 0's process reads its own.
+  std::string timeline = tracePath.str().str();
+  if (backend == "mpi")
+    timeline = (llvm::sys::path::parent_path(tracePath) + "/" +
+                llvm::sys::path::stem(tracePath) + ".rank0.json")
+                   .str();
   for (int n : counts) {
+    zero::CostModelParameters parameters = given;
+    if (calibrateFirst) {
+      RunOptions options;
+      options.backend = backend;
+      options.ranks = n;
+      auto calibration = calibrate(context, n, options);
+      if (!calibration) {
+        llvm::errs() << llvm::toString(calibration.takeError()) << "\n";
+        return 1;
+      }
+      parameters = calibration->parameters;
+      out << "N = " << n << " calibrated: " << calibration->asOptions()
+          << "\n";
+    }
+    zero::CostModel model(parameters);
     for (bool overlap : {false, true}) {
       std::string pipeline =
           llvm::formatv("zero-weight-update-sharding{{bucket-bytes={0}{1}}",
@@ -160,7 +196,8 @@ int main(int argc, char **argv) {
         return 1;
       if (printProgram) {
         if (overlap) {
-          module->print(llvm::outs());
+          module->print(out);
+          llvm::outs() << text;
           return 0;
         }
         continue;
@@ -187,23 +224,27 @@ int main(int argc, char **argv) {
           return 1;
         }
         double slowest = 0;
-        for (const RankRun &run : runs->front())
+        for (const RankRun &run : runs->front()) {
           slowest = std::max(slowest, run.seconds);
+          hasRankZero |= run.rank == 0;
+        }
         if (best >= 0 && slowest >= best)
           continue;
         best = slowest;
         communication = hidden = 0;
-        readTrace(tracePath, communication, hidden, ranksSeen);
+        readTrace(timeline, communication, hidden, ranksSeen);
       }
       double perStep = 1e3 / steps;
       double comm = communication / ranksSeen;
-      llvm::outs() << llvm::format(
+      out << llvm::format(
           "%4d %-10s %10.2f %12.2f %7.0f%% %14.2f %14.0f%%\n", n,
           overlap ? "overlap" : "sync", best * perStep, comm * perStep,
           comm > 0 ? 100 * hidden / communication : 100.0,
           estimate.stepSeconds * perStep, 100 * estimate.hiddenShare());
     }
   }
-  llvm::sys::fs::remove(tracePath);
+  llvm::sys::fs::remove(timeline);
+  if (hasRankZero || printProgram)
+    llvm::outs() << text;
   return 0;
 }

@@ -5,9 +5,16 @@
 // first time the group is used. Before each collective the ranks exchange a
 // description of it over MPI_COMM_WORLD (unless checking is off), so ranks that
 // disagree on a collective's kind, size, dtype, reduction or group are named
-// instead of corrupting data or hanging. Every wait polls with a deadline; on a
+// instead of corrupting data or hanging. Every wait has a deadline; on a
 // failure the rank prints the message and calls MPI_Abort, which ends every
 // rank of the job.
+//
+// MPI moves a non-blocking collective's data only inside MPI calls, so a
+// collective started before a matmul would make no progress during it. Each
+// process therefore runs a progress thread (MPI_THREAD_MULTIPLE) that polls
+// the requests in flight and completes them; a wait only waits for that
+// thread to see its request complete, which is also when the trace says it
+// finished.
 //
 // bf16 and f16 travel as 16-bit words reduced by user-defined MPI operations;
 // a mean is a sum divided by the group size when the collective completes.
@@ -24,8 +31,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <condition_variable>
 #include <cstdio>
+#include <list>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -45,15 +56,19 @@ class MpiBackend;
 
 class MpiPending : public Pending {
 public:
-  MpiPending(MpiBackend &backend, Collective c, MPI_Request request,
-             int32_t groupSize)
-      : backend(backend), c(c), request(request), groupSize(groupSize) {}
+  MpiPending(MpiBackend &backend, Collective c, int32_t groupSize)
+      : backend(backend), c(c), groupSize(groupSize) {}
+  ~MpiPending() override;
   bool wait() override;
+
+  /// Set once; then only the progress thread touches it, until `completed`.
+  MPI_Request request = MPI_REQUEST_NULL;
+  /// Set by the progress thread, under the backend's lock.
+  bool completed = false;
 
 private:
   MpiBackend &backend;
   Collective c;
-  MPI_Request request;
   int32_t groupSize;
 };
 
@@ -69,8 +84,15 @@ public:
     MPI_Type_commit(&halfType);
     createOps<ZERO_BF16>(bf16Ops);
     createOps<ZERO_F16>(f16Ops);
+    progressThread = std::thread([this] { progress(); });
   }
   ~MpiBackend() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    inFlightChanged.notify_all();
+    progressThread.join();
     // A rank that ends while others still wait in a collective (it skipped
     // one) must not sit in MPI_Finalize while they abort: it waits for the
     // others here and aborts too. Its deadline is twice theirs, so that the
@@ -88,10 +110,6 @@ public:
       for (int k = 0; k < 4; ++k)
         MPI_Op_free(&ops[k]);
     MPI_Type_free(&halfType);
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized)
-      MPI_Finalize();
   }
 
   int32_t worldSize() const override { return size; }
@@ -108,6 +126,36 @@ public:
   }
   void fail(const std::string &message) override { abortWith(message); }
   std::string error() const override { return {}; }
+
+  /// Hands `pending`'s request to the progress thread.
+  void track(MpiPending *pending) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      inFlight.push_back(pending);
+    }
+    inFlightChanged.notify_all();
+  }
+
+  /// Forgets `pending` (destroyed, completed or not).
+  void untrack(MpiPending *pending) {
+    std::lock_guard<std::mutex> lock(mutex);
+    inFlight.remove(pending);
+  }
+
+  /// Waits until the progress thread has seen `pending` complete, or the
+  /// timeout passes.
+  void waitFor(MpiPending &pending, const std::string &what) {
+    std::unique_lock<std::mutex> lock(mutex);
+    auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
+    if (completed.wait_until(lock, deadline,
+                             [&] { return pending.completed; }))
+      return;
+    lock.unlock();
+    std::ostringstream os;
+    os << what << " timed out after " << timeout
+       << " s: a rank of its group did not arrive";
+    abortWith(os.str());
+  }
 
   /// Polls `request` until it completes or `seconds` (default: the
   /// timeout) pass.
@@ -131,6 +179,38 @@ public:
   }
 
 private:
+  /// The progress thread: while collectives are in flight, tests each
+  /// every few tens of microseconds (MPI_Test drives the transfers), and
+  /// marks the completed ones; sleeps while none is.
+  void progress() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (true) {
+      inFlightChanged.wait(lock, [&] { return stopping || !inFlight.empty(); });
+      if (stopping)
+        return;
+      std::vector<MpiPending *> polled(inFlight.begin(), inFlight.end());
+      lock.unlock();
+      std::vector<MpiPending *> done;
+      for (MpiPending *pending : polled) {
+        int flag = 0;
+        MPI_Test(&pending->request, &flag, MPI_STATUS_IGNORE);
+        if (flag) {
+          pending->finished = now();
+          done.push_back(pending);
+        }
+      }
+      if (done.empty())
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      lock.lock();
+      for (MpiPending *pending : done) {
+        pending->completed = true;
+        inFlight.remove(pending);
+      }
+      if (!done.empty())
+        completed.notify_all();
+    }
+  }
+
   template <zero_dtype D> void createOps(MPI_Op *ops) {
     MPI_Op_create(&userReduce<D, ZERO_SUM>, 1, &ops[ZERO_SUM]);
     MPI_Op_create(&userReduce<D, ZERO_SUM>, 1, &ops[ZERO_MEAN]);
@@ -180,13 +260,20 @@ private:
   MPI_Datatype halfType;
   MPI_Op bf16Ops[4], f16Ops[4];
   std::map<std::string, MPI_Comm> comms;
+
+  /// What the progress thread polls, under `mutex`. A pending is in it from
+  /// its start until the thread sees it complete (or it is destroyed).
+  std::mutex mutex;
+  std::list<MpiPending *> inFlight;
+  std::condition_variable inFlightChanged, completed;
+  bool stopping = false;
+  std::thread progressThread;
 };
 
+MpiPending::~MpiPending() { backend.untrack(this); }
+
 bool MpiPending::wait() {
-  // MPI tells when a request completed only when asked: the trace shows it
-  // in flight from its start to the wait that saw it complete.
-  backend.waitFor(request, describe(c) + " on group " + c.group.describe());
-  finished = now();
+  backend.waitFor(*this, describe(c) + " on group " + c.group.describe());
   if (c.reduction == ZERO_MEAN && c.kind != ZERO_ALL_GATHER)
     divideInPlace(c.dtype, c.out,
                   c.kind == ZERO_ALL_REDUCE ? c.count : c.count / groupSize,
@@ -247,8 +334,10 @@ std::unique_ptr<Pending> MpiBackend::start(int32_t, const Collective &c) {
   MPI_Comm comm = groupComm(c);
   MPI_Datatype type = mpiType(c.dtype);
   int32_t n = c.group.size();
-  MPI_Request request;
+  auto pending = std::make_unique<MpiPending>(*this, c, n);
+  MPI_Request &request = pending->request;
   int err = MPI_SUCCESS;
+  pending->began = now();
   switch (c.kind) {
   case ZERO_ALL_REDUCE:
     err = MPI_Iallreduce(c.in == c.out ? MPI_IN_PLACE : c.in, c.out,
@@ -273,8 +362,7 @@ std::unique_ptr<Pending> MpiBackend::start(int32_t, const Collective &c) {
     MPI_Error_string(err, text, &length);
     abortWith(describe(c) + ": " + std::string(text, length));
   }
-  auto pending = std::make_unique<MpiPending>(*this, c, request, n);
-  pending->began = now();
+  track(pending.get());
   return pending;
 }
 
@@ -286,10 +374,33 @@ std::unique_ptr<Backend> zero::rt::createMpiBackend(double timeout, bool check,
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
-    // Each rank runs collectives from its own thread only.
-    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) !=
+    // The rank's thread starts collectives while the progress thread tests
+    // them.
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) !=
         MPI_SUCCESS) {
       error = "MPI_Init_thread failed";
+      return nullptr;
+    }
+    if (provided < MPI_THREAD_MULTIPLE) {
+      error = "this MPI library does not provide MPI_THREAD_MULTIPLE, which "
+              "the progress thread of zero's mpi backend needs";
+      return nullptr;
+    }
+    // MPI can be initialized once per process, and a process may run
+    // several worlds in turn (a benchmark's variants): it ends with the
+    // process, not with a world.
+    std::atexit([] {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized)
+        MPI_Finalize();
+    });
+  } else {
+    int provided = 0;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+      error = "MPI was initialized without MPI_THREAD_MULTIPLE, which the "
+              "progress thread of zero's mpi backend needs";
       return nullptr;
     }
   }

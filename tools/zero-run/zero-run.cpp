@@ -16,11 +16,13 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Execution/Calibrate.h"
 #include "zero/Execution/Runner.h"
 #include "zero/InitZero.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -96,6 +98,13 @@ static cl::opt<std::string> traceFile(
              "the rewritten program. Under mpi each process writes its own "
              "file ({rank} in FILE, else FILE.rank<r>)"),
     cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<bool> calibrateRuntime(
+    "calibrate",
+    cl::desc("Measure the cost model's parameters on this runtime (--backend; "
+             "--ranks, default 2, or under mpi the job's size) and print them "
+             "as options of zero-schedule-overlap and zero-report; takes no "
+             "input file"),
+    cl::cat(category));
 static cl::opt<bool> printResults("print",
                                   cl::desc("Print each result of each rank"),
                                   cl::cat(category));
@@ -305,6 +314,56 @@ static bool reportEquivalence(const std::vector<RankRun> &given,
   return ok;
 }
 
+/// The ranks of the world `--calibrate` measures: --ranks, else under mpi
+/// the job's size as the launcher tells it, else 2.
+static int calibrationRanks() {
+  if (ranks > 0)
+    return ranks;
+  if (backend != "mpi")
+    return 2;
+  for (const char *variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char *value = std::getenv(variable))
+      return std::atoi(value);
+  return 0;
+}
+
+static int calibrate(MLIRContext &context) {
+  int meshSize = calibrationRanks();
+  if (meshSize <= 0)
+    return fail("--calibrate under mpi: cannot tell the job's size; give "
+                "--ranks");
+  RunOptions options;
+  options.backend = backend;
+  options.ranks = meshSize;
+  options.timeoutSeconds = timeout;
+  options.seed = seed;
+  auto calibration = zero::exec::calibrate(context, meshSize, options);
+  if (!calibration)
+    return fail(llvm::toString(calibration.takeError()));
+  // Under mpi every process measured; the one of rank 0 prints.
+  if (backend == "mpi" && std::getenv("OMPI_COMM_WORLD_RANK") &&
+      std::atoi(std::getenv("OMPI_COMM_WORLD_RANK")) != 0)
+    return 0;
+  report << "zero-run --calibrate: " << meshSize << " rank(s) (" << backend
+         << "), per call: the slowest rank, best of 3\n";
+  ArrayRef<zero::exec::Probe> probes = calibration->probes;
+  auto row = [&](const zero::exec::Probe &probe, const llvm::Twine &rate) {
+    report << llvm::formatv("  {0,-42} {1,10:F3} ms  {2}\n", probe.what,
+                            probe.seconds * 1e3, rate.str());
+  };
+  row(probes[0], "");
+  row(probes[1], llvm::formatv("{0} B sent per rank", int64_t(probes[1].amount)).str());
+  row(probes[2],
+      llvm::formatv("{0:F3} GFLOP/s", probes[2].amount / probes[2].seconds /
+                                          1e9)
+          .str());
+  row(probes[3], llvm::formatv("{0:F3} G elements/s",
+                               probes[3].amount / probes[3].seconds / 1e9)
+                     .str());
+  report << "cost model: " << calibration->asOptions() << "\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   FlushReport flushAtExit;
@@ -317,6 +376,8 @@ int main(int argc, char **argv) {
   zero::registerAllDialects(registry);
   MLIRContext context(registry);
   context.disableMultithreading(); // each rank runs on its own thread
+  if (calibrateRuntime)
+    return calibrate(context);
 
   std::string error;
   auto file = openInputFile(inputFile, &error);

@@ -1,0 +1,180 @@
+//===- Calibrate.cpp - measure the cost model on a runtime ----------------===//
+//
+// Four probe functions in one module, all with the same arguments, so that
+// one world runs them all (under mpi a world is the job: it cannot be made
+// twice). Each probe is a loop whose iterations depend on each other, so
+// none is folded away or run ahead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Execution/Calibrate.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace zero;
+using namespace zero::exec;
+
+namespace {
+
+/// The probes' shapes and iteration counts.
+constexpr int64_t kLatencyCalls = 200;
+constexpr int64_t kGatherCalls = 20;
+constexpr int64_t kMatmulM = 256, kMatmulK = 512, kMatmulCalls = 4;
+constexpr int64_t kElements = 1 << 20, kElementwiseCalls = 20;
+
+/// The module: @dp of `meshSize` ranks, and one function per probe, each
+/// taking (one: 1 f32, shard: the gathered part, a: MxK, w: KxK, x, y:
+/// kElements f32).
+std::string probeModule(int64_t meshSize, int64_t shardElements) {
+  std::string args = llvm::formatv(
+      "%one: tensor<1xf32>, %shard: tensor<{0}xf32>, "
+      "%a: tensor<{1}x{2}xf32>, %w: tensor<{2}x{2}xf32>, "
+      "%x: tensor<{3}xf32>, %y: tensor<{3}xf32>",
+      shardElements, kMatmulM, kMatmulK, kElements);
+  auto loop = [](int64_t calls, StringRef init, StringRef type,
+                 StringRef body) {
+    return llvm::formatv(R"mlir(
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %calls = arith.constant {0} : index
+  %r = scf.for %i = %c0 to %calls step %c1 iter_args(%v = {1}) -> ({2}) {{
+{3}
+  }
+  return %r : {2}
+)mlir",
+                         calls, init, type, body)
+        .str();
+  };
+  std::string text = llvm::formatv("zero.mesh @dp(shape = [{0}])\n", meshSize);
+  text += llvm::formatv("func.func @latency({0}) -> tensor<1xf32> {{{1}}\n",
+                        args,
+                        loop(kLatencyCalls, "%one", "tensor<1xf32>", R"mlir(
+    %s = zero.all_reduce %v on @dp reduce = max : tensor<1xf32>
+    scf.yield %s : tensor<1xf32>)mlir"));
+  std::string shard = llvm::formatv("tensor<{0}xf32>", shardElements);
+  text += llvm::formatv(
+      "func.func @bandwidth({0}) -> {1} {{{2}}\n", args, shard,
+      loop(kGatherCalls, "%shard", shard,
+           llvm::formatv(R"mlir(
+    %g = zero.all_gather %v on @dp : {0} -> tensor<{1}xf32>
+    %s = tensor.extract_slice %g[0] [{2}] [1] : tensor<{1}xf32> to {0}
+    scf.yield %s : {0})mlir",
+                         shard, meshSize * shardElements, shardElements)
+               .str()));
+  std::string rows = llvm::formatv("tensor<{0}x{1}xf32>", kMatmulM, kMatmulK);
+  text += llvm::formatv(
+      "func.func @matmul({0}) -> {1} {{\n"
+      "  %zero = arith.constant 0.0 : f32\n"
+      "  %e = tensor.empty() : {1}\n"
+      "  %f = linalg.fill ins(%zero : f32) outs(%e : {1}) -> {1}{2}}\n",
+      args, rows,
+      loop(kMatmulCalls, "%a", rows,
+           llvm::formatv(R"mlir(
+    %m = linalg.matmul ins(%v, %w : {0}, tensor<{1}x{1}xf32>) outs(%f : {0}) -> {0}
+    scf.yield %m : {0})mlir",
+                         rows, kMatmulK)
+               .str()));
+  std::string vector = llvm::formatv("tensor<{0}xf32>", kElements);
+  text += llvm::formatv("func.func @elementwise({0}) -> {1} {{{2}}\n", args,
+                        vector,
+                        loop(kElementwiseCalls, "%x", vector,
+                             llvm::formatv(R"mlir(
+    %s = arith.addf %v, %y : {0}
+    scf.yield %s : {0})mlir",
+                                           vector)
+                                 .str()));
+  return text;
+}
+
+} // namespace
+
+std::string Calibration::asOptions() const {
+  return llvm::formatv("latency-us={0:F1} bandwidth-gbps={1:F3} "
+                       "gflops={2:F3} gelements-per-s={3:F3}",
+                       parameters.latency * 1e6, parameters.bandwidth * 1e-9,
+                       parameters.flopRate * 1e-9,
+                       parameters.elementRate * 1e-9)
+      .str();
+}
+
+llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
+                                                  int64_t meshSize,
+                                                  RunOptions options,
+                                                  int repeats,
+                                                  int64_t gatherBytes) {
+  if (meshSize < 2)
+    return llvm::createStringError(
+        "calibration needs 2 ranks or more (communication is what it "
+        "measures), got %lld",
+        static_cast<long long>(meshSize));
+  int64_t shardElements = std::max<int64_t>(gatherBytes / 4, 1);
+  std::string text = probeModule(meshSize, shardElements);
+  const char *names[] = {"latency", "bandwidth", "matmul", "elementwise"};
+  std::vector<std::unique_ptr<Executable>> executables;
+  for (const char *name : names) {
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+    if (!module)
+      return llvm::createStringError("calibration: the probe module does not "
+                                     "parse");
+    auto exe = Executable::compile(*module, name);
+    if (!exe)
+      return exe.takeError();
+    executables.push_back(std::move(*exe));
+  }
+  // Weights small enough that the chained matmuls neither overflow nor
+  // reach subnormals, which would time something else.
+  options.inputs[3].low = -0.05;
+  options.inputs[3].high = 0.05;
+  options.keepOutputs = false;
+  // Every probe `repeats` times, interleaved, in one world.
+  std::vector<const Executable *> programs;
+  for (int r = 0; r < std::max(repeats, 1); ++r)
+    for (auto &exe : executables)
+      programs.push_back(exe.get());
+  auto runs = runOnRanks(programs, options);
+  if (!runs)
+    return runs.takeError();
+  double best[4] = {0, 0, 0, 0};
+  for (auto [p, programRuns] : llvm::enumerate(*runs)) {
+    double slowest = 0;
+    for (const RankRun &run : programRuns)
+      slowest = std::max(slowest, run.seconds);
+    double &b = best[p % 4];
+    b = b == 0 ? slowest : std::min(b, slowest);
+  }
+  Calibration calibration;
+  calibration.probes.reserve(4); // probe() hands out references
+  auto probe = [&](int index, std::string what, int64_t calls,
+                   double amount) -> Probe & {
+    calibration.probes.push_back({std::move(what), best[index] / calls,
+                                  amount});
+    return calibration.probes.back();
+  };
+  Probe &latency =
+      probe(0, "zero.all_reduce of 1 f32", kLatencyCalls, /*amount=*/0);
+  Probe &gather = probe(
+      1, llvm::formatv("zero.all_gather of {0} f32 per rank", shardElements),
+      kGatherCalls, double(meshSize - 1) * shardElements * 4);
+  Probe &matmul =
+      probe(2,
+            llvm::formatv("linalg.matmul {0}x{1} by {1}x{1}", kMatmulM,
+                          kMatmulK),
+            kMatmulCalls, 2.0 * kMatmulM * kMatmulK * kMatmulK);
+  Probe &elementwise =
+      probe(3, llvm::formatv("arith.addf of {0} f32", kElements),
+            kElementwiseCalls, double(kElements));
+  CostModelParameters &parameters = calibration.parameters;
+  parameters.latency = latency.seconds;
+  // What the gather takes beyond the latency is the bytes' time; at least
+  // a tenth of the gather, should its latency measure as large.
+  parameters.bandwidth =
+      gather.amount /
+      std::max(gather.seconds - latency.seconds, gather.seconds / 10);
+  parameters.flopRate = matmul.amount / matmul.seconds;
+  parameters.elementRate = elementwise.amount / elementwise.seconds;
+  return calibration;
+}
