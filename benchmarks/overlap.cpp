@@ -33,11 +33,11 @@
 #include "zero/InitZero.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -156,9 +156,9 @@ int main(int argc, char **argv) {
       "MLP: {0} layers of {1}x{1}, batch {2} per rank, {3} steps; one bucket "
       "per weight ({4} B); backend {5}\n",
       layers, width, batch, steps, weightBytes, backend);
-  out << llvm::format("%4s %-10s %10s %12s %8s %14s %15s\n", "N",
-                               "schedule", "step ms", "comm ms", "hidden",
-                               "predicted ms", "predicted hidden");
+  out << llvm::format("%4s %-10s %10s %12s %8s %14s %15s\n", "N", "schedule",
+                      "step ms", "comm ms", "hidden", "predicted ms",
+                      "predicted hidden");
   SmallString<128> tracePath;
   llvm::sys::fs::createTemporaryFile("zero-bench-overlap", "json", tracePath);
   // Under mpi each process's runtime writes its rank's timeline next to the
@@ -180,8 +180,7 @@ int main(int argc, char **argv) {
         return 1;
       }
       parameters = calibration->parameters;
-      out << "N = " << n << " calibrated: " << calibration->asOptions()
-          << "\n";
+      out << "N = " << n << " calibrated: " << calibration->asOptions() << "\n";
     }
     zero::CostModel model(parameters);
     for (bool overlap : {false, true}) {
@@ -196,8 +195,7 @@ int main(int argc, char **argv) {
         return 1;
       if (printProgram) {
         if (overlap) {
-          module->print(out);
-          llvm::outs() << text;
+          module->print(llvm::outs());
           return 0;
         }
         continue;
@@ -244,7 +242,7 @@ int main(int argc, char **argv) {
     }
   }
   llvm::sys::fs::remove(timeline);
-  if (hasRankZero || printProgram)
+  if (hasRankZero)
     llvm::outs() << text;
   return 0;
 }

@@ -30,11 +30,11 @@ constexpr int64_t kElements = 1 << 20, kElementwiseCalls = 20;
 /// taking (one: 1 f32, shard: the gathered part, a: MxK, w: KxK, x, y:
 /// kElements f32).
 std::string probeModule(int64_t meshSize, int64_t shardElements) {
-  std::string args = llvm::formatv(
-      "%one: tensor<1xf32>, %shard: tensor<{0}xf32>, "
-      "%a: tensor<{1}x{2}xf32>, %w: tensor<{2}x{2}xf32>, "
-      "%x: tensor<{3}xf32>, %y: tensor<{3}xf32>",
-      shardElements, kMatmulM, kMatmulK, kElements);
+  std::string args =
+      llvm::formatv("%one: tensor<1xf32>, %shard: tensor<{0}xf32>, "
+                    "%a: tensor<{1}x{2}xf32>, %w: tensor<{2}x{2}xf32>, "
+                    "%x: tensor<{3}xf32>, %y: tensor<{3}xf32>",
+                    shardElements, kMatmulM, kMatmulK, kElements);
   auto loop = [](int64_t calls, StringRef init, StringRef type,
                  StringRef body) {
     return llvm::formatv(R"mlir(
@@ -50,9 +50,9 @@ std::string probeModule(int64_t meshSize, int64_t shardElements) {
         .str();
   };
   std::string text = llvm::formatv("zero.mesh @dp(shape = [{0}])\n", meshSize);
-  text += llvm::formatv("func.func @latency({0}) -> tensor<1xf32> {{{1}}\n",
-                        args,
-                        loop(kLatencyCalls, "%one", "tensor<1xf32>", R"mlir(
+  text +=
+      llvm::formatv("func.func @latency({0}) -> tensor<1xf32> {{{1}}\n", args,
+                    loop(kLatencyCalls, "%one", "tensor<1xf32>", R"mlir(
     %s = zero.all_reduce %v on @dp reduce = max : tensor<1xf32>
     scf.yield %s : tensor<1xf32>)mlir"));
   std::string shard = llvm::formatv("tensor<{0}xf32>", shardElements);
@@ -79,14 +79,14 @@ std::string probeModule(int64_t meshSize, int64_t shardElements) {
                          rows, kMatmulK)
                .str()));
   std::string vector = llvm::formatv("tensor<{0}xf32>", kElements);
-  text += llvm::formatv("func.func @elementwise({0}) -> {1} {{{2}}\n", args,
-                        vector,
-                        loop(kElementwiseCalls, "%x", vector,
-                             llvm::formatv(R"mlir(
+  text +=
+      llvm::formatv("func.func @elementwise({0}) -> {1} {{{2}}\n", args, vector,
+                    loop(kElementwiseCalls, "%x", vector,
+                         llvm::formatv(R"mlir(
     %s = arith.addf %v, %y : {0}
     scf.yield %s : {0})mlir",
-                                           vector)
-                                 .str()));
+                                       vector)
+                             .str()));
   return text;
 }
 
@@ -101,11 +101,9 @@ std::string Calibration::asOptions() const {
       .str();
 }
 
-llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
-                                                  int64_t meshSize,
-                                                  RunOptions options,
-                                                  int repeats,
-                                                  int64_t gatherBytes) {
+llvm::Expected<Calibration>
+zero::exec::calibrate(MLIRContext &context, int64_t meshSize,
+                      RunOptions options, int repeats, int64_t gatherBytes) {
   if (meshSize < 2)
     return llvm::createStringError(
         "calibration needs 2 ranks or more (communication is what it "
@@ -150,8 +148,8 @@ llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
   calibration.probes.reserve(4); // probe() hands out references
   auto probe = [&](int index, std::string what, int64_t calls,
                    double amount) -> Probe & {
-    calibration.probes.push_back({std::move(what), best[index] / calls,
-                                  amount});
+    calibration.probes.push_back(
+        {std::move(what), best[index] / calls, amount});
     return calibration.probes.back();
   };
   Probe &latency =
@@ -159,11 +157,9 @@ llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
   Probe &gather = probe(
       1, llvm::formatv("zero.all_gather of {0} f32 per rank", shardElements),
       kGatherCalls, double(meshSize - 1) * shardElements * 4);
-  Probe &matmul =
-      probe(2,
-            llvm::formatv("linalg.matmul {0}x{1} by {1}x{1}", kMatmulM,
-                          kMatmulK),
-            kMatmulCalls, 2.0 * kMatmulM * kMatmulK * kMatmulK);
+  Probe &matmul = probe(
+      2, llvm::formatv("linalg.matmul {0}x{1} by {1}x{1}", kMatmulM, kMatmulK),
+      kMatmulCalls, 2.0 * kMatmulM * kMatmulK * kMatmulK);
   Probe &elementwise =
       probe(3, llvm::formatv("arith.addf of {0} f32", kElements),
             kElementwiseCalls, double(kElements));

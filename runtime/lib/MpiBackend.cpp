@@ -31,9 +31,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <list>
 #include <map>
 #include <mutex>
@@ -147,8 +147,7 @@ public:
   void waitFor(MpiPending &pending, const std::string &what) {
     std::unique_lock<std::mutex> lock(mutex);
     auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
-    if (completed.wait_until(lock, deadline,
-                             [&] { return pending.completed; }))
+    if (completed.wait_until(lock, deadline, [&] { return pending.completed; }))
       return;
     lock.unlock();
     std::ostringstream os;

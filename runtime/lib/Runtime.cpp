@@ -140,6 +140,12 @@ const Group *lookupGroup(zero_rank *rank, const int64_t *descriptor,
   return &rank->groups.emplace(contents, std::move(group)).first->second;
 }
 
+/// Ends the rank's current computation span at `until` on its timeline.
+static void traceCompute(zero_rank *rank, double until) {
+  if (until > rank->resumed)
+    rank->trace.push_back({0, "compute", rank->resumed, until});
+}
+
 zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
                              const void *in, void *out, int64_t count,
                              int32_t dtype, int32_t reduction,
@@ -206,6 +212,16 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
   }
   rank->nextLabel = nullptr;
   handle->pending = backend.start(rank->local, c);
+  if (rank->resumed >= 0) {
+    // Starting is not computation: it may wait for the other ranks (the
+    // agreement check under mpi) or for the communication thread.
+    double started = now();
+    traceCompute(rank, handle->started);
+    if (started > handle->started)
+      rank->trace.push_back(
+          {0, "start " + handle->name, handle->started, started});
+    rank->resumed = started;
+  }
   return handle;
 }
 } // namespace
@@ -369,12 +385,6 @@ zero_handle *zero_all_gather(zero_rank *rank, const void *in, void *out,
                              const int64_t *group) {
   return startCollective(rank, ZERO_ALL_GATHER, in, out, count, dtype, ZERO_SUM,
                          group);
-}
-
-/// Ends the rank's current computation span at `until` on its timeline.
-static void traceCompute(zero_rank *rank, double until) {
-  if (until > rank->resumed)
-    rank->trace.push_back({0, "compute", rank->resumed, until});
 }
 
 /// Records the wait for `handle` on its rank's timeline: the computation

@@ -352,11 +352,11 @@ static int calibrate(MLIRContext &context) {
                             probe.seconds * 1e3, rate.str());
   };
   row(probes[0], "");
-  row(probes[1], llvm::formatv("{0} B sent per rank", int64_t(probes[1].amount)).str());
-  row(probes[2],
-      llvm::formatv("{0:F3} GFLOP/s", probes[2].amount / probes[2].seconds /
-                                          1e9)
-          .str());
+  row(probes[1],
+      llvm::formatv("{0} B sent per rank", int64_t(probes[1].amount)).str());
+  row(probes[2], llvm::formatv("{0:F3} GFLOP/s",
+                               probes[2].amount / probes[2].seconds / 1e9)
+                     .str());
   row(probes[3], llvm::formatv("{0:F3} G elements/s",
                                probes[3].amount / probes[3].seconds / 1e9)
                      .str());

@@ -19,8 +19,8 @@
 #define ZERO_ANALYSIS_COSTMODEL_H
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include <algorithm>
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include <algorithm>
 
 namespace zero {
 
