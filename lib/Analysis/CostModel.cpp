@@ -72,6 +72,22 @@ double CostModel::computeSeconds(Operation *op) const {
   return 0;
 }
 
+double CostModel::computeSecondsWithin(Operation *op) const {
+  double seconds = computeSeconds(op);
+  // A linalg op's body is its payload, already counted per iteration.
+  if (isa<linalg::LinalgOp, CollectiveOpInterface>(op))
+    return seconds;
+  double nested = 0;
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (Operation &inner : block)
+        nested += computeSecondsWithin(&inner);
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    if (std::optional<APInt> trips = loop.getStaticTripCount())
+      nested *= trips->getSExtValue();
+  return seconds + nested;
+}
+
 namespace {
 
 /// The two streams of one rank, as far as the simulation has played them.

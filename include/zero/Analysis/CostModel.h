@@ -56,6 +56,11 @@ public:
   /// Seconds of computation `op` itself costs (not its regions' ops).
   double computeSeconds(mlir::Operation *op) const;
 
+  /// Seconds of computation `op` costs with the ops of its regions: a
+  /// loop's body once per iteration (once when the trip count is unknown),
+  /// every region of other ops once. Collectives cost nothing here.
+  double computeSecondsWithin(mlir::Operation *op) const;
+
 private:
   CostModelParameters parameters;
 };

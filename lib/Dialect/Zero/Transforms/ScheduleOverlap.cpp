@@ -55,22 +55,6 @@ public:
   }
 
 private:
-  /// Seconds of computation `op` costs, with what its regions hold.
-  double cost(Operation *op) {
-    double seconds = model.computeSeconds(op);
-    if (isa<linalg::LinalgOp>(op) || isa<CollectiveOpInterface>(op))
-      return seconds;
-    double nested = 0;
-    for (Region &region : op->getRegions())
-      for (Block &inner : region)
-        for (Operation &innerOp : inner)
-          nested += cost(&innerOp);
-    if (auto loop = dyn_cast<scf::ForOp>(op))
-      if (std::optional<APInt> trips = loop.getStaticTripCount())
-        nested *= trips->getSExtValue();
-    return seconds + nested;
-  }
-
   /// Whether `op` may move anywhere its operands dominate: it has no memory
   /// effects and is not the block's terminator or a scheduling op.
   static bool isMovable(Operation *op) {
@@ -152,7 +136,8 @@ private:
     for (Operation &op : block) {
       index[&op] = ops.size();
       ops.push_back(&op);
-      computeBefore.push_back(computeBefore.back() + cost(&op));
+      computeBefore.push_back(computeBefore.back() +
+                              model.computeSecondsWithin(&op));
     }
   }
 

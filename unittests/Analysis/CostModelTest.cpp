@@ -1,0 +1,119 @@
+//===- CostModelTest.cpp - the cost model and its simulation --------------===//
+
+#include "zero/Analysis/CostModel.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "zero/InitZero.h"
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace zero;
+
+namespace {
+
+class CostModelTest : public ::testing::Test {
+protected:
+  CostModelTest() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    // Round numbers: 1 ms latency, 1 MB/s, 1 MFLOP/s, 1 M elements/s.
+    parameters.latency = 1e-3;
+    parameters.bandwidth = 1e6;
+    parameters.flopRate = 1e6;
+    parameters.elementRate = 1e6;
+  }
+
+  func::FuncOp parse(StringRef source) {
+    module = parseSourceString<ModuleOp>(source, ParserConfig(&context));
+    EXPECT_TRUE(module);
+    return module ? *module->getOps<func::FuncOp>().begin() : nullptr;
+  }
+
+  MLIRContext context;
+  CostModelParameters parameters;
+  OwningOpRef<ModuleOp> module;
+};
+
+// 1000 elements of addf, 10 times in a loop: 10 ms, with the loop's body
+// counted per iteration.
+TEST_F(CostModelTest, ComputeWithinLoop) {
+  func::FuncOp f = parse(R"mlir(
+    func.func @f(%x: tensor<1000xf32>) -> tensor<1000xf32> {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c10 = arith.constant 10 : index
+      %r = scf.for %i = %c0 to %c10 step %c1 iter_args(%v = %x) -> (tensor<1000xf32>) {
+        %s = arith.addf %v, %x : tensor<1000xf32>
+        scf.yield %s : tensor<1000xf32>
+      }
+      return %r : tensor<1000xf32>
+    })mlir");
+  CostModel model(parameters);
+  scf::ForOp loop = *f.getBody().getOps<scf::ForOp>().begin();
+  EXPECT_NEAR(model.computeSecondsWithin(loop), 10e-3, 1e-12);
+  TimeEstimate estimate = simulate(f, model);
+  EXPECT_NEAR(estimate.stepSeconds, 10e-3, 1e-12);
+  EXPECT_EQ(estimate.communicationSeconds, 0);
+  EXPECT_EQ(estimate.hiddenShare(), 1);
+}
+
+// A reduce-scatter of 4000 bytes on 2 ranks sends 2000: 1 ms + 2 ms. A
+// 1000-element addf (1 ms) after it hides 1 ms of it when it is async, none
+// when it is synchronous.
+TEST_F(CostModelTest, AsyncHidesBehindCompute) {
+  const char *sync = R"mlir(
+    zero.mesh @dp(shape = [2])
+    func.func @f(%g: tensor<1000xf32>, %x: tensor<1000xf32>) -> (tensor<500xf32>, tensor<1000xf32>) {
+      %s = zero.reduce_scatter %g on @dp reduce = sum : tensor<1000xf32> -> tensor<500xf32>
+      %y = arith.addf %x, %x : tensor<1000xf32>
+      return %s, %y : tensor<500xf32>, tensor<1000xf32>
+    })mlir";
+  const char *async = R"mlir(
+    zero.mesh @dp(shape = [2])
+    func.func @f(%g: tensor<1000xf32>, %x: tensor<1000xf32>) -> (tensor<500xf32>, tensor<1000xf32>) {
+      %f = zero.async : !zero.future<tensor<500xf32>> {
+        %s = zero.reduce_scatter %g on @dp reduce = sum : tensor<1000xf32> -> tensor<500xf32>
+        zero.yield %s : tensor<500xf32>
+      }
+      %y = arith.addf %x, %x : tensor<1000xf32>
+      %s = zero.await %f reads %g : !zero.future<tensor<500xf32>>, tensor<1000xf32>
+      return %s, %y : tensor<500xf32>, tensor<1000xf32>
+    })mlir";
+  CostModel model(parameters);
+  TimeEstimate blocking = simulate(parse(sync), model);
+  EXPECT_NEAR(blocking.communicationSeconds, 3e-3, 1e-12);
+  EXPECT_NEAR(blocking.exposedSeconds, 3e-3, 1e-12);
+  EXPECT_NEAR(blocking.stepSeconds, 4e-3, 1e-12);
+  EXPECT_EQ(blocking.hiddenShare(), 0);
+  TimeEstimate overlapped = simulate(parse(async), model);
+  EXPECT_NEAR(overlapped.exposedSeconds, 2e-3, 1e-12);
+  EXPECT_NEAR(overlapped.stepSeconds, 3e-3, 1e-12);
+  EXPECT_NEAR(overlapped.hiddenShare(), 1.0 / 3, 1e-9);
+}
+
+TEST_F(CostModelTest, ParametersFromOptions) {
+  func::FuncOp f = parse("func.func @f() { return }");
+  FailureOr<CostModelParameters> good =
+      getCostModelParameters(f, "test", 20, 10, 50, 2);
+  ASSERT_TRUE(succeeded(good));
+  EXPECT_DOUBLE_EQ(good->latency, 20e-6);
+  EXPECT_DOUBLE_EQ(good->bandwidth, 10e9);
+  EXPECT_DOUBLE_EQ(good->flopRate, 50e9);
+  EXPECT_DOUBLE_EQ(good->elementRate, 2e9);
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  EXPECT_TRUE(failed(getCostModelParameters(f, "test", 20, 0, 50, 2)));
+  EXPECT_EQ(message, "test: the cost model's rates must be positive and its "
+                     "latency not negative");
+  EXPECT_TRUE(failed(getCostModelParameters(f, "test", -1, 10, 50, 2)));
+}
+
+} // namespace
