@@ -136,33 +136,32 @@ zero::exec::calibrate(MLIRContext &context, int64_t meshSize,
   auto runs = runOnRanks(programs, options);
   if (!runs)
     return runs.takeError();
+  Calibration calibration;
+  calibration.repeats = std::max(repeats, 1);
   double best[4] = {0, 0, 0, 0};
   for (auto [p, programRuns] : llvm::enumerate(*runs)) {
     double slowest = 0;
-    for (const RankRun &run : programRuns)
+    for (const RankRun &run : programRuns) {
       slowest = std::max(slowest, run.seconds);
+      calibration.holdsRankZero |= run.rank == 0;
+    }
     double &b = best[p % 4];
     b = b == 0 ? slowest : std::min(b, slowest);
   }
-  Calibration calibration;
-  calibration.probes.reserve(4); // probe() hands out references
-  auto probe = [&](int index, std::string what, int64_t calls,
-                   double amount) -> Probe & {
-    calibration.probes.push_back(
-        {std::move(what), best[index] / calls, amount});
-    return calibration.probes.back();
-  };
-  Probe &latency =
-      probe(0, "zero.all_reduce of 1 f32", kLatencyCalls, /*amount=*/0);
-  Probe &gather = probe(
-      1, llvm::formatv("zero.all_gather of {0} f32 per rank", shardElements),
-      kGatherCalls, double(meshSize - 1) * shardElements * 4);
-  Probe &matmul = probe(
-      2, llvm::formatv("linalg.matmul {0}x{1} by {1}x{1}", kMatmulM, kMatmulK),
-      kMatmulCalls, 2.0 * kMatmulM * kMatmulK * kMatmulK);
-  Probe &elementwise =
-      probe(3, llvm::formatv("arith.addf of {0} f32", kElements),
-            kElementwiseCalls, double(kElements));
+  int64_t calls[4] = {kLatencyCalls, kGatherCalls, kMatmulCalls,
+                      kElementwiseCalls};
+  std::string what[4] = {
+      "zero.all_reduce of 1 f32",
+      llvm::formatv("zero.all_gather of {0} f32 per rank", shardElements),
+      llvm::formatv("linalg.matmul {0}x{1} by {1}x{1}", kMatmulM, kMatmulK),
+      llvm::formatv("arith.addf of {0} f32", kElements)};
+  double amount[4] = {0, double(meshSize - 1) * shardElements * 4,
+                      2.0 * kMatmulM * kMatmulK * kMatmulK, double(kElements)};
+  for (int i = 0; i < 4; ++i)
+    calibration.probes.push_back({what[i], best[i] / calls[i], amount[i]});
+  const Probe &latency = calibration.probes[0], &gather = calibration.probes[1],
+              &matmul = calibration.probes[2],
+              &elementwise = calibration.probes[3];
   CostModelParameters &parameters = calibration.parameters;
   parameters.latency = latency.seconds;
   // What the gather takes beyond the latency is the bytes' time; at least

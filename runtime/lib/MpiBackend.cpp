@@ -182,31 +182,32 @@ private:
   /// every few tens of microseconds (MPI_Test drives the transfers), and
   /// marks the completed ones; sleeps while none is.
   void progress() {
+    // The lock is held while testing, so a pending cannot be destroyed
+    // (untrack) under the test; it is released while waiting for the next
+    // poll or for work.
     std::unique_lock<std::mutex> lock(mutex);
     while (true) {
       inFlightChanged.wait(lock, [&] { return stopping || !inFlight.empty(); });
       if (stopping)
         return;
-      std::vector<MpiPending *> polled(inFlight.begin(), inFlight.end());
-      lock.unlock();
-      std::vector<MpiPending *> done;
-      for (MpiPending *pending : polled) {
+      bool any = false;
+      for (auto it = inFlight.begin(); it != inFlight.end();) {
+        MpiPending *pending = *it;
         int flag = 0;
         MPI_Test(&pending->request, &flag, MPI_STATUS_IGNORE);
-        if (flag) {
-          pending->finished = now();
-          done.push_back(pending);
+        if (!flag) {
+          ++it;
+          continue;
         }
-      }
-      if (done.empty())
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-      lock.lock();
-      for (MpiPending *pending : done) {
+        pending->finished = now();
         pending->completed = true;
-        inFlight.remove(pending);
+        it = inFlight.erase(it);
+        any = true;
       }
-      if (!done.empty())
+      if (any)
         completed.notify_all();
+      else
+        inFlightChanged.wait_for(lock, std::chrono::microseconds(20));
     }
   }
 

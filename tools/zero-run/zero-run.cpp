@@ -341,11 +341,11 @@ static int calibrate(MLIRContext &context) {
   if (!calibration)
     return fail(llvm::toString(calibration.takeError()));
   // Under mpi every process measured; the one of rank 0 prints.
-  if (backend == "mpi" && std::getenv("OMPI_COMM_WORLD_RANK") &&
-      std::atoi(std::getenv("OMPI_COMM_WORLD_RANK")) != 0)
+  if (!calibration->holdsRankZero)
     return 0;
   report << "zero-run --calibrate: " << meshSize << " rank(s) (" << backend
-         << "), per call: the slowest rank, best of 3\n";
+         << "), per call: the slowest rank, best of " << calibration->repeats
+         << "\n";
   ArrayRef<zero::exec::Probe> probes = calibration->probes;
   auto row = [&](const zero::exec::Probe &probe, const llvm::Twine &rate) {
     report << llvm::formatv("  {0,-42} {1,10:F3} ms  {2}\n", probe.what,

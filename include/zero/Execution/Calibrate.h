@@ -33,6 +33,10 @@ struct Calibration {
   CostModelParameters parameters;
   /// latency, bandwidth, matmul, elementwise.
   std::vector<Probe> probes;
+  /// Runs per probe; each probe's time is the best of them.
+  int repeats = 1;
+  /// Whether this process ran rank 0 (under mpi, the one to print).
+  bool holdsRankZero = false;
   /// The parameters as pass options: "latency-us=... gelements-per-s=...".
   std::string asOptions() const;
 };
