@@ -2,7 +2,6 @@
 
 #include "zero/Execution/Runner.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -11,9 +10,11 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "zero/Conversion/Passes.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/runtime/PackedCall.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -59,6 +60,14 @@ static SmallVector<int64_t> shapeOf(Type type) {
   return {};
 }
 
+/// The runtime's view of a type (a launcher's, without MLIR).
+static rt::ValueType toRuntimeType(Type type) {
+  SmallVector<int64_t> shape = shapeOf(type);
+  return {getDtypeName(elementTypeOf(type)),
+          std::vector<int64_t>(shape.begin(), shape.end()),
+          isa<RankedTensorType>(type)};
+}
+
 static std::string str(Type type) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -90,7 +99,7 @@ runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
   add("zero_rt_wait", &zero_rt_wait);
   add("zero_rt_label", &zero_rt_label);
   // A copy between buffers of different layouts lowers to this helper.
-  add("memrefCopy", &memrefCopy);
+  add("memrefCopy", &zero_rt_memref_copy);
   return map;
 }
 
@@ -105,11 +114,11 @@ wholeTypes(ArrayRef<Type> types,
   return whole;
 }
 
-SmallVector<Type> Executable::getWholeArgumentTypes() const {
+SmallVector<Type> EntrySignature::getWholeArgumentTypes() const {
   return wholeTypes(argTypes, argShards);
 }
 
-SmallVector<Type> Executable::getWholeResultTypes() const {
+SmallVector<Type> EntrySignature::getWholeResultTypes() const {
   return wholeTypes(resultTypes, resultShards);
 }
 
@@ -146,26 +155,84 @@ readBoundaryShard(func::FuncOp fn, ShardAttr attr, Type type) {
 HostArray zero::exec::takeShard(const HostArray &whole,
                                 const BoundaryShard &shard,
                                 int64_t groupIndex) {
-  HostArray part;
-  part.elementType = whole.elementType;
-  part.shape = {shard.shardElements};
-  int64_t bytes = HostArray::getElementBytes(whole.elementType);
-  part.bytes.assign(shard.shardElements * bytes, 0);
-  int64_t begin = groupIndex * shard.shardElements;
-  int64_t end = std::min(begin + shard.shardElements, whole.getNumElements());
-  if (begin < end)
-    std::memcpy(part.bytes.data(), whole.bytes.data() + begin * bytes,
-                (end - begin) * bytes);
-  return part;
+  rt::Array part =
+      rt::takeShard(toRuntimeArray(whole), shard.shardElements, groupIndex);
+  HostArray out;
+  out.elementType = whole.elementType;
+  out.shape = {shard.shardElements};
+  out.bytes = std::move(part.bytes);
+  return out;
 }
 
 void zero::exec::zeroShardPadding(HostArray &shard, const BoundaryShard &layout,
                                   int64_t groupIndex) {
-  int64_t bytes = HostArray::getElementBytes(shard.elementType);
-  int64_t real = std::clamp<int64_t>(layout.whole.getNumElements() -
-                                         groupIndex * layout.shardElements,
-                                     0, layout.shardElements);
-  std::fill(shard.bytes.begin() + real * bytes, shard.bytes.end(), 0);
+  rt::Array part = toRuntimeArray(shard);
+  rt::zeroShardPadding(part, layout.whole.getNumElements(), groupIndex);
+  shard.bytes = std::move(part.bytes);
+}
+
+std::string zero::exec::findEntryFunction(ModuleOp module,
+                                          StringRef requested) {
+  if (!requested.empty()) {
+    auto fn = module.lookupSymbol<func::FuncOp>(requested);
+    return fn && !fn.isExternal() ? requested.str() : "";
+  }
+  std::string found;
+  int count = 0;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn.isPublic() && !fn.isExternal()) {
+      found = fn.getSymName().str();
+      ++count;
+    }
+  return count == 1 ? found : "";
+}
+
+int64_t zero::exec::getMeshRanks(ModuleOp module) {
+  int64_t size = 0;
+  for (auto mesh : module.getOps<MeshOp>()) {
+    if (size && size != mesh.getNumRanks())
+      return 0;
+    size = mesh.getNumRanks();
+  }
+  return size;
+}
+
+llvm::Expected<EntrySignature> EntrySignature::read(ModuleOp module,
+                                                    StringRef entry) {
+  auto fn = module.lookupSymbol<func::FuncOp>(entry);
+  if (!fn || fn.isExternal())
+    return llvm::createStringError("no function @%s with a body in the module",
+                                   entry.str().c_str());
+  EntrySignature signature;
+  signature.name = entry.str();
+  llvm::append_range(signature.argTypes, fn.getArgumentTypes());
+  llvm::append_range(signature.resultTypes, fn.getResultTypes());
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    auto shard =
+        readBoundaryShard(fn, fn.getArgAttrOfType<ShardAttr>(i, "zero.shard"),
+                          fn.getArgumentTypes()[i]);
+    if (!shard)
+      return shard.takeError();
+    signature.argShards.push_back(*shard);
+  }
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    auto shard = readBoundaryShard(
+        fn, fn.getResultAttrOfType<ShardAttr>(i, "zero.shard"),
+        fn.getResultTypes()[i]);
+    if (!shard)
+      return shard.takeError();
+    signature.resultShards.push_back(*shard);
+  }
+  for (auto [what, types] :
+       {std::pair{"argument", ArrayRef<Type>(signature.argTypes)},
+        std::pair{"result", ArrayRef<Type>(signature.resultTypes)}})
+    for (auto [i, type] : llvm::enumerate(types))
+      if (!isSupported(type))
+        return llvm::createStringError(
+            "@%s %s %zu has type %s; a launcher passes static tensors and "
+            "scalars of f32, f64, f16, bf16, i1, i8, i16, i32, i64 (and index)",
+            entry.str().c_str(), what, i, str(type).c_str());
+  return signature;
 }
 
 llvm::Expected<std::unique_ptr<Executable>>
@@ -176,40 +243,11 @@ Executable::compile(ModuleOp module, StringRef entry) {
     llvm::InitializeNativeTargetAsmPrinter();
   });
 
-  auto fn = module.lookupSymbol<func::FuncOp>(entry);
-  if (!fn || fn.isExternal())
-    return llvm::createStringError("no function @%s with a body in the module",
-                                   entry.str().c_str());
+  auto signature = EntrySignature::read(module, entry);
+  if (!signature)
+    return signature.takeError();
   std::unique_ptr<Executable> exe(new Executable);
-  exe->entry = entry.str();
-  for (Type type : fn.getArgumentTypes())
-    exe->argTypes.push_back(type);
-  for (Type type : fn.getResultTypes())
-    exe->resultTypes.push_back(type);
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-    auto shard =
-        readBoundaryShard(fn, fn.getArgAttrOfType<ShardAttr>(i, "zero.shard"),
-                          fn.getArgumentTypes()[i]);
-    if (!shard)
-      return shard.takeError();
-    exe->argShards.push_back(*shard);
-  }
-  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
-    auto shard = readBoundaryShard(
-        fn, fn.getResultAttrOfType<ShardAttr>(i, "zero.shard"),
-        fn.getResultTypes()[i]);
-    if (!shard)
-      return shard.takeError();
-    exe->resultShards.push_back(*shard);
-  }
-  for (auto [what, types] : {std::pair{"argument", exe->getArgumentTypes()},
-                             std::pair{"result", exe->getResultTypes()}})
-    for (auto [i, type] : llvm::enumerate(types))
-      if (!isSupported(type))
-        return llvm::createStringError(
-            "@%s %s %zu has type %s; zero-run passes static tensors and "
-            "scalars of f32, f64, f16, bf16, i1, i8, i16, i32, i64 (and index)",
-            entry.str().c_str(), what, i, str(type).c_str());
+  exe->signature = std::move(*signature);
 
   MLIRContext *context = module.getContext();
   DialectRegistry registry;
@@ -242,112 +280,44 @@ Executable::compile(ModuleOp module, StringRef entry) {
   return exe;
 }
 
-namespace {
-/// The LLVM-level size and alignment of a result slot.
-std::pair<size_t, size_t> resultSlot(Type type) {
-  if (auto tensor = dyn_cast<RankedTensorType>(type))
-    return {8 * (3 + 2 * tensor.getRank()), 8};
-  size_t bytes = HostArray::getElementBytes(type);
-  return {bytes, bytes};
-}
-} // namespace
-
 llvm::Error Executable::invoke(std::vector<HostArray> &inputs,
                                std::vector<HostArray> &outputs,
                                bool copyOutputs, double *seconds) const {
-  if (inputs.size() != argTypes.size())
+  if (inputs.size() != signature.argTypes.size())
     return llvm::createStringError("@%s takes %zu arguments, got %zu",
-                                   entry.c_str(), argTypes.size(),
-                                   inputs.size());
-  // Each argument's LLVM-level values: a memref descriptor (allocated and
-  // aligned pointer, offset, sizes, strides) or one scalar.
-  size_t numSlots = 0;
-  for (Type type : argTypes)
-    numSlots += isa<RankedTensorType>(type)
-                    ? 3 + 2 * cast<RankedTensorType>(type).getRank()
-                    : 1;
-  std::vector<uint64_t> slots(numSlots, 0);
-  SmallVector<void *> args;
-  size_t next = 0;
-  for (auto [type, input] : llvm::zip(argTypes, inputs)) {
-    if (auto tensor = dyn_cast<RankedTensorType>(type)) {
-      auto address = reinterpret_cast<uint64_t>(input.bytes.data());
-      slots[next] = slots[next + 1] = address;
-      slots[next + 2] = 0;
-      int64_t rank = tensor.getRank(), stride = 1;
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        slots[next + 3 + d] = tensor.getDimSize(d);
-        slots[next + 3 + rank + d] = stride;
-        stride *= tensor.getDimSize(d);
-      }
-      for (int64_t k = 0; k < 3 + 2 * rank; ++k)
-        args.push_back(&slots[next + k]);
-      next += 3 + 2 * rank;
-    } else {
-      std::memcpy(&slots[next], input.bytes.data(), input.bytes.size());
-      args.push_back(&slots[next++]);
-    }
-  }
-
-  // The return value: one slot, or a struct of them.
-  SmallVector<size_t> offsets;
-  size_t size = 0;
-  for (Type type : resultTypes) {
-    auto [bytes, align] = resultSlot(type);
-    size = (size + align - 1) / align * align;
-    offsets.push_back(size);
-    size += bytes;
-  }
-  std::vector<uint64_t> result((size + 7) / 8 + 1, 0);
-  if (!resultTypes.empty())
-    args.push_back(result.data());
+                                   signature.name.c_str(),
+                                   signature.argTypes.size(), inputs.size());
+  std::vector<rt::ValueType> argTypes, resultTypes;
+  llvm::transform(signature.argTypes, std::back_inserter(argTypes),
+                  toRuntimeType);
+  llvm::transform(signature.resultTypes, std::back_inserter(resultTypes),
+                  toRuntimeType);
+  rt::PackedCall call(std::move(argTypes), std::move(resultTypes));
+  std::vector<void *> buffers;
+  for (HostArray &input : inputs)
+    buffers.push_back(input.bytes.data());
+  std::vector<void *> &packed = call.pack(buffers);
 
   auto start = std::chrono::steady_clock::now();
-  if (llvm::Error error = engine->invokePacked(entry, args))
+  if (llvm::Error error = engine->invokePacked(signature.name, packed))
     return error;
   if (seconds)
     *seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
 
-  // Copy the results out as dense arrays; free what the program allocated.
-  std::set<void *> ours, toFree;
-  for (HostArray &input : inputs)
-    ours.insert(input.bytes.data());
+  // Copy the results out as dense arrays; free what the program allocated
+  // (two results may share a buffer: free only after all are copied).
+  std::set<void *> ours(buffers.begin(), buffers.end()), toFree;
   outputs.clear();
-  const char *base = reinterpret_cast<const char *>(result.data());
-  for (auto [type, offset] : llvm::zip(resultTypes, offsets)) {
-    HostArray out;
-    out.elementType = elementTypeOf(type);
-    out.shape = shapeOf(type);
-    int64_t elementBytes = HostArray::getElementBytes(out.elementType);
+  for (auto [i, type] : llvm::enumerate(signature.resultTypes)) {
+    rt::Array out;
+    void *allocated = call.unpackResult(i, copyOutputs ? &out : nullptr);
+    if (allocated && !ours.count(allocated))
+      toFree.insert(allocated);
     if (copyOutputs)
-      out.bytes.resize(out.getNumElements() * elementBytes);
-    if (auto tensor = dyn_cast<RankedTensorType>(type)) {
-      const int64_t *desc = reinterpret_cast<const int64_t *>(base + offset);
-      void *allocated = reinterpret_cast<void *>(desc[0]);
-      const char *aligned = reinterpret_cast<const char *>(desc[1]);
-      int64_t rank = tensor.getRank();
-      const int64_t *sizes = desc + 3, *strides = desc + 3 + rank;
-      SmallVector<int64_t> index(rank, 0);
-      for (int64_t e = 0, n = copyOutputs ? out.getNumElements() : 0; e < n;
-           ++e) {
-        int64_t at = desc[2];
-        for (int64_t d = 0; d < rank; ++d)
-          at += index[d] * strides[d];
-        std::memcpy(out.bytes.data() + e * elementBytes,
-                    aligned + at * elementBytes, elementBytes);
-        for (int64_t d = rank - 1; d >= 0 && ++index[d] == sizes[d]; --d)
-          index[d] = 0;
-      }
-      // Two results may share a buffer: free only after all are copied.
-      if (!ours.count(allocated))
-        toFree.insert(allocated);
-    } else if (copyOutputs) {
-      std::memcpy(out.bytes.data(), base + offset, elementBytes);
-    }
-    if (copyOutputs)
-      outputs.push_back(std::move(out));
+      outputs.push_back(
+          {elementTypeOf(type), shapeOf(type), std::move(out.bytes)});
   }
   for (void *allocation : toFree)
     std::free(allocation);
@@ -453,6 +423,23 @@ static std::string tracePath(StringRef path, zero_world *world) {
   return (path.drop_back(extension.size()) + ".rank" + rank + extension).str();
 }
 
+/// Writes `inputs` as DIR/rank<rank>/arg<i>.npy.
+static llvm::Error writeInputs(StringRef dir, int32_t rank,
+                               const std::vector<HostArray> &inputs) {
+  llvm::SmallString<128> rankDir(dir);
+  llvm::sys::path::append(rankDir, "rank" + std::to_string(rank));
+  if (std::error_code ec = llvm::sys::fs::create_directories(rankDir))
+    return llvm::createStringError(ec, "cannot create %s: %s", rankDir.c_str(),
+                                   ec.message().c_str());
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    llvm::SmallString<128> path(rankDir);
+    llvm::sys::path::append(path, "arg" + std::to_string(i) + ".npy");
+    if (llvm::Error error = writeNpy(path, input))
+      return error;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::vector<std::vector<RankRun>>>
 zero::exec::runOnRanks(ArrayRef<const Executable *> programs,
                        const RunOptions &options) {
@@ -480,6 +467,11 @@ zero::exec::runOnRanks(ArrayRef<const Executable *> programs,
       zero_rank_fail(rank, llvm::toString(std::move(error)).c_str());
       return;
     }
+    if (!options.inputDir.empty())
+      if (llvm::Error error = writeInputs(options.inputDir, id, inputs)) {
+        zero_rank_fail(rank, llvm::toString(std::move(error)).c_str());
+        return;
+      }
     for (auto [p, program] : llvm::enumerate(programs)) {
       // A program may update its arguments in place: each but the last gets
       // a copy.

@@ -91,6 +91,11 @@ static cl::opt<std::string>
     outputDir("output-dir",
               cl::desc("Write each result as DIR/rank<r>/result<i>.npy"),
               cl::cat(category));
+static cl::opt<std::string> inputDir(
+    "write-inputs",
+    cl::desc("Write each rank's arguments (whole values, as generated or "
+             "read) as DIR/rank<r>/arg<i>.npy, e.g. for zero-launch"),
+    cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<std::string> traceFile(
     "trace",
     cl::desc("Write a Chrome trace (Perfetto) of the run to FILE: per rank a "
@@ -159,29 +164,6 @@ static llvm::Error fillInputs(RunOptions &options) {
     options.inputs[index].high = high;
   }
   return llvm::Error::success();
-}
-
-static std::string entryName(ModuleOp module) {
-  if (!entry.empty())
-    return entry;
-  std::string found;
-  int count = 0;
-  for (auto fn : module.getOps<func::FuncOp>())
-    if (fn.isPublic() && !fn.isExternal()) {
-      found = fn.getSymName().str();
-      ++count;
-    }
-  return count == 1 ? found : "";
-}
-
-static int defaultRanks(ModuleOp module) {
-  int64_t size = 0;
-  for (auto mesh : module.getOps<zero::MeshOp>()) {
-    if (size && size != mesh.getNumRanks())
-      return 1; // several meshes of different sizes: no default
-    size = mesh.getNumRanks();
-  }
-  return size ? static_cast<int>(size) : 1;
 }
 
 static llvm::Expected<std::unique_ptr<Executable>>
@@ -390,17 +372,21 @@ int main(int argc, char **argv) {
   if (!module)
     return 1; // the parser reported the error with its location
 
-  std::string name = entryName(*module);
+  std::string name = findEntryFunction(*module, entry);
   if (name.empty())
-    return fail("the module has several public functions (or none); name one "
-                "with --entry");
+    return fail(entry.empty()
+                    ? "the module has several public functions (or "
+                      "none); name one with --entry"
+                    : "no function @" + entry + " with a body in the module");
 
   RunOptions options;
   options.backend = backend;
-  options.ranks = ranks > 0 ? ranks : defaultRanks(*module);
+  int64_t meshRanks = getMeshRanks(*module);
+  options.ranks = ranks > 0 ? ranks : meshRanks > 0 ? meshRanks : 1;
   options.timeoutSeconds = timeout;
   options.seed = seed;
   options.tracePath = traceFile;
+  options.inputDir = inputDir;
   if (llvm::Error e = fillInputs(options))
     return fail(llvm::toString(std::move(e)));
 

@@ -4,6 +4,7 @@
 #define ZERO_EXECUTION_HOSTARRAY_H
 
 #include "mlir/IR/Types.h"
+#include "zero/runtime/Array.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 namespace zero::exec {
+namespace rt = ::zero::rt;
 
 /// A dense row-major array: the value of one argument or result of a program
 /// on one rank. A scalar has an empty shape.
@@ -32,15 +34,15 @@ llvm::Error writeNpy(llvm::StringRef path, const HostArray &array);
 /// what the file holds (checked, with an error naming the file).
 llvm::Error readNpy(llvm::StringRef path, HostArray &array);
 
-/// How far apart two arrays of the same type and shape are.
-struct Difference {
-  int64_t differing = 0;
-  /// Largest distance in units in the last place (floats) or absolute value
-  /// (integers). NaN against NaN counts as equal, NaN against a number as
-  /// infinitely far.
-  uint64_t maxUlp = 0;
-  int64_t firstIndex = -1;
-};
+/// The runtime's name of an element type ("f32", "bf16", "index", ...), as
+/// in artifact descriptions; empty for a type a launcher cannot pass.
+std::string getDtypeName(mlir::Type type);
+/// `array` as the runtime's array (a copy).
+rt::Array toRuntimeArray(const HostArray &array);
+
+/// How far apart two arrays of the same type and shape are (the runtime's
+/// comparison, which zero-launch uses too).
+using Difference = rt::Difference;
 Difference compare(const HostArray &a, const HostArray &b);
 
 } // namespace zero::exec

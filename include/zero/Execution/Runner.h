@@ -48,6 +48,9 @@ struct RunOptions {
   /// Under mpi, each process writes its ranks to the path with "{rank}"
   /// replaced by its first rank (or ".rank<r>" before the extension).
   std::string tracePath;
+  /// Where to write each rank's arguments, as DIR/rank<r>/arg<i>.npy (empty:
+  /// nowhere).
+  std::string inputDir;
 };
 
 /// An argument or result of the entry function that is this rank's shard of
@@ -70,6 +73,34 @@ HostArray takeShard(const HostArray &whole, const BoundaryShard &shard,
 void zeroShardPadding(HostArray &shard, const BoundaryShard &layout,
                       int64_t groupIndex);
 
+/// What a launcher must know of an entry function: its argument and result
+/// types, and which of them are shards. Read once, checked (static tensors
+/// and scalars of the element types a launcher passes), and shared by the
+/// JIT (Executable) and ahead-of-time compilation (zero-compile).
+struct EntrySignature {
+  std::string name;
+  llvm::SmallVector<mlir::Type> argTypes, resultTypes;
+  /// Per argument and result: its layout when it is a shard, else none.
+  llvm::SmallVector<std::optional<BoundaryShard>> argShards, resultShards;
+
+  /// Reads function `entry` of `module`; the error names what is wrong.
+  static llvm::Expected<EntrySignature> read(mlir::ModuleOp module,
+                                             llvm::StringRef entry);
+  /// The types of the values the arguments and results stand for: the whole
+  /// type of a shard, the type itself otherwise. Two programs with the same
+  /// whole types run on the same inputs and compare.
+  llvm::SmallVector<mlir::Type> getWholeArgumentTypes() const;
+  llvm::SmallVector<mlir::Type> getWholeResultTypes() const;
+};
+
+/// The public function with a body that a tool runs: `requested` when given
+/// (empty when there is no such function), else the module's only one (empty
+/// when there are several).
+std::string findEntryFunction(mlir::ModuleOp module, llvm::StringRef requested);
+/// The ranks of the module's mesh; 0 when it has none, or meshes of
+/// different sizes.
+int64_t getMeshRanks(mlir::ModuleOp module);
+
 /// A module compiled for execution.
 class Executable {
 public:
@@ -78,20 +109,25 @@ public:
   static llvm::Expected<std::unique_ptr<Executable>>
   compile(mlir::ModuleOp module, llvm::StringRef entry);
 
-  llvm::ArrayRef<mlir::Type> getArgumentTypes() const { return argTypes; }
-  llvm::ArrayRef<mlir::Type> getResultTypes() const { return resultTypes; }
-  /// Per argument and result: its layout when it is a shard, else none.
+  const EntrySignature &getSignature() const { return signature; }
+  llvm::ArrayRef<mlir::Type> getArgumentTypes() const {
+    return signature.argTypes;
+  }
+  llvm::ArrayRef<mlir::Type> getResultTypes() const {
+    return signature.resultTypes;
+  }
   llvm::ArrayRef<std::optional<BoundaryShard>> getArgumentShards() const {
-    return argShards;
+    return signature.argShards;
   }
   llvm::ArrayRef<std::optional<BoundaryShard>> getResultShards() const {
-    return resultShards;
+    return signature.resultShards;
   }
-  /// The types of the values the arguments and results stand for: the whole
-  /// type of a shard, the type itself otherwise. Two programs with the same
-  /// whole types run on the same inputs and compare.
-  llvm::SmallVector<mlir::Type> getWholeArgumentTypes() const;
-  llvm::SmallVector<mlir::Type> getWholeResultTypes() const;
+  llvm::SmallVector<mlir::Type> getWholeArgumentTypes() const {
+    return signature.getWholeArgumentTypes();
+  }
+  llvm::SmallVector<mlir::Type> getWholeResultTypes() const {
+    return signature.getWholeResultTypes();
+  }
 
   /// Runs the entry function on the rank bound to this thread. `inputs` may
   /// be written (the program may update its arguments in place). Without
@@ -103,9 +139,7 @@ public:
 
 private:
   Executable() = default;
-  std::string entry;
-  llvm::SmallVector<mlir::Type> argTypes, resultTypes;
-  llvm::SmallVector<std::optional<BoundaryShard>> argShards, resultShards;
+  EntrySignature signature;
   std::unique_ptr<mlir::ExecutionEngine> engine;
 };
 

@@ -175,6 +175,12 @@ zero_handle *zero_rt_reduce_scatter_start(const void *in, void *out,
 zero_handle *zero_rt_all_gather_start(const void *in, void *out, int64_t count,
                                       int32_t dtype, const int64_t *group);
 void zero_rt_wait(zero_handle *handle);
+/* Copies a strided buffer into another of the same shape (MLIR's
+   `memrefCopy`, which compiled code calls for a copy between layouts):
+   `source` and `target` point at unranked memrefs { int64_t rank; void
+   *descriptor; }, each descriptor { allocated, aligned, offset, sizes[rank],
+   strides[rank] }. */
+void zero_rt_memref_copy(int64_t element_bytes, void *source, void *target);
 /* Names the next collective the bound rank starts, in traces (a bucket). The
    string must outlive the call (compiled code passes a constant). */
 void zero_rt_label(const char *label);

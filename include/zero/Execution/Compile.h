@@ -1,0 +1,47 @@
+//===- Compile.h - a zero program compiled ahead of time ---------*- C++
+//-*-===//
+//
+// zero-compile as a library: lowers a module in tensors and writes one shared
+// library, the artifact, that zero-launch (runtime/, no LLVM) loads and runs.
+// The artifact exports the entry function in packed form and a JSON
+// description of its arguments and results; runtime/include/zero/runtime/
+// Artifact.h documents both.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_EXECUTION_COMPILE_H
+#define ZERO_EXECUTION_COMPILE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace zero::exec {
+
+struct ArtifactOptions {
+  /// "cpu" (the host's architecture).
+  std::string target = "cpu";
+  /// The host code's CPU: a name LLVM knows ("x86-64-v3", "znver4") or
+  /// "native". The default runs on any x86-64 of the last 15 years.
+  std::string hostCpu = "x86-64-v2";
+  /// The compiler driver that links the object into a shared library (empty:
+  /// the C compiler zero was built with).
+  std::string linker;
+};
+
+/// Lowers function `entry` of `module` (in tensors; the module is modified)
+/// and writes the artifact to `outputPath`. Errors name what failed: the
+/// entry's signature, a lowering diagnostic with its location, the linker.
+llvm::Error compileArtifact(mlir::ModuleOp module, llvm::StringRef entry,
+                            const ArtifactOptions &options,
+                            llvm::StringRef outputPath);
+
+/// The JSON description of `entry` that compileArtifact embeds.
+llvm::Expected<std::string> describeArtifact(mlir::ModuleOp module,
+                                             llvm::StringRef entry,
+                                             const ArtifactOptions &options);
+
+} // namespace zero::exec
+
+#endif // ZERO_EXECUTION_COMPILE_H

@@ -1,0 +1,292 @@
+//===- Compile.cpp - a zero program compiled ahead of time ----------------===//
+
+#include "zero/Execution/Compile.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "zero/Conversion/Passes.h"
+#include "zero/Execution/Runner.h"
+#include "zero/runtime/Artifact.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace zero;
+using namespace zero::exec;
+
+//===----------------------------------------------------------------------===//
+// Description
+//===----------------------------------------------------------------------===//
+
+static void writeValue(llvm::json::OStream &json, const std::string &name,
+                       Type type, const std::optional<BoundaryShard> &shard) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  Type element = tensor ? tensor.getElementType() : type;
+  json.object([&] {
+    json.attribute("name", name);
+    json.attribute("dtype", getDtypeName(element));
+    json.attributeArray("shape", [&] {
+      if (tensor)
+        for (int64_t d : tensor.getShape())
+          json.value(d);
+    });
+    json.attribute("tensor", static_cast<bool>(tensor));
+    json.attribute("per_rank", shard.has_value());
+    if (!shard)
+      return;
+    json.attributeObject("shard", [&] {
+      json.attributeArray("whole", [&] {
+        for (int64_t d : shard->whole.getShape())
+          json.value(d);
+      });
+      json.attribute("shard_elements", shard->shardElements);
+      json.attributeArray("group_index", [&] {
+        for (int64_t index : shard->groupIndex)
+          json.value(index);
+      });
+    });
+  });
+}
+
+llvm::Expected<std::string>
+zero::exec::describeArtifact(ModuleOp module, StringRef entry,
+                             const ArtifactOptions &options) {
+  auto signature = EntrySignature::read(module, entry);
+  if (!signature)
+    return signature.takeError();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream json(os, /*IndentSize=*/2);
+  json.object([&] {
+    json.attribute("format", "zero-artifact");
+    json.attribute("version", 1);
+    json.attribute("runtime_abi", ZERO_RUNTIME_ABI_VERSION);
+    json.attribute("target", options.target);
+    json.attribute("entry", entry);
+    json.attribute("ranks", getMeshRanks(module));
+    json.attributeArray("arguments", [&] {
+      for (auto [i, type] : llvm::enumerate(signature->argTypes))
+        writeValue(json, "arg" + std::to_string(i), type,
+                   signature->argShards[i]);
+    });
+    json.attributeArray("results", [&] {
+      for (auto [i, type] : llvm::enumerate(signature->resultTypes))
+        writeValue(json, "result" + std::to_string(i), type,
+                   signature->resultShards[i]);
+    });
+  });
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// The artifact's exports
+//===----------------------------------------------------------------------===//
+
+/// Adds `void zero_artifact_entry(void **args)`, which calls `entry` with
+/// the values args[i] point at and stores its return value at the last
+/// pointer: the convention of MLIR's ExecutionEngine::invokePacked.
+static void addPackedEntry(llvm::Module &module, llvm::Function &entry) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto *ptr = b.getPtrTy();
+  auto *packed = llvm::Function::Create(
+      llvm::FunctionType::get(b.getVoidTy(), {ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, "zero_artifact_entry", module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", packed));
+  llvm::Value *args = packed->getArg(0);
+  auto slot = [&](unsigned i) {
+    llvm::Value *at = b.CreateGEP(ptr, args, b.getInt64(i));
+    return b.CreateLoad(ptr, at);
+  };
+  llvm::SmallVector<llvm::Value *> values;
+  for (llvm::Argument &arg : entry.args())
+    values.push_back(b.CreateLoad(arg.getType(), slot(arg.getArgNo())));
+  llvm::Value *result = b.CreateCall(&entry, values);
+  if (!entry.getReturnType()->isVoidTy())
+    b.CreateStore(result, slot(entry.arg_size()));
+  b.CreateRetVoid();
+}
+
+/// Adds the description as `const char zero_artifact_description[]`.
+static void addDescription(llvm::Module &module, StringRef description) {
+  llvm::Constant *text =
+      llvm::ConstantDataArray::getString(module.getContext(), description);
+  new llvm::GlobalVariable(module, text->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, text,
+                           "zero_artifact_description");
+}
+
+//===----------------------------------------------------------------------===//
+// Object code and linking
+//===----------------------------------------------------------------------===//
+
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+makeHostTargetMachine(StringRef cpu) {
+  static std::once_flag targetsReady;
+  std::call_once(targetsReady, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError("no LLVM target for %s: %s",
+                                   triple.str().c_str(), error.c_str());
+  std::string cpuName =
+      cpu == "native" ? llvm::sys::getHostCPUName().str() : cpu.str();
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, cpuName, ""));
+  if (!subtarget || !subtarget->isCPUStringValid(cpuName))
+    return llvm::createStringError("LLVM does not know the CPU '%s' of %s",
+                                   cpuName.c_str(), triple.str().c_str());
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpuName, "", llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return llvm::createStringError("cannot make a target machine for %s",
+                                   triple.str().c_str());
+  return machine;
+}
+
+static llvm::Error emitObject(llvm::Module &module,
+                              llvm::TargetMachine &machine, StringRef path) {
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write %s: %s",
+                                   path.str().c_str(), ec.message().c_str());
+  llvm::legacy::PassManager pm;
+  if (machine.addPassesToEmitFile(pm, out.os(), nullptr,
+                                  llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError("LLVM cannot emit object code for %s",
+                                   machine.getTargetTriple().str().c_str());
+  pm.run(module);
+  out.keep();
+  return llvm::Error::success();
+}
+
+/// Links `object` into the shared library `output` with the compiler driver
+/// `linker`.
+static llvm::Error linkSharedLibrary(StringRef linker, StringRef object,
+                                     StringRef output) {
+  auto program = llvm::sys::findProgramByName(linker);
+  if (!program || !llvm::sys::fs::can_execute(*program))
+    return llvm::createStringError(
+        "cannot find the linker driver '%s' (set it with --linker)",
+        linker.str().c_str());
+  llvm::SmallString<128> log;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("zero-compile", "log", log))
+    return llvm::createStringError(ec, "cannot create a temporary file");
+  llvm::FileRemover removeLog(log);
+  // The runtime's symbols stay undefined: the launcher that loads the
+  // artifact provides them.
+  llvm::SmallVector<StringRef> args = {*program, "-shared", "-o",        output,
+                                       object,   "-lm",     "-Wl,-z,now"};
+  std::optional<StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(*program, args, std::nullopt,
+                                         redirects, 0, 0, &error);
+  if (status != 0) {
+    auto text = llvm::MemoryBuffer::getFile(log);
+    return llvm::createStringError(
+        "linking %s with %s failed%s%s\n%s", output.str().c_str(),
+        program->c_str(), error.empty() ? "" : ": ", error.c_str(),
+        text ? (*text)->getBuffer().str().c_str() : "");
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// compileArtifact
+//===----------------------------------------------------------------------===//
+
+/// Runs `build`'s pipeline on `module`; the error carries the diagnostics.
+static llvm::Error lower(ModuleOp module,
+                         llvm::function_ref<void(OpPassManager &)> build) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    os << d.getLocation() << ": " << d << "\n";
+    return success();
+  });
+  PassManager pm(module.getContext());
+  build(pm);
+  if (failed(pm.run(module)))
+    return llvm::createStringError("lowering failed:\n%s", diagnostics.c_str());
+  return llvm::Error::success();
+}
+
+llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
+                                        const ArtifactOptions &options,
+                                        StringRef outputPath) {
+  if (options.target != "cpu")
+    return llvm::createStringError("unknown target '%s' (expected cpu)",
+                                   options.target.c_str());
+  auto description = describeArtifact(module, entry, options);
+  if (!description)
+    return description.takeError();
+  auto machine = makeHostTargetMachine(options.hostCpu);
+  if (!machine)
+    return machine.takeError();
+
+  MLIRContext *context = module.getContext();
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  context->appendDialectRegistry(registry);
+  if (llvm::Error error = lower(module, buildZeroToLLVMPipeline))
+    return error;
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "zero-artifact");
+  if (!llvmModule)
+    return llvm::createStringError("translating to LLVM IR failed");
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  llvm::Function *function = llvmModule->getFunction(entry);
+  if (!function)
+    return llvm::createStringError("@%s is gone after lowering",
+                                   entry.str().c_str());
+  // Only the artifact's two exports stay visible; the optimizer may inline
+  // and drop the rest.
+  for (llvm::Function &f : *llvmModule)
+    if (!f.isDeclaration())
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  addPackedEntry(*llvmModule, *function);
+  addDescription(*llvmModule, *description);
+  if (llvm::Error error =
+          makeOptimizingTransformer(3, 0, machine->get())(llvmModule.get()))
+    return error;
+
+  llvm::SmallString<128> object;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("zero-compile", "o", object))
+    return llvm::createStringError(ec, "cannot create a temporary file");
+  llvm::FileRemover removeObject(object);
+  if (llvm::Error error = emitObject(*llvmModule, **machine, object))
+    return error;
+  return linkSharedLibrary(options.linker.empty() ? ZERO_C_COMPILER
+                                                  : options.linker,
+                           object, outputPath);
+}

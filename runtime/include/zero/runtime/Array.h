@@ -1,0 +1,68 @@
+//===- Array.h - dense host arrays, .npy files, comparison -------*- C++
+//-*-===//
+//
+// The values a launcher feeds a compiled program and reads back: dense
+// row-major arrays named by an element type, stored as NumPy .npy files. Part
+// of the runtime (no LLVM), so that zero-launch and zero-run read, write and
+// compare values the same way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_ARRAY_H
+#define ZERO_RUNTIME_ARRAY_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zero::rt {
+
+/// Bytes per element of an element type named as in MLIR (f32, f64, f16,
+/// bf16, i1, i8, i16, i32, i64, index); 0 for a name it does not know. An i1
+/// takes a byte.
+int64_t getElementBytes(std::string_view dtype);
+
+/// A dense row-major array. A scalar has an empty shape.
+struct Array {
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+
+  int64_t getNumElements() const;
+};
+
+/// "(7, 13)", as NumPy prints a shape.
+std::string formatShape(const std::vector<int64_t> &shape);
+
+/// Writes `array` as a .npy file (format 1.0). bf16 is written as two-byte
+/// void elements ('|V2'), which NumPy loads as raw 16-bit values. Returns an
+/// error message, empty on success.
+std::string writeNpy(const std::string &path, const Array &array);
+/// Reads a .npy file into `array`, whose dtype and shape say what the file
+/// must hold (checked). Returns an error message naming the file, empty on
+/// success.
+std::string readNpy(const std::string &path, Array &array);
+
+/// How far apart two arrays of the same dtype and shape are.
+struct Difference {
+  int64_t differing = 0;
+  /// Largest distance in units in the last place (floats) or absolute value
+  /// (integers). NaN against NaN counts as equal, NaN against a number as
+  /// infinitely far.
+  uint64_t maxUlp = 0;
+  int64_t firstIndex = -1;
+};
+Difference compare(const Array &a, const Array &b);
+
+/// Part `groupIndex` of `whole` flattened and cut into parts of
+/// `shardElements` (the layout of #zero.shard), elements past the end zero.
+Array takeShard(const Array &whole, int64_t shardElements, int64_t groupIndex);
+/// Zeroes the elements of shard `groupIndex` that lie past the end of a whole
+/// tensor of `wholeElements` (padding, of unspecified value), so that two
+/// shards compare on their real elements only.
+void zeroShardPadding(Array &shard, int64_t wholeElements, int64_t groupIndex);
+
+} // namespace zero::rt
+
+#endif // ZERO_RUNTIME_ARRAY_H

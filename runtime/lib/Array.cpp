@@ -1,0 +1,247 @@
+//===- Array.cpp - dense host arrays, .npy files, comparison
+//---------------===//
+
+#include "zero/runtime/Array.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <sstream>
+
+using namespace zero::rt;
+
+namespace {
+struct ElementInfo {
+  const char *dtype;
+  int64_t bytes;
+  const char *npy;
+};
+// The .npy type string of each element type. bf16 has none in NumPy: it is
+// written as raw two-byte values.
+constexpr ElementInfo elementInfos[] = {{"f32", 4, "<f4"}, {"f64", 8, "<f8"},
+                                        {"f16", 2, "<f2"}, {"bf16", 2, "|V2"},
+                                        {"i1", 1, "|b1"},  {"i8", 1, "|i1"},
+                                        {"i16", 2, "<i2"}, {"i32", 4, "<i4"},
+                                        {"i64", 8, "<i8"}, {"index", 8, "<i8"}};
+
+const ElementInfo *findElement(std::string_view dtype) {
+  for (const ElementInfo &info : elementInfos)
+    if (dtype == info.dtype)
+      return &info;
+  return nullptr;
+}
+} // namespace
+
+int64_t zero::rt::getElementBytes(std::string_view dtype) {
+  const ElementInfo *info = findElement(dtype);
+  return info ? info->bytes : 0;
+}
+
+int64_t Array::getNumElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string zero::rt::formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1)
+    text += ",";
+  return text + ")";
+}
+
+std::string zero::rt::writeNpy(const std::string &path, const Array &array) {
+  const ElementInfo *info = findElement(array.dtype);
+  if (!info)
+    return path + ": no .npy type for " + array.dtype;
+  std::string header =
+      std::string("{'descr': '") + info->npy +
+      "', 'fortran_order': False, 'shape': " + formatShape(array.shape) + ", }";
+  // Magic (6) + version (2) + length (2) + header + newline, padded to 64.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream os(path, std::ios::binary);
+  if (!os)
+    return "cannot write " + path + ": " + std::strerror(errno);
+  auto length = static_cast<uint16_t>(header.size());
+  os << "\x93NUMPY" << char(1) << char(0) << char(length & 0xff)
+     << char(length >> 8) << header;
+  os.write(array.bytes.data(),
+           static_cast<std::streamsize>(array.bytes.size()));
+  if (!os)
+    return "cannot write " + path + ": " + std::strerror(errno);
+  return "";
+}
+
+/// The text after `'key':` in a .npy header, or empty.
+static std::string_view headerField(std::string_view header,
+                                    std::string_view key) {
+  std::string quoted = "'" + std::string(key) + "'";
+  size_t at = header.find(quoted);
+  if (at == std::string_view::npos)
+    return {};
+  std::string_view rest = header.substr(at + quoted.size());
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':'))
+    rest.remove_prefix(1);
+  return rest;
+}
+
+std::string zero::rt::readNpy(const std::string &path, Array &array) {
+  auto fail = [&](const std::string &why) { return path + ": " + why; };
+  std::ifstream is(path, std::ios::binary);
+  if (!is)
+    return fail(std::string("cannot read: ") + std::strerror(errno));
+  std::string data((std::istreambuf_iterator<char>(is)),
+                   std::istreambuf_iterator<char>());
+  if (data.size() < 10 || data.compare(0, 6, "\x93NUMPY") != 0)
+    return fail("not a .npy file");
+  size_t headerLength, headerStart;
+  auto byte = [&](size_t i) { return size_t(uint8_t(data[i])); };
+  if (data[6] == 1) {
+    headerLength = byte(8) | byte(9) << 8;
+    headerStart = 10;
+  } else {
+    if (data.size() < 12)
+      return fail("truncated header");
+    headerLength = byte(8) | byte(9) << 8 | byte(10) << 16 | byte(11) << 24;
+    headerStart = 12;
+  }
+  if (data.size() < headerStart + headerLength)
+    return fail("truncated header");
+  std::string_view header =
+      std::string_view(data).substr(headerStart, headerLength);
+
+  std::string_view descr = headerField(header, "descr");
+  if (descr.empty() || descr[0] != '\'')
+    return fail("header has no 'descr'");
+  descr = descr.substr(1, descr.find('\'', 1) - 1);
+  if (headerField(header, "fortran_order").substr(0, 4) == "True")
+    return fail("Fortran-order arrays are not supported");
+  std::string_view shapeText = headerField(header, "shape");
+  if (shapeText.empty() || shapeText[0] != '(')
+    return fail("header has no 'shape'");
+  shapeText = shapeText.substr(1, shapeText.find(')') - 1);
+  std::vector<int64_t> shape;
+  std::stringstream parts{std::string(shapeText)};
+  for (std::string part; std::getline(parts, part, ',');) {
+    if (part.find_first_not_of(' ') == std::string::npos)
+      continue;
+    char *end;
+    long long d = std::strtoll(part.c_str(), &end, 10);
+    if (*end &&
+        std::string_view(end).find_first_not_of(' ') != std::string_view::npos)
+      return fail("bad shape '(" + std::string(shapeText) + ")'");
+    shape.push_back(d);
+  }
+
+  const ElementInfo *info = findElement(array.dtype);
+  bool descrMatches =
+      info && (descr == info->npy || (array.dtype == "bf16" && descr == "<u2"));
+  if (!descrMatches)
+    return fail("holds '" + std::string(descr) + "' elements, expected " +
+                array.dtype + " ('" + (info ? info->npy : "?") + "')");
+  if (shape != array.shape)
+    return fail("has shape " + formatShape(shape) + ", expected " +
+                formatShape(array.shape));
+  size_t bytes = array.getNumElements() * info->bytes;
+  size_t payload = data.size() - headerStart - headerLength;
+  if (payload != bytes)
+    return fail("holds " + std::to_string(payload) + " data bytes, expected " +
+                std::to_string(bytes));
+  array.bytes.assign(data.begin() + headerStart + headerLength, data.end());
+  return "";
+}
+
+/// Maps a float's bits to an integer line where adjacent floats are adjacent.
+template <typename UInt> static int64_t orderedBits(UInt bits, unsigned width) {
+  UInt sign = UInt(1) << (width - 1);
+  if (bits & sign)
+    return -static_cast<int64_t>(bits & ~sign);
+  return static_cast<int64_t>(bits);
+}
+
+template <typename UInt>
+static void compareFloats(const Array &a, const Array &b, unsigned mantissaBits,
+                          Difference &diff) {
+  constexpr unsigned width = 8 * sizeof(UInt);
+  const char *pa = a.bytes.data(), *pb = b.bytes.data();
+  UInt expMask = ((UInt(1) << (width - 1 - mantissaBits)) - 1) << mantissaBits;
+  UInt mantMask = (UInt(1) << mantissaBits) - 1;
+  auto isNan = [&](UInt v) {
+    return (v & expMask) == expMask && (v & mantMask);
+  };
+  for (int64_t i = 0, n = a.getNumElements(); i < n; ++i) {
+    UInt x, y;
+    std::memcpy(&x, pa + i * sizeof(UInt), sizeof(UInt));
+    std::memcpy(&y, pb + i * sizeof(UInt), sizeof(UInt));
+    if (x == y || (isNan(x) && isNan(y)))
+      continue;
+    uint64_t ulp =
+        isNan(x) || isNan(y)
+            ? std::numeric_limits<uint64_t>::max()
+            : static_cast<uint64_t>(std::llabs(orderedBits<UInt>(x, width) -
+                                               orderedBits<UInt>(y, width)));
+    if (diff.firstIndex < 0)
+      diff.firstIndex = i;
+    ++diff.differing;
+    diff.maxUlp = std::max(diff.maxUlp, ulp);
+  }
+}
+
+Difference zero::rt::compare(const Array &a, const Array &b) {
+  Difference diff;
+  if (a.dtype == "f32")
+    compareFloats<uint32_t>(a, b, 23, diff);
+  else if (a.dtype == "f64")
+    compareFloats<uint64_t>(a, b, 52, diff);
+  else if (a.dtype == "f16")
+    compareFloats<uint16_t>(a, b, 10, diff);
+  else if (a.dtype == "bf16")
+    compareFloats<uint16_t>(a, b, 7, diff);
+  else {
+    int64_t width = getElementBytes(a.dtype);
+    for (int64_t i = 0; i < a.getNumElements(); ++i) {
+      int64_t x = 0, y = 0;
+      std::memcpy(&x, a.bytes.data() + i * width, width);
+      std::memcpy(&y, b.bytes.data() + i * width, width);
+      if (x == y)
+        continue;
+      if (diff.firstIndex < 0)
+        diff.firstIndex = i;
+      ++diff.differing;
+      diff.maxUlp = std::max<uint64_t>(diff.maxUlp, std::llabs(x - y));
+    }
+  }
+  return diff;
+}
+
+Array zero::rt::takeShard(const Array &whole, int64_t shardElements,
+                          int64_t groupIndex) {
+  Array part;
+  part.dtype = whole.dtype;
+  part.shape = {shardElements};
+  int64_t bytes = getElementBytes(whole.dtype);
+  part.bytes.assign(shardElements * bytes, 0);
+  int64_t begin = groupIndex * shardElements;
+  int64_t end = std::min(begin + shardElements, whole.getNumElements());
+  if (begin < end)
+    std::memcpy(part.bytes.data(), whole.bytes.data() + begin * bytes,
+                (end - begin) * bytes);
+  return part;
+}
+
+void zero::rt::zeroShardPadding(Array &shard, int64_t wholeElements,
+                                int64_t groupIndex) {
+  int64_t bytes = getElementBytes(shard.dtype);
+  int64_t shardElements = shard.getNumElements();
+  int64_t real = std::clamp<int64_t>(wholeElements - groupIndex * shardElements,
+                                     0, shardElements);
+  std::fill(shard.bytes.begin() + real * bytes, shard.bytes.end(), 0);
+}

@@ -1,0 +1,289 @@
+//===- Artifact.cpp - load a program compiled ahead of time ---------------===//
+
+#include "zero/runtime/Artifact.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+
+using namespace zero::rt;
+
+int64_t ShardLayout::getWholeElements() const {
+  int64_t n = 1;
+  for (int64_t d : whole)
+    n *= d;
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// A small JSON reader: enough for the description, which zero-compile writes.
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Json {
+  enum Kind { Null, Bool, Number, String, List, Object } kind = Null;
+  bool boolean = false;
+  double number = 0;
+  std::string string;
+  std::vector<Json> list;
+  std::map<std::string, Json> object;
+
+  const Json *get(const std::string &key) const {
+    auto it = object.find(key);
+    return it == object.end() ? nullptr : &it->second;
+  }
+};
+
+class JsonReader {
+public:
+  explicit JsonReader(const std::string &text) : text(text) {}
+
+  /// Reads the whole text as one value; returns an error message or "".
+  std::string read(Json &value) {
+    if (!parseValue(value))
+      return error;
+    skipSpace();
+    if (at != text.size())
+      return fail("text after the value"), error;
+    return "";
+  }
+
+private:
+  bool fail(const std::string &what) {
+    if (error.empty())
+      error = "offset " + std::to_string(at) + ": " + what;
+    return false;
+  }
+  void skipSpace() {
+    while (at < text.size() && std::strchr(" \t\r\n", text[at]))
+      ++at;
+  }
+  bool consume(const char *word) {
+    size_t n = std::strlen(word);
+    if (text.compare(at, n, word) != 0)
+      return false;
+    at += n;
+    return true;
+  }
+  bool parseString(std::string &out) {
+    if (!consume("\""))
+      return fail("expected a string");
+    while (at < text.size() && text[at] != '"') {
+      char c = text[at++];
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (at >= text.size())
+        break;
+      char e = text[at++];
+      const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
+      if (const char *p = std::strchr(from, e); p && e)
+        out += to[p - from];
+      else
+        return fail("unsupported escape in a string");
+    }
+    return consume("\"") || fail("unterminated string");
+  }
+  bool parseValue(Json &value) {
+    skipSpace();
+    if (at >= text.size())
+      return fail("expected a value");
+    char c = text[at];
+    if (c == '{') {
+      value.kind = Json::Object;
+      ++at;
+      skipSpace();
+      if (consume("}"))
+        return true;
+      do {
+        skipSpace();
+        std::string key;
+        if (!parseString(key))
+          return false;
+        skipSpace();
+        if (!consume(":"))
+          return fail("expected ':'");
+        if (!parseValue(value.object[key]))
+          return false;
+        skipSpace();
+      } while (consume(","));
+      return consume("}") || fail("expected '}'");
+    }
+    if (c == '[') {
+      value.kind = Json::List;
+      ++at;
+      skipSpace();
+      if (consume("]"))
+        return true;
+      do {
+        value.list.emplace_back();
+        if (!parseValue(value.list.back()))
+          return false;
+        skipSpace();
+      } while (consume(","));
+      return consume("]") || fail("expected ']'");
+    }
+    if (c == '"') {
+      value.kind = Json::String;
+      return parseString(value.string);
+    }
+    if (consume("true") || consume("false")) {
+      value.kind = Json::Bool;
+      value.boolean = text[at - 1] == 'e' && text[at - 2] == 'u';
+      return true;
+    }
+    if (consume("null"))
+      return true;
+    char *end;
+    value.number = std::strtod(text.c_str() + at, &end);
+    if (end == text.c_str() + at)
+      return fail("expected a value");
+    value.kind = Json::Number;
+    at = end - text.c_str();
+    return true;
+  }
+
+  const std::string &text;
+  size_t at = 0;
+  std::string error;
+};
+
+/// Reads the description's fields, remembering the first problem.
+struct DescriptionReader {
+  std::string error;
+
+  const Json *field(const Json &object, const std::string &key, Json::Kind kind,
+                    const std::string &where) {
+    const Json *value = object.get(key);
+    if (!value || value->kind != kind) {
+      if (error.empty())
+        error = where + " has no " + key;
+      return nullptr;
+    }
+    return value;
+  }
+  int64_t integer(const Json &object, const std::string &key,
+                  const std::string &where) {
+    const Json *value = field(object, key, Json::Number, where);
+    return value ? static_cast<int64_t>(value->number) : 0;
+  }
+  std::string string(const Json &object, const std::string &key,
+                     const std::string &where) {
+    const Json *value = field(object, key, Json::String, where);
+    return value ? value->string : "";
+  }
+  std::vector<int64_t> integers(const Json &object, const std::string &key,
+                                const std::string &where) {
+    std::vector<int64_t> out;
+    if (const Json *value = field(object, key, Json::List, where))
+      for (const Json &item : value->list)
+        out.push_back(static_cast<int64_t>(item.number));
+    return out;
+  }
+  void values(const Json &root, const std::string &key,
+              std::vector<ArtifactValue> &out) {
+    const Json *list = field(root, key, Json::List, "the description");
+    if (!list)
+      return;
+    for (size_t i = 0; i < list->list.size(); ++i) {
+      const Json &item = list->list[i];
+      std::string where = key + "[" + std::to_string(i) + "]";
+      ArtifactValue value;
+      value.name = string(item, "name", where);
+      value.type.dtype = string(item, "dtype", where);
+      value.type.shape = integers(item, "shape", where);
+      if (const Json *tensor = field(item, "tensor", Json::Bool, where))
+        value.type.isTensor = tensor->boolean;
+      if (error.empty() && getElementBytes(value.type.dtype) == 0)
+        error = where + " has an unknown dtype '" + value.type.dtype + "'";
+      if (const Json *shard = item.get("shard");
+          shard && shard->kind == Json::Object) {
+        ShardLayout layout;
+        layout.whole = integers(*shard, "whole", where + ".shard");
+        layout.shardElements =
+            integer(*shard, "shard_elements", where + ".shard");
+        layout.groupIndex = integers(*shard, "group_index", where + ".shard");
+        value.shard = layout;
+      }
+      out.push_back(std::move(value));
+    }
+  }
+};
+} // namespace
+
+std::string
+zero::rt::parseArtifactDescription(const std::string &json,
+                                   ArtifactDescription &description) {
+  Json root;
+  if (std::string error = JsonReader(json).read(root); !error.empty())
+    return "the description is not JSON (" + error + ")";
+  if (root.kind != Json::Object)
+    return "the description is not a JSON object";
+  DescriptionReader reader;
+  if (reader.string(root, "format", "the description") != "zero-artifact")
+    return "not a zero artifact (format is not \"zero-artifact\")";
+  description.version = reader.integer(root, "version", "the description");
+  description.runtimeAbi =
+      reader.integer(root, "runtime_abi", "the description");
+  description.target = reader.string(root, "target", "the description");
+  if (const Json *chip = root.get("chip"); chip && chip->kind == Json::String)
+    description.chip = chip->string;
+  description.entry = reader.string(root, "entry", "the description");
+  description.ranks = reader.integer(root, "ranks", "the description");
+  reader.values(root, "arguments", description.arguments);
+  reader.values(root, "results", description.results);
+  return reader.error;
+}
+
+//===----------------------------------------------------------------------===//
+// Artifact
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<Artifact> Artifact::open(const std::string &path,
+                                         std::string &error) {
+  std::unique_ptr<Artifact> artifact(new Artifact);
+  // RTLD_NOW: a symbol the runtime lacks is an error here, not a crash later.
+  artifact->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!artifact->handle) {
+    const char *why = dlerror();
+    error = "cannot load " + path + ": " + (why ? why : "unknown error");
+    return nullptr;
+  }
+  auto *text = static_cast<const char *>(
+      dlsym(artifact->handle, "zero_artifact_description"));
+  artifact->entry =
+      reinterpret_cast<EntryFn>(dlsym(artifact->handle, "zero_artifact_entry"));
+  if (!text || !artifact->entry) {
+    error = path + " is not a zero artifact (no zero_artifact_description or "
+                   "zero_artifact_entry)";
+    return nullptr;
+  }
+  artifact->descriptionText = text;
+  std::string problem = parseArtifactDescription(artifact->descriptionText,
+                                                 artifact->description);
+  if (!problem.empty()) {
+    error = path + ": " + problem;
+    return nullptr;
+  }
+  const ArtifactDescription &d = artifact->description;
+  if (d.version != 1 || d.runtimeAbi != ZERO_RUNTIME_ABI_VERSION) {
+    error = path + ": built for runtime ABI " + std::to_string(d.runtimeAbi) +
+            " (description version " + std::to_string(d.version) +
+            "); this runtime has ABI " +
+            std::to_string(ZERO_RUNTIME_ABI_VERSION) +
+            " (version 1): rebuild it with this release's zero-compile";
+    return nullptr;
+  }
+  if (d.target != "cpu" && d.target != "cuda") {
+    error = path + ": unknown target '" + d.target + "'";
+    return nullptr;
+  }
+  return artifact;
+}
+
+Artifact::~Artifact() {
+  if (handle)
+    dlclose(handle);
+}

@@ -1,0 +1,116 @@
+//===- PackedCall.cpp - call a compiled entry function --------------------===//
+
+#include "zero/runtime/PackedCall.h"
+
+#include <cstring>
+
+using namespace zero::rt;
+
+int64_t ValueType::getNumElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string ValueType::str() const {
+  if (!isTensor)
+    return dtype;
+  std::string text = "tensor<";
+  for (int64_t d : shape)
+    text += std::to_string(d) + "x";
+  return text + dtype + ">";
+}
+
+/// Words of a memref descriptor of rank `rank`.
+static size_t descriptorWords(size_t rank) { return 3 + 2 * rank; }
+
+/// The size and alignment of a value in the return struct.
+static std::pair<size_t, size_t> returnSlot(const ValueType &type) {
+  if (type.isTensor)
+    return {8 * descriptorWords(type.shape.size()), 8};
+  auto bytes = static_cast<size_t>(getElementBytes(type.dtype));
+  return {bytes, bytes};
+}
+
+PackedCall::PackedCall(std::vector<ValueType> argTypes,
+                       std::vector<ValueType> resultTypes)
+    : argTypes(std::move(argTypes)), resultTypes(std::move(resultTypes)) {
+  size_t numSlots = 0;
+  for (const ValueType &type : this->argTypes)
+    numSlots += type.isTensor ? descriptorWords(type.shape.size()) : 1;
+  slots.assign(numSlots, 0);
+  size_t size = 0;
+  for (const ValueType &type : this->resultTypes) {
+    auto [bytes, align] = returnSlot(type);
+    size = (size + align - 1) / align * align;
+    resultOffsets.push_back(size);
+    size += bytes;
+  }
+  result.assign((size + 7) / 8 + 1, 0);
+}
+
+std::vector<void *> &PackedCall::pack(const std::vector<void *> &inputs) {
+  args.clear();
+  size_t next = 0;
+  for (size_t i = 0; i < argTypes.size(); ++i) {
+    const ValueType &type = argTypes[i];
+    if (!type.isTensor) {
+      std::memcpy(&slots[next], inputs[i], getElementBytes(type.dtype));
+      args.push_back(&slots[next++]);
+      continue;
+    }
+    size_t rank = type.shape.size();
+    auto address = reinterpret_cast<uint64_t>(inputs[i]);
+    slots[next] = slots[next + 1] = address;
+    slots[next + 2] = 0;
+    int64_t stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      slots[next + 3 + d] = type.shape[d];
+      slots[next + 3 + rank + d] = stride;
+      stride *= type.shape[d];
+    }
+    for (size_t k = 0; k < descriptorWords(rank); ++k)
+      args.push_back(&slots[next + k]);
+    next += descriptorWords(rank);
+  }
+  std::fill(result.begin(), result.end(), 0);
+  if (!resultTypes.empty())
+    args.push_back(result.data());
+  return args;
+}
+
+void *PackedCall::unpackResult(size_t i, Array *out) const {
+  const ValueType &type = resultTypes[i];
+  const char *at =
+      reinterpret_cast<const char *>(result.data()) + resultOffsets[i];
+  int64_t elementBytes = getElementBytes(type.dtype);
+  if (out) {
+    out->dtype = type.dtype;
+    out->shape = type.shape;
+    out->bytes.resize(type.getNumElements() * elementBytes);
+  }
+  if (!type.isTensor) {
+    if (out)
+      std::memcpy(out->bytes.data(), at, elementBytes);
+    return nullptr;
+  }
+  const int64_t *desc = reinterpret_cast<const int64_t *>(at);
+  if (out) {
+    // The descriptor's strides may be any (a result can be a view).
+    const char *aligned = reinterpret_cast<const char *>(desc[1]);
+    size_t rank = type.shape.size();
+    const int64_t *sizes = desc + 3, *strides = desc + 3 + rank;
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t e = 0, n = type.getNumElements(); e < n; ++e) {
+      int64_t offset = desc[2];
+      for (size_t d = 0; d < rank; ++d)
+        offset += index[d] * strides[d];
+      std::memcpy(out->bytes.data() + e * elementBytes,
+                  aligned + offset * elementBytes, elementBytes);
+      for (size_t d = rank; d-- > 0 && ++index[d] == sizes[d];)
+        index[d] = 0;
+    }
+  }
+  return reinterpret_cast<void *>(desc[0]);
+}

@@ -1,0 +1,391 @@
+//===- zero-launch.cpp - run a compiled zero artifact on N ranks ----------===//
+//
+// The runtime's launcher: loads an artifact made by zero-compile, runs its
+// entry function on every rank of a world (local threads or mpi processes),
+// with arguments from .npy files, and writes the results as .npy files. It
+// needs no LLVM or MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/Artifact.h"
+#include "zero/runtime/zero_runtime.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <sys/stat.h>
+#include <thread>
+#include <vector>
+
+using namespace zero::rt;
+
+// Compiled code copies between buffers of different layouts with this
+// function, as code JIT-compiled by MLIR's ExecutionEngine does.
+extern "C" __attribute__((visibility("default"))) void
+memrefCopy(int64_t elementBytes, void *source, void *target) {
+  zero_rt_memref_copy(elementBytes, source, target);
+}
+
+namespace {
+const char *usage =
+    "usage: zero-launch ARTIFACT [options]\n"
+    "\n"
+    "Runs a program compiled by zero-compile on N ranks.\n"
+    "\n"
+    "  --arg I=FILE.npy   argument I (every argument is given); \"{rank}\" in\n"
+    "                     FILE is the rank; a shard argument takes the whole\n"
+    "                     tensor and each rank its part\n"
+    "  --backend NAME     local (threads, the default) or mpi\n"
+    "  --ranks N          ranks of a local world (default: the artifact's "
+    "mesh)\n"
+    "  --timeout S        seconds a rank waits for the others (default 60)\n"
+    "  --output-dir DIR   write each result as DIR/rank<r>/result<i>.npy\n"
+    "  --print            print each result of each rank\n"
+    "  --repeat K         run the entry K times (inputs reloaded), report the\n"
+    "                     best time\n"
+    "  --trace FILE       write a Chrome trace of the last run\n"
+    "  --describe         print the artifact's description and exit\n";
+
+struct Options {
+  std::string artifact;
+  std::map<size_t, std::string> args;
+  std::string backend = "local";
+  int32_t ranks = 0;
+  double timeout = 60;
+  std::string outputDir;
+  bool print = false;
+  int repeat = 1;
+  std::string trace;
+  bool describe = false;
+};
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "zero-launch: error: %s\n", message.c_str());
+  return 1;
+}
+
+/// Parses the command line; returns an error message or "".
+std::string parseOptions(int argc, char **argv, Options &options) {
+  auto number = [](const char *text, double &value) {
+    char *end;
+    value = std::strtod(text, &end);
+    return *text && !*end;
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= argc)
+        return false;
+      out = argv[++i];
+      return true;
+    };
+    std::string text;
+    double n;
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    } else if (arg == "--print") {
+      options.print = true;
+    } else if (arg == "--describe") {
+      options.describe = true;
+    } else if (arg == "--arg") {
+      size_t eq;
+      if (!value(text) || (eq = text.find('=')) == std::string::npos ||
+          eq == 0 || eq + 1 == text.size() ||
+          text.find_first_not_of("0123456789") != eq)
+        return "--arg expects I=FILE, got '" + text + "'";
+      options.args[std::stoul(text.substr(0, eq))] = text.substr(eq + 1);
+    } else if (arg == "--backend") {
+      if (!value(options.backend))
+        return "--backend expects a name";
+    } else if (arg == "--ranks") {
+      if (!value(text) || !number(text.c_str(), n) || n < 1 || n != int(n))
+        return "--ranks expects a positive integer, got '" + text + "'";
+      options.ranks = int32_t(n);
+    } else if (arg == "--timeout") {
+      if (!value(text) || !number(text.c_str(), n) || n <= 0)
+        return "--timeout expects positive seconds, got '" + text + "'";
+      options.timeout = n;
+    } else if (arg == "--repeat") {
+      if (!value(text) || !number(text.c_str(), n) || n < 1 || n != int(n))
+        return "--repeat expects a positive integer, got '" + text + "'";
+      options.repeat = int(n);
+    } else if (arg == "--output-dir") {
+      if (!value(options.outputDir))
+        return "--output-dir expects a directory";
+    } else if (arg == "--trace") {
+      if (!value(options.trace))
+        return "--trace expects a file";
+    } else if (!arg.empty() && arg[0] == '-') {
+      return "unknown option '" + arg + "' (see --help)";
+    } else if (options.artifact.empty()) {
+      options.artifact = arg;
+    } else {
+      return "one artifact only, got '" + options.artifact + "' and '" + arg +
+             "'";
+    }
+  }
+  if (options.artifact.empty())
+    return "no artifact given (see --help)";
+  return "";
+}
+
+std::string withRank(std::string path, int32_t rank) {
+  for (size_t at; (at = path.find("{rank}")) != std::string::npos;)
+    path.replace(at, 6, std::to_string(rank));
+  return path;
+}
+
+std::string makeDirectories(const std::string &path) {
+  for (size_t at = 1; at <= path.size(); ++at)
+    if (at == path.size() || path[at] == '/')
+      if (mkdir(path.substr(0, at).c_str(), 0777) != 0 && errno != EEXIST)
+        return "cannot create " + path.substr(0, at) + ": " +
+               std::strerror(errno);
+  return "";
+}
+
+/// Where a program's buffers live: host memory for a CPU artifact.
+struct Memory {
+  void *(*allocate)(size_t bytes);
+  void (*release)(void *);
+};
+
+void *allocateHost(size_t bytes) {
+  return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+/// The values of one rank's arguments, read from their files.
+std::string readInputs(const ArtifactDescription &d, const Options &options,
+                       int32_t rank, std::vector<Array> &inputs) {
+  inputs.clear();
+  for (size_t i = 0; i < d.arguments.size(); ++i) {
+    const ArtifactValue &value = d.arguments[i];
+    Array array;
+    array.dtype = value.type.dtype;
+    array.shape = value.shard ? value.shard->whole : value.type.shape;
+    std::string error = readNpy(withRank(options.args.at(i), rank), array);
+    if (!error.empty())
+      return value.name + " (argument " + std::to_string(i) + "): " + error;
+    if (value.shard)
+      array = takeShard(array, value.shard->shardElements,
+                        value.shard->groupIndex[rank]);
+    inputs.push_back(std::move(array));
+  }
+  return "";
+}
+
+struct RankResult {
+  int32_t rank = 0;
+  std::vector<Array> outputs;
+  double bestSeconds = 0;
+};
+
+/// Runs the entry once on the bound rank; returns an error message or "".
+std::string runOnce(const Artifact &artifact, const Memory &memory,
+                    std::vector<Array> &inputs, RankResult &result, bool keep) {
+  const ArtifactDescription &d = artifact.getDescription();
+  std::vector<ValueType> argTypes, resultTypes;
+  for (const ArtifactValue &v : d.arguments)
+    argTypes.push_back(v.type);
+  for (const ArtifactValue &v : d.results)
+    resultTypes.push_back(v.type);
+  PackedCall call(argTypes, resultTypes);
+  std::vector<void *> buffers;
+  std::set<void *> ours;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!argTypes[i].isTensor) {
+      buffers.push_back(inputs[i].bytes.data());
+      continue;
+    }
+    void *buffer = memory.allocate(inputs[i].bytes.size());
+    if (!buffer)
+      return "out of memory for argument " + std::to_string(i) + " (" +
+             std::to_string(inputs[i].bytes.size()) + " bytes)";
+    std::memcpy(buffer, inputs[i].bytes.data(), inputs[i].bytes.size());
+    buffers.push_back(buffer);
+    ours.insert(buffer);
+  }
+  void **packed = call.pack(buffers).data();
+  auto start = std::chrono::steady_clock::now();
+  artifact.getEntry()(packed);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (result.bestSeconds == 0 || seconds < result.bestSeconds)
+    result.bestSeconds = seconds;
+  // Two results may share a buffer: free only after all are copied.
+  std::set<void *> toFree;
+  if (keep)
+    result.outputs.assign(resultTypes.size(), Array());
+  for (size_t i = 0; i < resultTypes.size(); ++i)
+    if (void *allocated =
+            call.unpackResult(i, keep ? &result.outputs[i] : nullptr);
+        allocated && !ours.count(allocated))
+      toFree.insert(allocated);
+  for (void *buffer : toFree)
+    memory.release(buffer);
+  for (void *buffer : ours)
+    memory.release(buffer);
+  return "";
+}
+
+void printResult(const RankResult &run, size_t index) {
+  const Array &array = run.outputs[index];
+  std::printf("rank %d result %zu:", run.rank, index);
+  int64_t n = array.getNumElements();
+  auto element = [&](int64_t i) -> double {
+    const char *p = array.bytes.data() + i * getElementBytes(array.dtype);
+    if (array.dtype == "f32") {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    if (array.dtype == "f64") {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    if (array.dtype == "bf16") {
+      uint32_t bits = 0;
+      std::memcpy(reinterpret_cast<char *>(&bits) + 2, p, 2);
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
+    int64_t v = 0;
+    std::memcpy(&v, p, getElementBytes(array.dtype));
+    return double(v);
+  };
+  if (n <= 32) {
+    for (int64_t i = 0; i < n; ++i)
+      std::printf(" %.6g", element(i));
+  } else {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i)
+      sum += element(i);
+    std::printf(" %lld elements, sum %.9g", static_cast<long long>(n), sum);
+  }
+  std::printf("\n");
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  if (std::string error = parseOptions(argc, argv, options); !error.empty())
+    return fail(error);
+  std::string error;
+  std::unique_ptr<Artifact> artifact = Artifact::open(options.artifact, error);
+  if (!artifact)
+    return fail(error);
+  const ArtifactDescription &d = artifact->getDescription();
+  if (options.describe) {
+    std::printf("%s\n", artifact->getDescriptionText().c_str());
+    return 0;
+  }
+  for (const auto &[index, path] : options.args)
+    if (index >= d.arguments.size())
+      return fail("--arg " + std::to_string(index) + ": @" + d.entry +
+                  " takes " + std::to_string(d.arguments.size()) +
+                  " arguments");
+  for (size_t i = 0; i < d.arguments.size(); ++i)
+    if (!options.args.count(i))
+      return fail("no file for " + d.arguments[i].name + " (argument " +
+                  std::to_string(i) + ", " +
+                  (d.arguments[i].shard
+                       ? "a shard of " + ValueType{d.arguments[i].type.dtype,
+                                                   d.arguments[i].shard->whole}
+                                             .str()
+                       : d.arguments[i].type.str()) +
+                  "): pass --arg " + std::to_string(i) + "=FILE.npy");
+  Memory memory{allocateHost, std::free};
+
+  zero_options worldOptions;
+  zero_options_init(&worldOptions);
+  worldOptions.backend = options.backend.c_str();
+  worldOptions.ranks = options.ranks ? options.ranks
+                       : d.ranks > 0 ? int32_t(d.ranks)
+                                     : 1;
+  worldOptions.timeout_seconds = options.timeout;
+  zero_world *world = nullptr;
+  char message[512];
+  if (zero_world_create(&worldOptions, &world, message, sizeof message))
+    return fail(message);
+  if (d.ranks > 0 && zero_world_size(world) != d.ranks) {
+    std::string why = "the artifact's mesh has " + std::to_string(d.ranks) +
+                      " ranks, the world " +
+                      std::to_string(zero_world_size(world));
+    zero_world_destroy(world);
+    return fail(why);
+  }
+  int32_t local = zero_world_num_local_ranks(world);
+  zero_world_set_tracing(world, !options.trace.empty());
+  std::vector<RankResult> results(local);
+  auto runRank = [&](int32_t i) {
+    zero_rank *rank = zero_world_local_rank(world, i);
+    zero_rank_bind(rank);
+    RankResult &result = results[i];
+    result.rank = zero_rank_id(rank);
+    for (int k = 0; k < options.repeat && !zero_world_error(world); ++k) {
+      std::vector<Array> inputs;
+      std::string problem = readInputs(d, options, result.rank, inputs);
+      if (problem.empty()) {
+        zero_rank_trace_begin(rank);
+        problem =
+            runOnce(*artifact, memory, inputs, result, k + 1 == options.repeat);
+        zero_rank_trace_end(rank);
+      }
+      if (!problem.empty())
+        zero_rank_fail(rank, problem.c_str());
+    }
+    zero_rank_bind(nullptr);
+  };
+  std::vector<std::thread> threads;
+  for (int32_t i = 1; i < local; ++i)
+    threads.emplace_back(runRank, i);
+  runRank(0);
+  for (std::thread &thread : threads)
+    thread.join();
+
+  std::string failure = zero_world_error(world) ? zero_world_error(world) : "";
+  if (failure.empty() && !options.trace.empty() &&
+      zero_world_write_trace(world, options.trace.c_str(), message,
+                             sizeof message))
+    failure = message;
+  std::vector<zero_counters> counters(local);
+  for (int32_t i = 0; i < local; ++i)
+    zero_rank_counters(zero_world_local_rank(world, i), &counters[i]);
+  zero_world_destroy(world);
+  if (!failure.empty())
+    return fail(failure);
+
+  static const char *kinds[] = {"all_reduce", "reduce_scatter", "all_gather"};
+  for (int32_t i = 0; i < local; ++i) {
+    const RankResult &run = results[i];
+    std::printf("rank %d: %.3f ms;", run.rank, run.bestSeconds * 1e3);
+    for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k)
+      std::printf(" %s %llu (%llu B)", kinds[k],
+                  static_cast<unsigned long long>(counters[i].issued[k]),
+                  static_cast<unsigned long long>(counters[i].bytes_sent[k]));
+    std::printf("\n");
+    if (options.print)
+      for (size_t r = 0; r < run.outputs.size(); ++r)
+        printResult(run, r);
+    if (!options.outputDir.empty()) {
+      std::string dir = options.outputDir + "/rank" + std::to_string(run.rank);
+      if (std::string problem = makeDirectories(dir); !problem.empty())
+        return fail(problem);
+      for (size_t r = 0; r < run.outputs.size(); ++r)
+        if (std::string problem = writeNpy(
+                dir + "/result" + std::to_string(r) + ".npy", run.outputs[r]);
+            !problem.empty())
+          return fail(problem);
+    }
+  }
+  return 0;
+}

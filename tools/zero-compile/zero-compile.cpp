@@ -1,0 +1,117 @@
+//===- zero-compile.cpp - a zero program to a shared-library artifact -----===//
+//
+// Compiles a zero program ahead of time into one shared library that
+// zero-launch (runtime/, no LLVM) runs on N ranks:
+//
+//   zero-compile model.mlir -o model.so [--passes PIPELINE] [--entry NAME]
+//   zero-launch model.so --arg 0=w.npy ... --output-dir out
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "zero/Execution/Compile.h"
+#include "zero/Execution/Runner.h"
+#include "zero/InitZero.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("zero-compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::init("-"), cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("The artifact to write"),
+                                       cl::value_desc("FILE.so"), cl::Required,
+                                       cl::cat(category));
+static cl::opt<std::string>
+    entry("entry",
+          cl::desc("Function to compile (default: the module's only public "
+                   "one)"),
+          cl::cat(category));
+static cl::opt<std::string>
+    passes("passes",
+           cl::desc("Pass pipeline run before lowering, e.g. "
+                    "zero-weight-update-sharding"),
+           cl::cat(category));
+static cl::opt<std::string> target("target",
+                                   cl::desc("What the artifact runs on: cpu"),
+                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    hostCpu("host-cpu",
+            cl::desc("CPU of the host code: an LLVM CPU name or native "
+                     "(default x86-64-v2, which any recent x86-64 runs)"),
+            cl::init("x86-64-v2"), cl::cat(category));
+static cl::opt<std::string>
+    linker("linker",
+           cl::desc("Compiler driver that links the shared library (default: "
+                    "the C compiler zero was built with)"),
+           cl::cat(category));
+static cl::opt<bool>
+    printDescription("print-description",
+                     cl::desc("Print the artifact's description to stdout"),
+                     cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "zero-compile: error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  DialectRegistry registry;
+  zero::registerAllDialects(registry);
+  zero::registerAllPasses();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "zero-compile: a zero program to a shared-library artifact for "
+      "zero-launch\n");
+
+  MLIRContext context(registry);
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1; // the parser reported the error with its location
+
+  std::string name = zero::exec::findEntryFunction(*module, entry);
+  if (name.empty())
+    return fail(entry.empty()
+                    ? "the module has several public functions (or "
+                      "none); name one with --entry"
+                    : "no function @" + entry + " with a body in the module");
+  if (!passes.empty()) {
+    PassManager pm(&context);
+    if (failed(parsePassPipeline(passes, pm, llvm::errs())))
+      return fail("cannot parse pass pipeline '" + passes + "'");
+    if (failed(pm.run(*module)))
+      return fail("pass pipeline '" + passes + "' failed");
+  }
+
+  zero::exec::ArtifactOptions options;
+  options.target = target;
+  options.hostCpu = hostCpu;
+  options.linker = linker;
+  if (printDescription) {
+    auto description = zero::exec::describeArtifact(*module, name, options);
+    if (!description)
+      return fail(llvm::toString(description.takeError()));
+    llvm::outs() << *description << "\n";
+  }
+  if (llvm::Error e =
+          zero::exec::compileArtifact(*module, name, options, outputFile))
+    return fail(llvm::toString(std::move(e)));
+  return 0;
+}
