@@ -1,10 +1,13 @@
-//===- Pipelines.cpp - zero-to-llvm ---------------------------------------===//
+//===- Pipelines.cpp - zero-to-llvm and zero-to-nvvm ----------------------===//
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -12,7 +15,8 @@
 
 using namespace mlir;
 
-void zero::buildZeroToLLVMPipeline(OpPassManager &pm) {
+/// Tensors to buffers, shared by the CPU and GPU pipelines.
+static void addBufferizationPasses(OpPassManager &pm) {
   // Elementwise arith and math on tensors to linalg, fused into one loop nest
   // per chain (fusion keeps each element's sequence of operations).
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -31,12 +35,10 @@ void zero::buildZeroToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createCanonicalizerPass());
 
-  // Loops, runtime calls, then LLVM.
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(zero::createZeroLowerToRuntime());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
+}
+
+/// The host code's arith, math, memref, func and cf to the LLVM dialect.
+static void addHostToLLVMPasses(OpPassManager &pm) {
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   expand.includeF8E8M0 = false;
@@ -49,7 +51,66 @@ void zero::buildZeroToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void zero::buildZeroToLLVMPipeline(OpPassManager &pm) {
+  addBufferizationPasses(pm);
+  // Loops, runtime calls, then LLVM.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(zero::createZeroLowerToRuntime());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  addHostToLLVMPasses(pm);
   pm.addPass(createCanonicalizerPass());
+}
+
+void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
+                                   const ZeroToNVVMOptions &options) {
+  addBufferizationPasses(pm);
+  // Each parallel loop nest becomes a kernel: tiles of `blockSize` iterations
+  // are blocks, the iterations of a tile its threads (a guard, not a min,
+  // bounds the last tile, so every block has the same size).
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
+      {options.blockSize}, /*noMinMaxBounds=*/true));
+  // Constant tile bounds for the mapping, by propagation only: the
+  // canonicalizer would fold a loop of one tile away, and rebuilding a loop
+  // drops its mapping.
+  pm.addPass(createSCCPPass());
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Collectives, then the host and the kernels to LLVM.
+  pm.addPass(zero::createZeroLowerToRuntime());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addPass(createGpuToLLVMConversionPass());
+  addHostToLLVMPasses(pm);
+  pm.addPass(zero::createZeroGpuHostMemory());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createCanonicalizerPass());
+}
+
+void zero::registerZeroToNVVMPipeline() {
+  PassPipelineRegistration<ZeroToNVVMOptions>(
+      "zero-to-nvvm",
+      "Lowers a zero program in tensors to host code in the LLVM dialect "
+      "that launches CUDA kernels (one per loop nest, embedded as a cubin or "
+      "PTX) and calls zero's runtime for collectives and GPU memory",
+      buildZeroToNVVMPipeline);
 }
 
 void zero::registerZeroToLLVMPipeline() {

@@ -5,7 +5,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "zero/Conversion/Passes.h"
 #include "zero/Execution/Runner.h"
@@ -79,6 +82,8 @@ zero::exec::describeArtifact(ModuleOp module, StringRef entry,
     json.attribute("version", 1);
     json.attribute("runtime_abi", ZERO_RUNTIME_ABI_VERSION);
     json.attribute("target", options.target);
+    if (options.target == "cuda")
+      json.attribute("chip", options.chip);
     json.attribute("entry", entry);
     json.attribute("ranks", getMeshRanks(module));
     json.attributeArray("arguments", [&] {
@@ -239,8 +244,8 @@ static llvm::Error lower(ModuleOp module,
 llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
                                         const ArtifactOptions &options,
                                         StringRef outputPath) {
-  if (options.target != "cpu")
-    return llvm::createStringError("unknown target '%s' (expected cpu)",
+  if (options.target != "cpu" && options.target != "cuda")
+    return llvm::createStringError("unknown target '%s' (expected cpu or cuda)",
                                    options.target.c_str());
   auto description = describeArtifact(module, entry, options);
   if (!description)
@@ -253,9 +258,24 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   context->appendDialectRegistry(registry);
-  if (llvm::Error error = lower(module, buildZeroToLLVMPipeline))
+  if (options.target == "cuda") {
+    ZeroToNVVMOptions nvvm;
+    nvvm.chip = options.chip;
+    nvvm.format = options.gpuFormat;
+    if (!options.cudaPath.empty())
+      nvvm.toolkit = options.cudaPath;
+    if (llvm::Error error = lower(module, [&](OpPassManager &pm) {
+          buildZeroToNVVMPipeline(pm, nvvm);
+        }))
+      return error;
+  } else if (llvm::Error error = lower(module, buildZeroToLLVMPipeline)) {
     return error;
+  }
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

@@ -353,6 +353,8 @@ int32_t zero_rank_id(const zero_rank *rank) { return rank->id; }
 
 void zero_rank_bind(zero_rank *rank) { boundRank = rank; }
 
+zero_rank *zero_bound_rank(void) { return boundRank; }
+
 void zero_rank_fail(zero_rank *rank, const char *message) {
   rank->world->backend->fail("rank " + std::to_string(rank->id) + " failed: " +
                              (message ? message : "(no message)"));

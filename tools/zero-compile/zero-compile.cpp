@@ -40,9 +40,22 @@ static cl::opt<std::string>
            cl::desc("Pass pipeline run before lowering, e.g. "
                     "zero-weight-update-sharding"),
            cl::cat(category));
-static cl::opt<std::string> target("target",
-                                   cl::desc("What the artifact runs on: cpu"),
-                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("What the artifact runs on: cpu, or cuda (kernels on an "
+                    "NVIDIA GPU)"),
+           cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> chip("chip",
+                                 cl::desc("cuda: the GPU architecture"),
+                                 cl::init("sm_90"), cl::cat(category));
+static cl::opt<std::string> gpuFormat(
+    "gpu-format",
+    cl::desc("cuda: kernels as bin (cubin, made with ptxas) or isa (PTX, "
+             "compiled by the driver at load; for machines without ptxas)"),
+    cl::init("bin"), cl::cat(category));
+static cl::opt<std::string>
+    cudaPath("cuda-path", cl::desc("cuda: the CUDA toolkit (ptxas, libdevice)"),
+             cl::cat(category));
 static cl::opt<std::string>
     hostCpu("host-cpu",
             cl::desc("CPU of the host code: an LLVM CPU name or native "
@@ -102,6 +115,9 @@ int main(int argc, char **argv) {
 
   zero::exec::ArtifactOptions options;
   options.target = target;
+  options.chip = chip;
+  options.gpuFormat = gpuFormat;
+  options.cudaPath = cudaPath;
   options.hostCpu = hostCpu;
   options.linker = linker;
   if (printDescription) {

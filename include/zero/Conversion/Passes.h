@@ -10,6 +10,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#ifndef ZERO_DEFAULT_CUDA_PATH
+#define ZERO_DEFAULT_CUDA_PATH "/usr/local/cuda"
+#endif
 
 namespace zero {
 
@@ -30,6 +35,36 @@ void buildZeroToLLVMPipeline(mlir::OpPassManager &pm);
 /// Registers `zero-to-llvm` as a pass pipeline. (The generated
 /// registerZeroConversionPasses() registers the passes.)
 void registerZeroToLLVMPipeline();
+
+/// Options of `zero-to-nvvm`.
+struct ZeroToNVVMOptions : public mlir::PassPipelineOptions<ZeroToNVVMOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("The GPU architecture (sm_90: H100, H200)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (+ptx80: PTX 8.0, the least sm_90 takes)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("How kernels are embedded: bin (a cubin, made by "
+                     "ptxas) or isa (PTX, compiled by the driver at load)"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit", llvm::cl::desc("The CUDA toolkit (ptxas, libdevice)"),
+      llvm::cl::init(ZERO_DEFAULT_CUDA_PATH)};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of a kernel"), llvm::cl::init(256)};
+};
+
+/// `zero-to-nvvm`: the tensor-level program to host code in the LLVM
+/// dialect that launches CUDA kernels, one per parallel loop nest, compiled
+/// for `chip` and embedded (`gpu.binary`); bufferization as in zero-to-llvm,
+/// the host's buffers in managed memory (`zero-gpu-host-memory`).
+void buildZeroToNVVMPipeline(mlir::OpPassManager &pm,
+                             const ZeroToNVVMOptions &options);
+void registerZeroToNVVMPipeline();
 
 } // namespace zero
 

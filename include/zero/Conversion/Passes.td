@@ -45,4 +45,28 @@ def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
   ];
 }
 
+def ZeroGpuHostMemory : Pass<"zero-gpu-host-memory", "mlir::ModuleOp"> {
+  let summary = "Places the host's buffers in GPU-visible (managed) memory";
+  let description = [{
+    Runs last in `zero-to-nvvm`, on the host code in the LLVM dialect. Calls
+    to `malloc` and `free` (what `finalize-memref-to-llvm` makes of
+    `memref.alloc` and `memref.dealloc`) become calls to the runtime's
+    `zero_rt_gpu_alloc` and `zero_rt_gpu_free`, which allocate CUDA managed
+    memory: the kernels read and write every buffer, and the host code that
+    remains (scalar loads, copies between layouts, the collectives of the
+    CPU backends) reaches the same buffers. Kernel launches are synchronous,
+    so host and device never touch a buffer at the same time.
+
+    ```mlir
+    %p = llvm.call @malloc(%bytes) : (i64) -> !llvm.ptr
+    // becomes
+    %p = llvm.call @zero_rt_gpu_alloc(%bytes) : (i64) -> !llvm.ptr
+    ```
+
+    A module that already defines `zero_rt_gpu_alloc` or `zero_rt_gpu_free`
+    differently is reported and left unchanged.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // ZERO_CONVERSION_PASSES_TD

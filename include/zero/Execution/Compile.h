@@ -20,8 +20,15 @@
 namespace zero::exec {
 
 struct ArtifactOptions {
-  /// "cpu" (the host's architecture).
+  /// "cpu" (the host's architecture) or "cuda" (host code on the CPU,
+  /// kernels on an NVIDIA GPU, buffers in managed memory).
   std::string target = "cpu";
+  /// cuda: the GPU architecture, and how kernels are embedded: "bin" (cubin,
+  /// by ptxas) or "isa" (PTX, compiled by the driver when loaded).
+  std::string chip = "sm_90";
+  std::string gpuFormat = "bin";
+  /// cuda: the CUDA toolkit (empty: zero-to-nvvm's default).
+  std::string cudaPath;
   /// The host code's CPU: a name LLVM knows ("x86-64-v3", "znver4") or
   /// "native". The default runs on any x86-64 of the last 15 years.
   std::string hostCpu = "x86-64-v2";

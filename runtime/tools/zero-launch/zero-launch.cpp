@@ -49,6 +49,10 @@ const char *usage =
     "  --repeat K         run the entry K times (inputs reloaded), report the\n"
     "                     best time\n"
     "  --trace FILE       write a Chrome trace of the last run\n"
+    "  --expect DIR       compare each result with DIR/rank<r>/result<i>.npy\n"
+    "                     (as --output-dir writes them; shards on their real\n"
+    "                     elements) and fail when one differs by more than\n"
+    "  --max-ulp K        units in the last place (default 0: bit for bit)\n"
     "  --describe         print the artifact's description and exit\n";
 
 struct Options {
@@ -61,6 +65,8 @@ struct Options {
   bool print = false;
   int repeat = 1;
   std::string trace;
+  std::string expect;
+  double maxUlp = 0;
   bool describe = false;
 };
 
@@ -118,6 +124,13 @@ std::string parseOptions(int argc, char **argv, Options &options) {
     } else if (arg == "--output-dir") {
       if (!value(options.outputDir))
         return "--output-dir expects a directory";
+    } else if (arg == "--expect") {
+      if (!value(options.expect))
+        return "--expect expects a directory";
+    } else if (arg == "--max-ulp") {
+      if (!value(text) || !number(text.c_str(), n) || n < 0)
+        return "--max-ulp expects a non-negative number, got '" + text + "'";
+      options.maxUlp = n;
     } else if (arg == "--trace") {
       if (!value(options.trace))
         return "--trace expects a file";
@@ -150,7 +163,8 @@ std::string makeDirectories(const std::string &path) {
   return "";
 }
 
-/// Where a program's buffers live: host memory for a CPU artifact.
+/// Where a program's buffers live: host memory for a CPU artifact, managed
+/// memory for a GPU one.
 struct Memory {
   void *(*allocate)(size_t bytes);
   void (*release)(void *);
@@ -158,6 +172,27 @@ struct Memory {
 
 void *allocateHost(size_t bytes) {
   return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+void *allocateGpu(size_t bytes) {
+  return zero_rt_gpu_alloc(static_cast<int64_t>(bytes));
+}
+
+/// Checks that a GPU artifact can run here: a GPU of the chip it was built
+/// for, and its kernels loaded. Returns an error message or "".
+std::string checkGpu(const ArtifactDescription &d) {
+  char why[512];
+  if (zero_gpu_init(why, sizeof why))
+    return "the artifact runs on a GPU (" + d.chip + "), but " + why;
+  char chip[32], name[256];
+  zero_gpu_device(chip, sizeof chip, name, sizeof name);
+  if (d.chip != chip)
+    return "the artifact was built for " + d.chip + ", but the GPU is " +
+           name + " (" + chip + "): rebuild it with zero-compile --chip=" +
+           chip;
+  if (const char *error = zero_gpu_error())
+    return std::string("loading the artifact's kernels failed: ") + error;
+  return "";
 }
 
 /// The values of one rank's arguments, read from their files.
@@ -214,6 +249,8 @@ std::string runOnce(const Artifact &artifact, const Memory &memory,
   void **packed = call.pack(buffers).data();
   auto start = std::chrono::steady_clock::now();
   artifact.getEntry()(packed);
+  if (artifact.getDescription().target == "cuda")
+    zero_rt_gpu_synchronize();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -233,6 +270,45 @@ std::string runOnce(const Artifact &artifact, const Memory &memory,
   for (void *buffer : ours)
     memory.release(buffer);
   return "";
+}
+
+/// Compares each result of `run` with the one in `dir`; prints a line per
+/// result and returns whether all are within `maxUlp`.
+bool compareResults(const ArtifactDescription &d, const RankResult &run,
+                    const std::string &dir, double maxUlp) {
+  bool ok = true;
+  for (size_t i = 0; i < run.outputs.size(); ++i) {
+    Array expected, got = run.outputs[i];
+    expected.dtype = got.dtype;
+    expected.shape = got.shape;
+    std::string path = dir + "/rank" + std::to_string(run.rank) + "/result" +
+                       std::to_string(i) + ".npy";
+    std::printf("rank %d result %zu: ", run.rank, i);
+    if (std::string error = readNpy(path, expected); !error.empty()) {
+      std::printf("cannot compare: %s\n", error.c_str());
+      ok = false;
+      continue;
+    }
+    if (const auto &shard = d.results[i].shard) {
+      int64_t index = shard->groupIndex[run.rank];
+      zeroShardPadding(expected, shard->getWholeElements(), index);
+      zeroShardPadding(got, shard->getWholeElements(), index);
+    }
+    Difference diff = compare(got, expected);
+    if (diff.differing == 0) {
+      std::printf("identical\n");
+      continue;
+    }
+    std::printf("%lld of %lld elements differ, by at most %llu ulp (first at "
+                "%lld)\n",
+                static_cast<long long>(diff.differing),
+                static_cast<long long>(got.getNumElements()),
+                static_cast<unsigned long long>(diff.maxUlp),
+                static_cast<long long>(diff.firstIndex));
+    if (static_cast<double>(diff.maxUlp) > maxUlp)
+      ok = false;
+  }
+  return ok;
 }
 
 void printResult(const RankResult &run, size_t index) {
@@ -304,6 +380,11 @@ int main(int argc, char **argv) {
                        : d.arguments[i].type.str()) +
                   "): pass --arg " + std::to_string(i) + "=FILE.npy");
   Memory memory{allocateHost, std::free};
+  if (d.target == "cuda") {
+    if (std::string problem = checkGpu(d); !problem.empty())
+      return fail(problem);
+    memory = {allocateGpu, zero_rt_gpu_free};
+  }
 
   zero_options worldOptions;
   zero_options_init(&worldOptions);
@@ -365,6 +446,7 @@ int main(int argc, char **argv) {
     return fail(failure);
 
   static const char *kinds[] = {"all_reduce", "reduce_scatter", "all_gather"};
+  bool matches = true;
   for (int32_t i = 0; i < local; ++i) {
     const RankResult &run = results[i];
     std::printf("rank %d: %.3f ms;", run.rank, run.bestSeconds * 1e3);
@@ -376,6 +458,8 @@ int main(int argc, char **argv) {
     if (options.print)
       for (size_t r = 0; r < run.outputs.size(); ++r)
         printResult(run, r);
+    if (!options.expect.empty())
+      matches &= compareResults(d, run, options.expect, options.maxUlp);
     if (!options.outputDir.empty()) {
       std::string dir = options.outputDir + "/rank" + std::to_string(run.rank);
       if (std::string problem = makeDirectories(dir); !problem.empty())
@@ -387,5 +471,9 @@ int main(int argc, char **argv) {
           return fail(problem);
     }
   }
+  if (!matches)
+    return fail("the results differ from " + options.expect + " by more than " +
+                std::to_string(static_cast<long long>(options.maxUlp)) +
+                " ulp");
   return 0;
 }

@@ -110,6 +110,8 @@ zero_rank *zero_world_local_rank(zero_world *world, int32_t i);
 /* The first error of any rank, or NULL while there is none. */
 const char *zero_world_error(const zero_world *world);
 
+/* The rank bound to the calling thread, or NULL. */
+zero_rank *zero_bound_rank(void);
 /* This rank's id in the world. */
 int32_t zero_rank_id(const zero_rank *rank);
 /* Binds `rank` to the calling thread for the zero_rt_* calls (NULL unbinds). */
@@ -151,6 +153,33 @@ zero_handle *zero_all_gather(zero_rank *rank, const void *in, void *out,
                              const int64_t *group);
 /* Waits for the collective; returns 0, or non-zero when the world failed. */
 int zero_wait(zero_handle *handle);
+
+/*--- GPU (CUDA) ------------------------------------------------------------*/
+
+/* The runtime loads the CUDA driver (libcuda.so.1) when a GPU is first asked
+   for, not at link time: with no GPU, the CPU backends work as before.
+   Programs compiled for the GPU keep their buffers in managed memory and
+   launch kernels through the mgpu* functions below (the names and signatures
+   MLIR's gpu-to-llvm lowering calls), on device 0 of the process. A CUDA
+   error fails the bound rank's world with a message naming the call, the
+   kernel and CUDA's text; zero_gpu_error() holds the first one. */
+
+/* Sets up the GPU: returns 0, or non-zero with the reason (no driver, no
+   device) copied into `error`. */
+int zero_gpu_init(char *error, size_t error_size);
+/* The device's architecture, as "sm_90", and its name; after
+   zero_gpu_init. */
+void zero_gpu_device(char *chip, size_t chip_size, char *name,
+                     size_t name_size);
+/* The first CUDA error of the process, or NULL. */
+const char *zero_gpu_error(void);
+/* Managed memory that the host and every kernel reach. Allocation failure
+   (device memory exhausted) ends the process with a message: compiled code
+   cannot continue without its buffer. */
+void *zero_rt_gpu_alloc(int64_t bytes);
+void zero_rt_gpu_free(void *pointer);
+/* Waits until the device is idle. */
+void zero_rt_gpu_synchronize(void);
 
 /*--- Compiled-code API (acts on the bound rank) ----------------------------*/
 

@@ -1,0 +1,346 @@
+//===- Cuda.cpp - GPU support on the CUDA driver, loaded at run time ------===//
+//
+// The functions GPU-compiled code calls: managed memory, and the mgpu*
+// launch ABI that MLIR's gpu-to-llvm lowering emits (module load, kernel
+// lookup, streams, launch). The driver (libcuda.so.1) is opened with dlopen
+// on first use, so the runtime builds and runs without CUDA; asking for the
+// GPU where there is none is an error with a message, never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/zero_runtime.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace {
+// The few driver types and constants used, as cuda.h defines them.
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
+
+/// The driver's entry points, by the names libcuda exports.
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuMemAllocManaged)(void **, size_t, unsigned);
+  CUresult (*cuMemFree)(void *);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
+                                 void **);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuStreamDestroy)(CUstream);
+};
+
+struct Gpu {
+  std::once_flag once;
+  std::string initError; // why there is no GPU; empty when there is one
+  Driver driver = {};
+  CUcontext context = nullptr;
+  std::string chip, name;
+  std::mutex mutex;
+  std::string firstError;
+  std::map<CUfunction, std::string> kernelNames;
+};
+
+Gpu &gpu() {
+  static Gpu *instance = new Gpu; // lives until exit: artifacts unload late
+  return *instance;
+}
+
+template <typename Fn> bool bind(void *library, const char *name, Fn &fn) {
+  fn = reinterpret_cast<Fn>(dlsym(library, name));
+  return fn != nullptr;
+}
+
+/// Loads the driver and sets up device 0; records why when it cannot.
+void initialize(Gpu &g) {
+  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (!library) {
+    g.initError = "no CUDA driver (libcuda.so.1 cannot be loaded: the "
+                  "machine has no NVIDIA GPU or driver)";
+    return;
+  }
+  Driver &d = g.driver;
+  bool ok = bind(library, "cuInit", d.cuInit) &&
+            bind(library, "cuDeviceGetCount", d.cuDeviceGetCount) &&
+            bind(library, "cuDeviceGet", d.cuDeviceGet) &&
+            bind(library, "cuDeviceGetAttribute", d.cuDeviceGetAttribute) &&
+            bind(library, "cuDeviceGetName", d.cuDeviceGetName) &&
+            bind(library, "cuDevicePrimaryCtxRetain",
+                 d.cuDevicePrimaryCtxRetain) &&
+            bind(library, "cuCtxSetCurrent", d.cuCtxSetCurrent) &&
+            bind(library, "cuCtxSynchronize", d.cuCtxSynchronize) &&
+            bind(library, "cuGetErrorString", d.cuGetErrorString) &&
+            bind(library, "cuMemAllocManaged", d.cuMemAllocManaged) &&
+            bind(library, "cuMemFree_v2", d.cuMemFree) &&
+            bind(library, "cuModuleLoadData", d.cuModuleLoadData) &&
+            bind(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
+            bind(library, "cuModuleUnload", d.cuModuleUnload) &&
+            bind(library, "cuModuleGetFunction", d.cuModuleGetFunction) &&
+            bind(library, "cuLaunchKernel", d.cuLaunchKernel) &&
+            bind(library, "cuStreamCreate", d.cuStreamCreate) &&
+            bind(library, "cuStreamSynchronize", d.cuStreamSynchronize) &&
+            bind(library, "cuStreamDestroy_v2", d.cuStreamDestroy);
+  if (!ok) {
+    g.initError = "the CUDA driver lacks a function zero needs (too old?)";
+    return;
+  }
+  auto text = [&](CUresult r) {
+    const char *s = nullptr;
+    d.cuGetErrorString(r, &s);
+    return std::string(s ? s : "unknown CUDA error");
+  };
+  int count = 0;
+  CUdevice device;
+  if (CUresult r = d.cuInit(0)) {
+    g.initError = "the CUDA driver does not start (cuInit: " + text(r) + ")";
+    return;
+  }
+  if (d.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+    g.initError = "no CUDA device is visible";
+    return;
+  }
+  int major = 0, minor = 0;
+  char name[256] = {};
+  d.cuDeviceGet(&device, 0);
+  d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                         device);
+  d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                         device);
+  d.cuDeviceGetName(name, sizeof name, device);
+  g.chip = "sm_" + std::to_string(major * 10 + minor);
+  g.name = name;
+  if (CUresult r = d.cuDevicePrimaryCtxRetain(&g.context, device))
+    g.initError = "cannot make a CUDA context (" + text(r) + ")";
+}
+
+/// The GPU, set current on the calling thread; null (with the error
+/// recorded) when there is none.
+Gpu *ready(const char *call) {
+  Gpu &g = gpu();
+  std::call_once(g.once, initialize, g);
+  static thread_local bool current = false;
+  if (!g.initError.empty()) {
+    std::lock_guard<std::mutex> lock(g.mutex);
+    if (g.firstError.empty())
+      g.firstError = std::string(call) + ": " + g.initError;
+    return nullptr;
+  }
+  if (!current) {
+    g.driver.cuCtxSetCurrent(g.context);
+    current = true;
+  }
+  return &g;
+}
+
+/// Records a failed driver call and fails the bound rank's world.
+void report(Gpu &g, CUresult result, const std::string &what) {
+  const char *text = nullptr;
+  g.driver.cuGetErrorString(result, &text);
+  std::string message =
+      "CUDA error in " + what + ": " + (text ? text : "unknown error");
+  {
+    std::lock_guard<std::mutex> lock(g.mutex);
+    if (g.firstError.empty())
+      g.firstError = message;
+  }
+  if (zero_rank *rank = zero_bound_rank())
+    zero_rank_fail(rank, message.c_str());
+  else
+    std::fprintf(stderr, "zero: error: %s\n", message.c_str());
+}
+
+bool check(Gpu &g, CUresult result, const std::string &what) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  report(g, result, what);
+  return false;
+}
+
+std::string kernelName(Gpu &g, CUfunction function) {
+  std::lock_guard<std::mutex> lock(g.mutex);
+  auto it = g.kernelNames.find(function);
+  return it == g.kernelNames.end() ? "an unknown kernel" : it->second;
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Launcher API
+//===----------------------------------------------------------------------===//
+
+int zero_gpu_init(char *error, size_t errorSize) {
+  if (ready("zero_gpu_init"))
+    return 0;
+  if (error && errorSize)
+    std::snprintf(error, errorSize, "%s", gpu().initError.c_str());
+  return 1;
+}
+
+void zero_gpu_device(char *chip, size_t chipSize, char *name,
+                     size_t nameSize) {
+  Gpu &g = gpu();
+  if (chip && chipSize)
+    std::snprintf(chip, chipSize, "%s", g.chip.c_str());
+  if (name && nameSize)
+    std::snprintf(name, nameSize, "%s", g.name.c_str());
+}
+
+const char *zero_gpu_error(void) {
+  Gpu &g = gpu();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  return g.firstError.empty() ? nullptr : g.firstError.c_str();
+}
+
+void *zero_rt_gpu_alloc(int64_t bytes) {
+  Gpu *g = ready("zero_rt_gpu_alloc");
+  void *pointer = nullptr;
+  CUresult result = g ? g->driver.cuMemAllocManaged(
+                            &pointer, bytes > 0 ? bytes : 1,
+                            CU_MEM_ATTACH_GLOBAL)
+                      : CUDA_SUCCESS;
+  if (g && result == CUDA_SUCCESS)
+    return pointer;
+  std::string why =
+      g ? "allocating " + std::to_string(bytes) + " bytes of GPU memory"
+        : gpu().initError;
+  if (g)
+    report(*g, result, why);
+  if (zero_rank *rank = zero_bound_rank())
+    std::fprintf(stderr, "zero: error: rank %d: %s%s\n", zero_rank_id(rank),
+                 g ? "CUDA error in " : "", why.c_str());
+  else
+    std::fprintf(stderr, "zero: error: %s\n", why.c_str());
+  // The compiled code that asked cannot go on without its buffer.
+  std::_Exit(1);
+}
+
+void zero_rt_gpu_free(void *pointer) {
+  if (Gpu *g = ready("zero_rt_gpu_free"); g && pointer)
+    check(*g, g->driver.cuMemFree(pointer), "cuMemFree");
+}
+
+void zero_rt_gpu_synchronize(void) {
+  if (Gpu *g = ready("zero_rt_gpu_synchronize"))
+    check(*g, g->driver.cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+//===----------------------------------------------------------------------===//
+// The launch ABI of MLIR's gpu-to-llvm lowering
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+CUmodule mgpuModuleLoad(void *data, size_t size) {
+  Gpu *g = ready("loading a kernel module");
+  CUmodule module = nullptr;
+  if (g)
+    check(*g, g->driver.cuModuleLoadData(&module, data),
+          "cuModuleLoadData (a cubin of " + std::to_string(size) +
+              " bytes; built for another GPU?)");
+  return module;
+}
+
+CUmodule mgpuModuleLoadJIT(void *data, int optLevel) {
+  Gpu *g = ready("loading a kernel module");
+  CUmodule module = nullptr;
+  if (!g)
+    return nullptr;
+  char log[4096] = {};
+  int options[] = {CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_ERROR_LOG_BUFFER,
+                   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel)),
+                    log, reinterpret_cast<void *>(sizeof log)};
+  check(*g, g->driver.cuModuleLoadDataEx(&module, data, 3, options, values),
+        std::string("cuModuleLoadDataEx (compiling PTX) ") + log);
+  return module;
+}
+
+void mgpuModuleUnload(CUmodule module) {
+  if (Gpu *g = ready("unloading a kernel module"); g && module)
+    g->driver.cuModuleUnload(module); // at exit: errors no longer matter
+}
+
+CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
+  Gpu *g = ready("looking up a kernel");
+  CUfunction function = nullptr;
+  if (!g || !module)
+    return nullptr;
+  if (check(*g, g->driver.cuModuleGetFunction(&function, module, name),
+            std::string("cuModuleGetFunction(") + name + ")")) {
+    std::lock_guard<std::mutex> lock(g->mutex);
+    g->kernelNames[function] = name;
+  }
+  return function;
+}
+
+CUstream mgpuStreamCreate() {
+  Gpu *g = ready("creating a stream");
+  CUstream stream = nullptr;
+  if (g)
+    check(*g, g->driver.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+          "cuStreamCreate");
+  return stream;
+}
+
+void mgpuStreamSynchronize(CUstream stream) {
+  if (Gpu *g = ready("synchronizing a stream"); g && stream)
+    check(*g, g->driver.cuStreamSynchronize(stream),
+          "cuStreamSynchronize (a kernel failed)");
+}
+
+void mgpuStreamDestroy(CUstream stream) {
+  if (Gpu *g = ready("destroying a stream"); g && stream)
+    check(*g, g->driver.cuStreamDestroy(stream), "cuStreamDestroy");
+}
+
+void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedBytes, CUstream stream,
+                      void **params, void **extra, size_t /*paramsCount*/) {
+  Gpu *g = ready("launching a kernel");
+  if (!g || !function)
+    return; // the failure to load or find it is already reported
+  // After a failure the world ends: later kernels would run on bad data.
+  if (zero_rank *rank = zero_bound_rank(); rank && zero_gpu_error())
+    return;
+  check(*g,
+        g->driver.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
+                                 blockZ, sharedBytes, stream, params, extra),
+        "launching kernel " + kernelName(*g, function) + " (grid " +
+            std::to_string(gridX) + "x" + std::to_string(gridY) + "x" +
+            std::to_string(gridZ) + ", block " + std::to_string(blockX) +
+            "x" + std::to_string(blockY) + "x" + std::to_string(blockZ) +
+            ")");
+}
+
+} // extern "C"
