@@ -51,3 +51,15 @@ if config.zero_runtime_has_mpi.upper() in ("1", "TRUE", "ON") and shutil.which("
         ("%mpirun", "mpirun --oversubscribe --bind-to none --tag-output --timeout 300"))
 for var in ["OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"]:
     config.environment[var] = "1"
+
+# The GPU path: ptxas (from the CUDA toolkit zero-to-nvvm uses) makes cubins;
+# a CUDA driver means a GPU may be present, and tests of its absence skip.
+import os
+if os.path.exists(os.path.join(config.zero_cuda_path, "bin", "ptxas")):
+    config.available_features.add("ptxas")
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

@@ -12,8 +12,7 @@ namespace zero {
 using namespace mlir;
 
 namespace {
-struct GpuHostMemory
-    : public zero::impl::ZeroGpuHostMemoryBase<GpuHostMemory> {
+struct GpuHostMemory : public zero::impl::ZeroGpuHostMemoryBase<GpuHostMemory> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto [from, to] : {std::pair{"malloc", "zero_rt_gpu_alloc"},
@@ -22,9 +21,9 @@ struct GpuHostMemory
       if (!function)
         continue;
       if (Operation *existing = module.lookupSymbol(to)) {
-        existing->emitError() << "zero-gpu-host-memory: @" << to
-                              << " is already defined; cannot redirect @"
-                              << from << " to it";
+        existing->emitError()
+            << "zero-gpu-host-memory: @" << to
+            << " is already defined; cannot redirect @" << from << " to it";
         return signalPassFailure();
       }
       if (failed(SymbolTable::replaceAllSymbolUses(

@@ -53,9 +53,9 @@ struct Driver {
                                  void **);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, unsigned, CUstream,
-                             void **, void **);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuStreamDestroy)(CUstream);
@@ -91,26 +91,26 @@ void initialize(Gpu &g) {
     return;
   }
   Driver &d = g.driver;
-  bool ok = bind(library, "cuInit", d.cuInit) &&
-            bind(library, "cuDeviceGetCount", d.cuDeviceGetCount) &&
-            bind(library, "cuDeviceGet", d.cuDeviceGet) &&
-            bind(library, "cuDeviceGetAttribute", d.cuDeviceGetAttribute) &&
-            bind(library, "cuDeviceGetName", d.cuDeviceGetName) &&
-            bind(library, "cuDevicePrimaryCtxRetain",
-                 d.cuDevicePrimaryCtxRetain) &&
-            bind(library, "cuCtxSetCurrent", d.cuCtxSetCurrent) &&
-            bind(library, "cuCtxSynchronize", d.cuCtxSynchronize) &&
-            bind(library, "cuGetErrorString", d.cuGetErrorString) &&
-            bind(library, "cuMemAllocManaged", d.cuMemAllocManaged) &&
-            bind(library, "cuMemFree_v2", d.cuMemFree) &&
-            bind(library, "cuModuleLoadData", d.cuModuleLoadData) &&
-            bind(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
-            bind(library, "cuModuleUnload", d.cuModuleUnload) &&
-            bind(library, "cuModuleGetFunction", d.cuModuleGetFunction) &&
-            bind(library, "cuLaunchKernel", d.cuLaunchKernel) &&
-            bind(library, "cuStreamCreate", d.cuStreamCreate) &&
-            bind(library, "cuStreamSynchronize", d.cuStreamSynchronize) &&
-            bind(library, "cuStreamDestroy_v2", d.cuStreamDestroy);
+  bool ok =
+      bind(library, "cuInit", d.cuInit) &&
+      bind(library, "cuDeviceGetCount", d.cuDeviceGetCount) &&
+      bind(library, "cuDeviceGet", d.cuDeviceGet) &&
+      bind(library, "cuDeviceGetAttribute", d.cuDeviceGetAttribute) &&
+      bind(library, "cuDeviceGetName", d.cuDeviceGetName) &&
+      bind(library, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain) &&
+      bind(library, "cuCtxSetCurrent", d.cuCtxSetCurrent) &&
+      bind(library, "cuCtxSynchronize", d.cuCtxSynchronize) &&
+      bind(library, "cuGetErrorString", d.cuGetErrorString) &&
+      bind(library, "cuMemAllocManaged", d.cuMemAllocManaged) &&
+      bind(library, "cuMemFree_v2", d.cuMemFree) &&
+      bind(library, "cuModuleLoadData", d.cuModuleLoadData) &&
+      bind(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
+      bind(library, "cuModuleUnload", d.cuModuleUnload) &&
+      bind(library, "cuModuleGetFunction", d.cuModuleGetFunction) &&
+      bind(library, "cuLaunchKernel", d.cuLaunchKernel) &&
+      bind(library, "cuStreamCreate", d.cuStreamCreate) &&
+      bind(library, "cuStreamSynchronize", d.cuStreamSynchronize) &&
+      bind(library, "cuStreamDestroy_v2", d.cuStreamDestroy);
   if (!ok) {
     g.initError = "the CUDA driver lacks a function zero needs (too old?)";
     return;
@@ -206,8 +206,7 @@ int zero_gpu_init(char *error, size_t errorSize) {
   return 1;
 }
 
-void zero_gpu_device(char *chip, size_t chipSize, char *name,
-                     size_t nameSize) {
+void zero_gpu_device(char *chip, size_t chipSize, char *name, size_t nameSize) {
   Gpu &g = gpu();
   if (chip && chipSize)
     std::snprintf(chip, chipSize, "%s", g.chip.c_str());
@@ -224,10 +223,10 @@ const char *zero_gpu_error(void) {
 void *zero_rt_gpu_alloc(int64_t bytes) {
   Gpu *g = ready("zero_rt_gpu_alloc");
   void *pointer = nullptr;
-  CUresult result = g ? g->driver.cuMemAllocManaged(
-                            &pointer, bytes > 0 ? bytes : 1,
-                            CU_MEM_ATTACH_GLOBAL)
-                      : CUDA_SUCCESS;
+  CUresult result =
+      g ? g->driver.cuMemAllocManaged(&pointer, bytes > 0 ? bytes : 1,
+                                      CU_MEM_ATTACH_GLOBAL)
+        : CUDA_SUCCESS;
   if (g && result == CUDA_SUCCESS)
     return pointer;
   std::string why =
@@ -338,9 +337,8 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
                                  blockZ, sharedBytes, stream, params, extra),
         "launching kernel " + kernelName(*g, function) + " (grid " +
             std::to_string(gridX) + "x" + std::to_string(gridY) + "x" +
-            std::to_string(gridZ) + ", block " + std::to_string(blockX) +
-            "x" + std::to_string(blockY) + "x" + std::to_string(blockZ) +
-            ")");
+            std::to_string(gridZ) + ", block " + std::to_string(blockX) + "x" +
+            std::to_string(blockY) + "x" + std::to_string(blockZ) + ")");
 }
 
 } // extern "C"

@@ -45,8 +45,7 @@ static cl::opt<std::string>
            cl::desc("What the artifact runs on: cpu, or cuda (kernels on an "
                     "NVIDIA GPU)"),
            cl::init("cpu"), cl::cat(category));
-static cl::opt<std::string> chip("chip",
-                                 cl::desc("cuda: the GPU architecture"),
+static cl::opt<std::string> chip("chip", cl::desc("cuda: the GPU architecture"),
                                  cl::init("sm_90"), cl::cat(category));
 static cl::opt<std::string> gpuFormat(
     "gpu-format",

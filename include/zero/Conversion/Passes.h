@@ -54,8 +54,8 @@ struct ZeroToNVVMOptions : public mlir::PassPipelineOptions<ZeroToNVVMOptions> {
       *this, "toolkit", llvm::cl::desc("The CUDA toolkit (ptxas, libdevice)"),
       llvm::cl::init(ZERO_DEFAULT_CUDA_PATH)};
   PassOptions::Option<int64_t> blockSize{
-      *this, "block-size",
-      llvm::cl::desc("Threads per block of a kernel"), llvm::cl::init(256)};
+      *this, "block-size", llvm::cl::desc("Threads per block of a kernel"),
+      llvm::cl::init(256)};
 };
 
 /// `zero-to-nvvm`: the tensor-level program to host code in the LLVM

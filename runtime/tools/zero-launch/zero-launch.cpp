@@ -187,9 +187,8 @@ std::string checkGpu(const ArtifactDescription &d) {
   char chip[32], name[256];
   zero_gpu_device(chip, sizeof chip, name, sizeof name);
   if (d.chip != chip)
-    return "the artifact was built for " + d.chip + ", but the GPU is " +
-           name + " (" + chip + "): rebuild it with zero-compile --chip=" +
-           chip;
+    return "the artifact was built for " + d.chip + ", but the GPU is " + name +
+           " (" + chip + "): rebuild it with zero-compile --chip=" + chip;
   if (const char *error = zero_gpu_error())
     return std::string("loading the artifact's kernels failed: ") + error;
   return "";

@@ -1,0 +1,32 @@
+// RUN: zero-opt %s --split-input-file --zero-gpu-host-memory --verify-diagnostics | FileCheck %s
+
+// The host's malloc and free become the runtime's managed allocations.
+// CHECK-LABEL: llvm.func @zero_rt_gpu_alloc(i64) -> !llvm.ptr
+// CHECK: llvm.func @zero_rt_gpu_free(!llvm.ptr)
+// CHECK-LABEL: llvm.func @host
+// CHECK: llvm.call @zero_rt_gpu_alloc(%{{.*}}) : (i64) -> !llvm.ptr
+// CHECK: llvm.call @zero_rt_gpu_free(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK-NOT: @malloc
+llvm.func @malloc(i64) -> !llvm.ptr
+llvm.func @free(!llvm.ptr)
+llvm.func @host(%n: i64) {
+  %p = llvm.call @malloc(%n) : (i64) -> !llvm.ptr
+  llvm.call @free(%p) : (!llvm.ptr) -> ()
+  llvm.return
+}
+
+// -----
+
+// Nothing to do: a module without allocations is unchanged.
+// CHECK-LABEL: llvm.func @no_allocations
+// CHECK-NOT: zero_rt_gpu
+llvm.func @no_allocations() {
+  llvm.return
+}
+
+// -----
+
+// A module that already has a function of the runtime's name is reported.
+llvm.func @malloc(i64) -> !llvm.ptr
+// expected-error @+1 {{zero-gpu-host-memory: @zero_rt_gpu_alloc is already defined; cannot redirect @malloc to it}}
+llvm.func @zero_rt_gpu_alloc(i64) -> !llvm.ptr

@@ -1,0 +1,36 @@
+// zero-to-nvvm: each parallel loop nest a kernel, compiled for sm_90 and
+// embedded; collectives are runtime calls and the host's buffers are managed
+// memory. PTX (format=isa) needs no CUDA toolkit; a cubin needs ptxas.
+// RUN: zero-opt %s --zero-to-nvvm='format=isa' | FileCheck %s
+// RUN: zero-opt %s --zero-weight-update-sharding --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=SHARDED
+// RUN: zero-opt %s --zero-to-nvvm='format=isa chip=sm_80 features=+ptx70' | FileCheck %s --check-prefix=SM80
+
+// CHECK-LABEL: llvm.func @step(
+// CHECK: llvm.call @zero_rt_gpu_alloc
+// CHECK: llvm.call @zero_rt_all_reduce
+// CHECK: gpu.launch_func @step_kernel::@step_kernel blocks in ({{.*}}) threads in ({{.*}}) : i64 args(
+// CHECK-NOT: gpu.launch_func
+// CHECK: llvm.call @zero_rt_gpu_free
+// CHECK: llvm.return
+// CHECK: gpu.binary @step_kernel {{.*}}#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
+// CHECK-SAME: .target sm_90
+
+// After sharding: a reduce-scatter, the update kernel on the shard, an
+// all-gather.
+// SHARDED-LABEL: llvm.func @step(
+// SHARDED: llvm.call @zero_rt_reduce_scatter
+// SHARDED: gpu.launch_func
+// SHARDED: llvm.call @zero_rt_all_gather
+
+// SM80: chip = "sm_80"
+// SM80-SAME: .target sm_80
+
+zero.mesh @dp(shape = [4])
+func.func @step(%w: tensor<1024xf32>, %g_local: tensor<1024xf32>)
+    -> tensor<1024xf32> {
+  %lr = arith.constant dense<0.1> : tensor<1024xf32>
+  %g = zero.all_reduce %g_local on @dp reduce = mean : tensor<1024xf32>
+  %d = arith.mulf %g, %lr : tensor<1024xf32>
+  %w2 = arith.subf %w, %d : tensor<1024xf32>
+  return %w2 : tensor<1024xf32>
+}
