@@ -225,22 +225,6 @@ static llvm::Error linkSharedLibrary(StringRef linker, StringRef object,
 // compileArtifact
 //===----------------------------------------------------------------------===//
 
-/// Runs `build`'s pipeline on `module`; the error carries the diagnostics.
-static llvm::Error lower(ModuleOp module,
-                         llvm::function_ref<void(OpPassManager &)> build) {
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-    os << d.getLocation() << ": " << d << "\n";
-    return success();
-  });
-  PassManager pm(module.getContext());
-  build(pm);
-  if (failed(pm.run(module)))
-    return llvm::createStringError("lowering failed:\n%s", diagnostics.c_str());
-  return llvm::Error::success();
-}
-
 llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
                                         const ArtifactOptions &options,
                                         StringRef outputPath) {
@@ -269,11 +253,11 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
     nvvm.format = options.gpuFormat;
     if (!options.cudaPath.empty())
       nvvm.toolkit = options.cudaPath;
-    if (llvm::Error error = lower(module, [&](OpPassManager &pm) {
+    if (llvm::Error error = lowerModule(module, [&](OpPassManager &pm) {
           buildZeroToNVVMPipeline(pm, nvvm);
         }))
       return error;
-  } else if (llvm::Error error = lower(module, buildZeroToLLVMPipeline)) {
+  } else if (llvm::Error error = lowerModule(module, buildZeroToLLVMPipeline)) {
     return error;
   }
 

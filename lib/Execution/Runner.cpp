@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "zero/Conversion/Passes.h"
@@ -171,11 +172,14 @@ void zero::exec::zeroShardPadding(HostArray &shard, const BoundaryShard &layout,
   shard.bytes = std::move(part.bytes);
 }
 
-std::string zero::exec::findEntryFunction(ModuleOp module,
-                                          StringRef requested) {
+llvm::Expected<std::string> zero::exec::findEntryFunction(ModuleOp module,
+                                                          StringRef requested) {
   if (!requested.empty()) {
     auto fn = module.lookupSymbol<func::FuncOp>(requested);
-    return fn && !fn.isExternal() ? requested.str() : "";
+    if (!fn || fn.isExternal())
+      return llvm::createStringError(
+          "no function @%s with a body in the module", requested.str().c_str());
+    return requested.str();
   }
   std::string found;
   int count = 0;
@@ -184,7 +188,39 @@ std::string zero::exec::findEntryFunction(ModuleOp module,
       found = fn.getSymName().str();
       ++count;
     }
-  return count == 1 ? found : "";
+  if (count != 1)
+    return llvm::createStringError("the module has several public functions "
+                                   "(or none); name one with --entry");
+  return found;
+}
+
+llvm::Error zero::exec::runPassPipeline(ModuleOp module, StringRef pipeline) {
+  if (pipeline.empty())
+    return llvm::Error::success();
+  PassManager pm(module.getContext());
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return llvm::createStringError("cannot parse pass pipeline '%s'",
+                                   pipeline.str().c_str());
+  if (failed(pm.run(module)))
+    return llvm::createStringError("pass pipeline '%s' failed",
+                                   pipeline.str().c_str());
+  return llvm::Error::success();
+}
+
+llvm::Error
+zero::exec::lowerModule(ModuleOp module,
+                        llvm::function_ref<void(OpPassManager &)> build) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    os << d.getLocation() << ": " << d << "\n";
+    return success();
+  });
+  PassManager pm(module.getContext());
+  build(pm);
+  if (failed(pm.run(module)))
+    return llvm::createStringError("lowering failed:\n%s", diagnostics.c_str());
+  return llvm::Error::success();
 }
 
 int64_t zero::exec::getMeshRanks(ModuleOp module) {
@@ -255,19 +291,8 @@ Executable::compile(ModuleOp module, StringRef entry) {
   registerLLVMDialectTranslation(registry);
   context->appendDialectRegistry(registry);
 
-  std::string diagnostics;
-  {
-    llvm::raw_string_ostream os(diagnostics);
-    ScopedDiagnosticHandler handler(context, [&](Diagnostic &d) {
-      os << d.getLocation() << ": " << d << "\n";
-      return success();
-    });
-    PassManager pm(context);
-    zero::buildZeroToLLVMPipeline(pm);
-    if (failed(pm.run(module)))
-      return llvm::createStringError("lowering failed:\n%s",
-                                     diagnostics.c_str());
-  }
+  if (llvm::Error error = lowerModule(module, buildZeroToLLVMPipeline))
+    return error;
 
   ExecutionEngineOptions options;
   auto transformer = makeOptimizingTransformer(2, 0, nullptr);

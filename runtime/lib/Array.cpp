@@ -4,6 +4,8 @@
 #include "zero/runtime/Array.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -40,11 +42,77 @@ int64_t zero::rt::getElementBytes(std::string_view dtype) {
   return info ? info->bytes : 0;
 }
 
-int64_t Array::getNumElements() const {
+int64_t zero::rt::getNumElements(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
   return n;
+}
+
+int64_t Array::getNumElements() const {
+  return zero::rt::getNumElements(shape);
+}
+
+/// An IEEE half's bits as a float.
+static float halfToFloat(uint16_t bits) {
+  int sign = bits >> 15, exponent = (bits >> 10) & 0x1f,
+      mantissa = bits & 0x3ff;
+  float magnitude = exponent == 0 ? std::ldexp(float(mantissa), -24)
+                    : exponent == 31
+                        ? (mantissa ? std::numeric_limits<float>::quiet_NaN()
+                                    : std::numeric_limits<float>::infinity())
+                        : std::ldexp(float(mantissa | 0x400), exponent - 25);
+  return sign ? -magnitude : magnitude;
+}
+
+double zero::rt::getElementAsDouble(const Array &array, int64_t i) {
+  int64_t bytes = getElementBytes(array.dtype);
+  const char *p = array.bytes.data() + i * bytes;
+  if (array.dtype == "f32") {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  if (array.dtype == "f64") {
+    double d;
+    std::memcpy(&d, p, 8);
+    return d;
+  }
+  if (array.dtype == "bf16" || array.dtype == "f16") {
+    uint16_t bits;
+    std::memcpy(&bits, p, 2);
+    if (array.dtype == "f16")
+      return halfToFloat(bits);
+    uint32_t wide = uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &wide, 4);
+    return f;
+  }
+  int64_t v = 0;
+  std::memcpy(&v, p, bytes);            // little-endian: the low bytes
+  if (bytes < 8 && array.dtype != "i1") // sign-extend
+    v = static_cast<int64_t>(static_cast<uint64_t>(v) << (64 - 8 * bytes)) >>
+        (64 - 8 * bytes);
+  return static_cast<double>(v);
+}
+
+std::string zero::rt::formatValues(const Array &array) {
+  char text[64];
+  std::string out;
+  int64_t n = array.getNumElements();
+  if (n <= 32) {
+    for (int64_t i = 0; i < n; ++i) {
+      std::snprintf(text, sizeof text, " %.6g", getElementAsDouble(array, i));
+      out += text;
+    }
+    return out;
+  }
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += getElementAsDouble(array, i);
+  std::snprintf(text, sizeof text, " %lld elements, sum %.9g",
+                static_cast<long long>(n), sum);
+  return text;
 }
 
 std::string zero::rt::formatShape(const std::vector<int64_t> &shape) {

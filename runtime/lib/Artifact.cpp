@@ -9,12 +9,7 @@
 
 using namespace zero::rt;
 
-int64_t ShardLayout::getWholeElements() const {
-  int64_t n = 1;
-  for (int64_t d : whole)
-    n *= d;
-  return n;
-}
+int64_t ShardLayout::getWholeElements() const { return getNumElements(whole); }
 
 //===----------------------------------------------------------------------===//
 // A small JSON reader: enough for the description, which zero-compile writes.

@@ -163,8 +163,9 @@ Gpu *ready(const char *call) {
   return &g;
 }
 
-/// Records a failed driver call and fails the bound rank's world.
-void report(Gpu &g, CUresult result, const std::string &what) {
+/// Records a failed driver call and fails the bound rank's world (with no
+/// rank bound, prints it). Returns the message.
+std::string report(Gpu &g, CUresult result, const std::string &what) {
   const char *text = nullptr;
   g.driver.cuGetErrorString(result, &text);
   std::string message =
@@ -178,6 +179,7 @@ void report(Gpu &g, CUresult result, const std::string &what) {
     zero_rank_fail(rank, message.c_str());
   else
     std::fprintf(stderr, "zero: error: %s\n", message.c_str());
+  return message;
 }
 
 bool check(Gpu &g, CUresult result, const std::string &what) {
@@ -223,22 +225,23 @@ const char *zero_gpu_error(void) {
 void *zero_rt_gpu_alloc(int64_t bytes) {
   Gpu *g = ready("zero_rt_gpu_alloc");
   void *pointer = nullptr;
-  CUresult result =
-      g ? g->driver.cuMemAllocManaged(&pointer, bytes > 0 ? bytes : 1,
-                                      CU_MEM_ATTACH_GLOBAL)
-        : CUDA_SUCCESS;
-  if (g && result == CUDA_SUCCESS)
+  std::string message;
+  if (!g) {
+    message = "zero_rt_gpu_alloc: " + gpu().initError;
+    std::fprintf(stderr, "zero: error: %s\n", message.c_str());
+  } else if (CUresult result = g->driver.cuMemAllocManaged(
+                 &pointer, bytes > 0 ? bytes : 1, CU_MEM_ATTACH_GLOBAL)) {
+    message =
+        report(*g, result,
+               "allocating " + std::to_string(bytes) + " bytes of GPU memory");
+  } else {
     return pointer;
-  std::string why =
-      g ? "allocating " + std::to_string(bytes) + " bytes of GPU memory"
-        : gpu().initError;
-  if (g)
-    report(*g, result, why);
+  }
+  // report() printed the message only where no rank is bound; a bound
+  // rank's world holds it, but this process ends before a launcher reads it.
   if (zero_rank *rank = zero_bound_rank())
-    std::fprintf(stderr, "zero: error: rank %d: %s%s\n", zero_rank_id(rank),
-                 g ? "CUDA error in " : "", why.c_str());
-  else
-    std::fprintf(stderr, "zero: error: %s\n", why.c_str());
+    std::fprintf(stderr, "zero: error: rank %d: %s\n", zero_rank_id(rank),
+                 message.c_str());
   // The compiled code that asked cannot go on without its buffer.
   std::_Exit(1);
 }
@@ -329,8 +332,8 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
   Gpu *g = ready("launching a kernel");
   if (!g || !function)
     return; // the failure to load or find it is already reported
-  // After a failure the world ends: later kernels would run on bad data.
-  if (zero_rank *rank = zero_bound_rank(); rank && zero_gpu_error())
+  // After a CUDA failure the world ends: later kernels would run on bad data.
+  if (zero_bound_rank() && zero_gpu_error())
     return;
   check(*g,
         g->driver.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,

@@ -7,10 +7,7 @@
 using namespace zero::rt;
 
 int64_t ValueType::getNumElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+  return zero::rt::getNumElements(shape);
 }
 
 std::string ValueType::str() const {

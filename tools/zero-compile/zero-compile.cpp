@@ -98,19 +98,12 @@ int main(int argc, char **argv) {
   if (!module)
     return 1; // the parser reported the error with its location
 
-  std::string name = zero::exec::findEntryFunction(*module, entry);
-  if (name.empty())
-    return fail(entry.empty()
-                    ? "the module has several public functions (or "
-                      "none); name one with --entry"
-                    : "no function @" + entry + " with a body in the module");
-  if (!passes.empty()) {
-    PassManager pm(&context);
-    if (failed(parsePassPipeline(passes, pm, llvm::errs())))
-      return fail("cannot parse pass pipeline '" + passes + "'");
-    if (failed(pm.run(*module)))
-      return fail("pass pipeline '" + passes + "' failed");
-  }
+  auto found = zero::exec::findEntryFunction(*module, entry);
+  if (!found)
+    return fail(llvm::toString(found.takeError()));
+  std::string name = *found;
+  if (llvm::Error e = zero::exec::runPassPipeline(*module, passes))
+    return fail(llvm::toString(std::move(e)));
 
   zero::exec::ArtifactOptions options;
   options.target = target;

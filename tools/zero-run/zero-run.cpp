@@ -169,15 +169,8 @@ static llvm::Error fillInputs(RunOptions &options) {
 static llvm::Expected<std::unique_ptr<Executable>>
 compileVariant(ModuleOp original, StringRef pipeline, StringRef name) {
   OwningOpRef<ModuleOp> module = original.clone();
-  if (!pipeline.empty()) {
-    PassManager pm(module->getContext());
-    if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
-      return llvm::createStringError("cannot parse pass pipeline '%s'",
-                                     pipeline.str().c_str());
-    if (failed(pm.run(*module)))
-      return llvm::createStringError("pass pipeline '%s' failed",
-                                     pipeline.str().c_str());
-  }
+  if (llvm::Error error = runPassPipeline(*module, pipeline))
+    return std::move(error);
   return Executable::compile(*module, name);
 }
 
@@ -190,49 +183,9 @@ static void printCounters(const RankRun &run) {
   report << "\n";
 }
 
-static double elementAsDouble(const HostArray &array, int64_t i) {
-  Type type = array.elementType;
-  const char *p = array.bytes.data() + i * HostArray::getElementBytes(type);
-  if (type.isF32()) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  if (type.isF64()) {
-    double d;
-    std::memcpy(&d, p, 8);
-    return d;
-  }
-  if (type.isBF16() || type.isF16()) {
-    uint16_t bits;
-    std::memcpy(&bits, p, 2);
-    llvm::APFloat f(type.isBF16() ? llvm::APFloat::BFloat()
-                                  : llvm::APFloat::IEEEhalf(),
-                    llvm::APInt(16, bits));
-    return f.convertToDouble();
-  }
-  int64_t v = 0;
-  int64_t bytes = HostArray::getElementBytes(type);
-  std::memcpy(&v, p, bytes);
-  if (bytes < 8 && !type.isInteger(1)) // sign-extend
-    v = (v << (64 - 8 * bytes)) >> (64 - 8 * bytes);
-  return static_cast<double>(v);
-}
-
 static void printResult(const RankRun &run, size_t index) {
-  const HostArray &array = run.outputs[index];
-  report << "rank " << run.rank << " result " << index << ":";
-  int64_t n = array.getNumElements();
-  if (n <= 32) {
-    for (int64_t i = 0; i < n; ++i)
-      report << " " << llvm::format("%.6g", elementAsDouble(array, i));
-  } else {
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i)
-      sum += elementAsDouble(array, i);
-    report << " " << n << " elements, sum " << llvm::format("%.9g", sum);
-  }
-  report << "\n";
+  report << "rank " << run.rank << " result " << index << ":"
+         << zero::rt::formatValues(toRuntimeArray(run.outputs[index])) << "\n";
 }
 
 static llvm::Error writeOutputs(const std::vector<RankRun> &runs) {
@@ -372,12 +325,10 @@ int main(int argc, char **argv) {
   if (!module)
     return 1; // the parser reported the error with its location
 
-  std::string name = findEntryFunction(*module, entry);
-  if (name.empty())
-    return fail(entry.empty()
-                    ? "the module has several public functions (or "
-                      "none); name one with --entry"
-                    : "no function @" + entry + " with a body in the module");
+  auto found = findEntryFunction(*module, entry);
+  if (!found)
+    return fail(llvm::toString(found.takeError()));
+  std::string name = *found;
 
   RunOptions options;
   options.backend = backend;

@@ -14,6 +14,7 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "zero/Execution/HostArray.h"
 #include "zero/runtime/zero_runtime.h"
 
@@ -93,10 +94,18 @@ struct EntrySignature {
   llvm::SmallVector<mlir::Type> getWholeResultTypes() const;
 };
 
-/// The public function with a body that a tool runs: `requested` when given
-/// (empty when there is no such function), else the module's only one (empty
-/// when there are several).
-std::string findEntryFunction(mlir::ModuleOp module, llvm::StringRef requested);
+/// The public function with a body that a tool runs: `requested` when given,
+/// else the module's only one; the error says which is missing and how to
+/// name one (--entry).
+llvm::Expected<std::string> findEntryFunction(mlir::ModuleOp module,
+                                              llvm::StringRef requested);
+/// Parses `pipeline` (textual, e.g. "zero-weight-update-sharding") and runs
+/// it on `module`; the error names the pipeline. Empty: nothing to run.
+llvm::Error runPassPipeline(mlir::ModuleOp module, llvm::StringRef pipeline);
+/// Runs the pipeline `build` makes on `module`; the error carries the
+/// diagnostics, each with its location.
+llvm::Error lowerModule(mlir::ModuleOp module,
+                        llvm::function_ref<void(mlir::OpPassManager &)> build);
 /// The ranks of the module's mesh; 0 when it has none, or meshes of
 /// different sizes.
 int64_t getMeshRanks(mlir::ModuleOp module);

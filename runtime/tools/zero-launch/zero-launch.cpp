@@ -311,42 +311,8 @@ bool compareResults(const ArtifactDescription &d, const RankResult &run,
 }
 
 void printResult(const RankResult &run, size_t index) {
-  const Array &array = run.outputs[index];
-  std::printf("rank %d result %zu:", run.rank, index);
-  int64_t n = array.getNumElements();
-  auto element = [&](int64_t i) -> double {
-    const char *p = array.bytes.data() + i * getElementBytes(array.dtype);
-    if (array.dtype == "f32") {
-      float f;
-      std::memcpy(&f, p, 4);
-      return f;
-    }
-    if (array.dtype == "f64") {
-      double v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    if (array.dtype == "bf16") {
-      uint32_t bits = 0;
-      std::memcpy(reinterpret_cast<char *>(&bits) + 2, p, 2);
-      float f;
-      std::memcpy(&f, &bits, 4);
-      return f;
-    }
-    int64_t v = 0;
-    std::memcpy(&v, p, getElementBytes(array.dtype));
-    return double(v);
-  };
-  if (n <= 32) {
-    for (int64_t i = 0; i < n; ++i)
-      std::printf(" %.6g", element(i));
-  } else {
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i)
-      sum += element(i);
-    std::printf(" %lld elements, sum %.9g", static_cast<long long>(n), sum);
-  }
-  std::printf("\n");
+  std::printf("rank %d result %zu:%s\n", run.rank, index,
+              formatValues(run.outputs[index]).c_str());
 }
 } // namespace
 

@@ -32,6 +32,15 @@ struct Array {
   int64_t getNumElements() const;
 };
 
+/// Elements of a shape: the product of its dimensions (1 for a scalar).
+int64_t getNumElements(const std::vector<int64_t> &shape);
+
+/// Element `i` of `array` as a double (integers sign-extended, i1 as 0 or 1).
+double getElementAsDouble(const Array &array, int64_t i);
+/// The values of `array` as launchers print them: " v0 v1 ..." (%.6g) for up
+/// to 32 elements, else " N elements, sum S" (%.9g).
+std::string formatValues(const Array &array);
+
 /// "(7, 13)", as NumPy prints a shape.
 std::string formatShape(const std::vector<int64_t> &shape);
 
