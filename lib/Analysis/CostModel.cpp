@@ -184,13 +184,32 @@ private:
     int64_t count = trips ? trips->getSExtValue() : 1;
     if (count <= 0)
       return;
+    runIteration(loop, state);
+    if (count > 1) {
+      StreamState before = state;
+      runIteration(loop, state);
+      if (count > 2) {
+        double step = state.compute - before.compute;
+        state.shift(before, state, count - 2);
+        for (BlockArgument argument : loop.getRegionIterArgs())
+          if (isa<FutureType>(argument.getType()))
+            state.done[argument] += (count - 2) * step;
+      }
+    }
+    // A future the last iteration started is awaited after the loop.
+    for (auto [result, argument] :
+         llvm::zip(loop.getResults(), loop.getRegionIterArgs()))
+      if (isa<FutureType>(result.getType()))
+        state.done[result] = state.done.lookup(argument);
+  }
+
+  /// One iteration; a future it yields is the next iteration's argument.
+  void runIteration(scf::ForOp loop, StreamState &state) {
     run(*loop.getBody(), state);
-    if (count == 1)
-      return;
-    StreamState before = state;
-    run(*loop.getBody(), state);
-    if (count > 2)
-      state.shift(before, state, count - 2);
+    for (auto [argument, yielded] :
+         llvm::zip(loop.getRegionIterArgs(), loop.getYieldedValues()))
+      if (isa<FutureType>(argument.getType()))
+        state.done[argument] = state.done.lookup(yielded);
   }
 
   const CostModel &model;

@@ -12,11 +12,14 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "zero/Conversion/Passes.h"
+#include "zero/Dialect/Zero/Transforms/Passes.h"
 
 using namespace mlir;
 
 /// Tensors to buffers, shared by the CPU and GPU pipelines.
 static void addBufferizationPasses(OpPassManager &pm) {
+  // Futures that loops carry get buffers that outlive an iteration.
+  pm.addPass(zero::createZeroExpandLoopFutures());
   // Elementwise arith and math on tensors to linalg, fused into one loop nest
   // per chain (fusion keeps each element's sequence of operations).
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

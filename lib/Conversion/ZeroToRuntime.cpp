@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "zero/Conversion/Passes.h"
@@ -155,6 +156,84 @@ Value contiguous(OpBuilder &b, Location loc, Value buffer, bool copyIn) {
   return copy;
 }
 
+/// `zero_rt_wait` on `handle` (a `zero_handle *`) where `wait` stands, which
+/// goes; returns the call.
+Operation *lowerWait(WaitOp wait, Value handle, RuntimeCallBuilder &calls) {
+  OpBuilder b(wait);
+  func::FuncOp waitFn =
+      calls.declare("zero_rt_wait", {calls.pointerType()}, {});
+  auto call = func::CallOp::create(b, wait.getLoc(), waitFn, handle);
+  wait->erase();
+  return call;
+}
+
+/// Checks that `request` is consumed exactly once: by a zero.wait in its
+/// block, or by the scf.for that carries it (as its initial value, or
+/// yielded by its body).
+LogicalResult verifyRequest(Value request, Operation *diagnosticOp) {
+  auto fail = [&](const Twine &what) {
+    return diagnosticOp->emitOpError("cannot be lowered: ")
+           << what
+           << "; a request is consumed exactly once, by a zero.wait in its "
+              "block or by the scf.for that carries it";
+  };
+  size_t uses = std::distance(request.use_begin(), request.use_end());
+  if (uses != 1)
+    return fail("its request is consumed " + Twine(uses) + " times");
+  Operation *user = *request.getUsers().begin();
+  bool sameBlock = user->getBlock() == request.getParentBlock();
+  bool carried =
+      isa<scf::ForOp>(user) ||
+      (isa<scf::YieldOp>(user) && isa<scf::ForOp>(user->getParentOp()));
+  if (!sameBlock || !(isa<WaitOp>(user) || carried))
+    return fail("its request goes to '" + user->getName().getStringRef() + "'" +
+                (sameBlock ? "" : " in another block"));
+  return success();
+}
+
+/// Checks every request of `module` (see verifyRequest).
+LogicalResult verifyRequests(ModuleOp module) {
+  bool failedAny = false;
+  module.walk([&](Operation *op) {
+    // Nothing is in flight for a completed request (CSE may share one).
+    if (isa<CompletedRequestOp>(op))
+      return;
+    for (Value result : op->getResults())
+      if (isa<RequestType>(result.getType()))
+        failedAny |= failed(verifyRequest(result, op));
+    for (Region &region : op->getRegions())
+      for (BlockArgument argument : region.getArguments())
+        if (isa<RequestType>(argument.getType()))
+          failedAny |= failed(verifyRequest(argument, op));
+  });
+  return failure(failedAny);
+}
+
+/// Gives the requests that loops carry (block arguments, results of ops
+/// with regions) the handle's type, and makes zero.completed_request a null
+/// handle: the collectives that start them and the waits that end them are
+/// lowered next.
+void lowerCarriedRequests(ModuleOp module, RuntimeCallBuilder &calls) {
+  Type ptr = calls.pointerType();
+  module.walk([&](Operation *op) {
+    if (auto none = dyn_cast<CompletedRequestOp>(op)) {
+      OpBuilder b(op);
+      op->replaceAllUsesWith(LLVM::ZeroOp::create(b, op->getLoc(), ptr));
+      op->erase();
+      return;
+    }
+    if (op->getNumRegions() == 0)
+      return;
+    for (OpResult result : op->getResults())
+      if (isa<RequestType>(result.getType()))
+        result.setType(ptr);
+    for (Region &region : op->getRegions())
+      for (BlockArgument argument : region.getArguments())
+        if (isa<RequestType>(argument.getType()))
+          argument.setType(ptr);
+  });
+}
+
 /// Checks that each rank's part along `dim` is contiguous.
 LogicalResult verifyContiguousParts(Operation *op, MemRefType type,
                                     int64_t dim) {
@@ -229,22 +308,19 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
   }
 
   // A started collective (it returns a request) calls the `_start` entry
-  // point; its zero.wait becomes zero_rt_wait on the handle.
+  // point. When its wait is in its block, that wait becomes zero_rt_wait on
+  // the handle here, after which temporaries can go; a request that a loop
+  // carries to its wait is the handle itself (verifyRequests checked both).
   Value request = op->getNumResults() ? op->getResult(0) : Value();
-  SmallVector<WaitOp> waits;
-  if (request) {
-    for (Operation *user : request.getUsers()) {
-      auto wait = dyn_cast<WaitOp>(user);
-      if (!wait || wait->getBlock() != op->getBlock())
-        return user->emitOpError("cannot be lowered: a request is consumed "
-                                 "only by zero.wait ops in the block of its "
-                                 "collective");
-      waits.push_back(wait);
-    }
-    if (waits.size() != 1)
-      return op->emitOpError("cannot be lowered: its request is waited ")
-             << waits.size() << " times; exactly once";
-  }
+  WaitOp localWait =
+      request ? dyn_cast<WaitOp>(*request.getUsers().begin()) : WaitOp();
+  if (request && !localWait &&
+      (!memref::isStaticShapeAndContiguousRowMajor(
+           cast<MemRefType>(input.getType())) ||
+       !memref::isStaticShapeAndContiguousRowMajor(
+           cast<MemRefType>(output.getType()))))
+    return op->emitOpError("cannot be lowered: a request carried out of "
+                           "its block needs contiguous buffers");
 
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -275,13 +351,11 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
           calls.stringPointer(b, loc, "bucket " + std::to_string(id.getInt())));
     }
   auto call = func::CallOp::create(b, loc, fn, args);
-  if (request) {
+  if (localWait) {
     // Temporaries live until the wait.
-    WaitOp wait = waits.front();
-    b.setInsertionPoint(wait);
-    func::FuncOp waitFn = calls.declare("zero_rt_wait", {ptr}, {});
-    func::CallOp::create(b, loc, waitFn, call.getResult(0));
-    wait->erase();
+    b.setInsertionPointAfter(lowerWait(localWait, call.getResult(0), calls));
+  } else if (request) {
+    request.replaceAllUsesWith(call.getResult(0));
   }
   if (in != input)
     memref::DeallocOp::create(b, loc, in);
@@ -307,15 +381,12 @@ void ZeroLowerToRuntimePass::runOnOperation() {
                       "zero-lower-to-runtime (zero-to-llvm does)");
       failedAny = true;
       return WalkResult::skip();
-    } else if (auto wait = dyn_cast<WaitOp>(op)) {
-      if (!wait.getRequest().getDefiningOp()) {
-        op->emitOpError("cannot be lowered: its request must come from a "
-                        "buffer collective in the same block");
-        failedAny = true;
-      }
     }
     return WalkResult::advance();
   });
+  if (failedAny || failed(verifyRequests(module)))
+    return signalPassFailure();
+  lowerCarriedRequests(module, calls);
   for (Operation *op : work) {
     LogicalResult result =
         isa<ReplicaIndexOp>(op)
@@ -325,6 +396,9 @@ void ZeroLowerToRuntimePass::runOnOperation() {
   }
   if (failedAny)
     return signalPassFailure();
+  // The waits on carried requests, whose handles are now pointers.
+  module.walk(
+      [&](WaitOp wait) { lowerWait(wait, wait->getOperand(0), calls); });
   for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
     mesh.erase();
 }

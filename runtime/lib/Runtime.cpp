@@ -534,7 +534,10 @@ zero_handle *zero_rt_all_gather_start(const void *in, void *out, int64_t count,
                          dtype, ZERO_SUM, group);
 }
 
-void zero_rt_wait(zero_handle *handle) { (void)zero_wait(handle); }
+void zero_rt_wait(zero_handle *handle) {
+  if (handle)
+    (void)zero_wait(handle);
+}
 
 void zero_rt_label(const char *label) {
   currentRank(__func__)->nextLabel = label;

@@ -49,7 +49,7 @@ func.func @async(%g: tensor<8xf32>) -> tensor<4xf32> {
 zero.mesh @dp(shape = [2])
 
 func.func @never_waited(%in: memref<4xf32>, %out: memref<8xf32>) {
-  // expected-error @+1 {{cannot be lowered: its request is waited 0 times; exactly once}}
+  // expected-error @+1 {{cannot be lowered: its request is consumed 0 times; a request is consumed exactly once, by a zero.wait in its block or by the scf.for that carries it}}
   %r = zero.all_gather_buffer %in, %out on @dp : memref<4xf32>, memref<8xf32> -> !zero.request
   return
 }
@@ -58,11 +58,55 @@ func.func @never_waited(%in: memref<4xf32>, %out: memref<8xf32>) {
 
 zero.mesh @dp(shape = [2])
 
+// A wait in a branch may not run: the request must be waited in its block.
 func.func @waited_elsewhere(%in: memref<4xf32>, %out: memref<8xf32>, %c: i1) {
+  // expected-error @+1 {{cannot be lowered: its request goes to 'zero.wait' in another block}}
   %r = zero.all_gather_buffer %in, %out on @dp : memref<4xf32>, memref<8xf32> -> !zero.request
   scf.if %c {
-    // expected-error @+1 {{cannot be lowered: a request is consumed only by zero.wait ops in the block of its collective}}
     zero.wait %r, %in, %out : memref<4xf32>, memref<8xf32>
   }
+  return
+}
+
+// -----
+
+zero.mesh @dp(shape = [2])
+
+// A loop's request that its body waits twice.
+func.func @carried_waited_twice(%in: memref<4xf32>, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %none = zero.completed_request
+  // expected-error @+1 {{cannot be lowered: its request is consumed 2 times}}
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%q = %none) -> (!zero.request) {
+    zero.wait %q, %in, %out : memref<4xf32>, memref<8xf32>
+    zero.wait %q, %in, %out : memref<4xf32>, memref<8xf32>
+    %q2 = zero.all_gather_buffer %in, %out on @dp : memref<4xf32>, memref<8xf32> -> !zero.request
+    scf.yield %q2 : !zero.request
+  }
+  zero.wait %r, %in, %out : memref<4xf32>, memref<8xf32>
+  return
+}
+
+// -----
+
+zero.mesh @dp(shape = [2])
+
+// A carried request's collective writes its buffer directly: no temporary
+// copy could be copied back at a wait in another iteration.
+func.func @carried_strided(%in: memref<4xf32>, %big: memref<8x2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %out = memref.subview %big[0, 0] [8, 1] [1, 1] : memref<8x2xf32> to memref<8xf32, strided<[2]>>
+  %none = zero.completed_request
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%q = %none) -> (!zero.request) {
+    zero.wait %q, %in, %out : memref<4xf32>, memref<8xf32, strided<[2]>>
+    // expected-error @+1 {{cannot be lowered: a request carried out of its block needs contiguous buffers}}
+    %q2 = zero.all_gather_buffer %in, %out on @dp : memref<4xf32>, memref<8xf32, strided<[2]>> -> !zero.request
+    scf.yield %q2 : !zero.request
+  }
+  zero.wait %r, %in, %out : memref<4xf32>, memref<8xf32, strided<[2]>>
   return
 }

@@ -89,3 +89,32 @@ func.func @started(%in: memref<4xf32>, %out: memref<16xf32>, %x: memref<8xf32>) 
   zero.wait %r, %in, %out : memref<4xf32>, memref<16xf32>
   return
 }
+
+// -----
+
+// A request that a loop carries (zero-expand-loop-futures) is the handle
+// itself: the loop carries an !llvm.ptr, the first one null, and each
+// zero.wait, in the body and after the loop, calls zero_rt_wait on it.
+
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @carried
+// CHECK: %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[LAST:.*]] = scf.for {{.*}} iter_args(%[[Q:.*]] = %[[NONE]]) -> (!llvm.ptr) {
+// CHECK-NEXT: call @zero_rt_wait(%[[Q]]) : (!llvm.ptr) -> ()
+// CHECK: %[[H:.*]] = func.call @zero_rt_all_gather_start
+// CHECK-NEXT: scf.yield %[[H]] : !llvm.ptr
+// CHECK: call @zero_rt_wait(%[[LAST]]) : (!llvm.ptr) -> ()
+func.func @carried(%in: memref<4xf32>, %out: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %none = zero.completed_request
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%q = %none) -> (!zero.request) {
+    zero.wait %q, %in, %out : memref<4xf32>, memref<16xf32>
+    %q2 = zero.all_gather_buffer %in, %out on @dp : memref<4xf32>, memref<16xf32> -> !zero.request
+    scf.yield %q2 : !zero.request
+  }
+  zero.wait %r, %in, %out : memref<4xf32>, memref<16xf32>
+  return
+}

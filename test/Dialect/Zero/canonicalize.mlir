@@ -67,6 +67,17 @@ func.func @group_of_four(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<2xf32>, te
   return %0, %1, %3, %v : tensor<8xf32>, tensor<2xf32>, tensor<8xf32>, tensor<8xf32>
 }
 
+// Awaiting a ready future is its value.
+// CHECK-LABEL: func.func @await_of_ready
+// CHECK-SAME: (%[[X:.*]]: tensor<8xf32>)
+// CHECK-NOT: zero.
+// CHECK: return %[[X]]
+func.func @await_of_ready(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %f = zero.ready %x : tensor<8xf32>
+  %v = zero.await %f : !zero.future<tensor<8xf32>>
+  return %v : tensor<8xf32>
+}
+
 // CHECK-LABEL: func.func @unused_collective_is_removed
 // CHECK-NOT: zero.
 // CHECK: return

@@ -383,3 +383,26 @@ func.func @buffer_mean_of_integers(%a: memref<8xi32>) {
   zero.all_reduce_buffer %a, %a on @dp reduce = mean : memref<8xi32>, memref<8xi32>
   return
 }
+
+// -----
+
+// Only the await of a zero.async names the collective's input.
+func.func @ready_await_reads(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %f = zero.ready %x : tensor<8xf32>
+  // expected-error @+1 {{'zero.await' op reads an input only when its future comes from a zero.async}}
+  %v = zero.await %f reads %x : !zero.future<tensor<8xf32>>, tensor<8xf32>
+  return %v : tensor<8xf32>
+}
+
+// -----
+
+zero.mesh @m(shape = [2])
+func.func @async_await_without_reads(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %f = zero.async : !zero.future<tensor<8xf32>> {
+    %a = zero.all_reduce %x on @m reduce = sum : tensor<8xf32>
+    zero.yield %a : tensor<8xf32>
+  }
+  // expected-error @+1 {{'zero.await' op must read its collective's input}}
+  %v = zero.await %f : !zero.future<tensor<8xf32>>
+  return %v : tensor<8xf32>
+}

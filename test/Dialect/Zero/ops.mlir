@@ -104,3 +104,32 @@ func.func @buffers(%g: memref<1024xf32>, %s: memref<256xf32>,
   zero.all_gather_buffer %v, %g on @hybrid axes = [1] : memref<256xf32, strided<[1], offset: ?>>, memref<1024xf32>
   return
 }
+
+// -----
+
+// A future carried round a loop: made ready before it, awaited in the body
+// and after it without `reads`; a request with nothing in flight.
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @carried_future
+// CHECK: %[[F0:.*]] = zero.ready %{{.*}} : tensor<16xf32>
+// CHECK: scf.for {{.*}} iter_args(%[[F:.*]] = %[[F0]]) -> (!zero.future<tensor<16xf32>>)
+// CHECK: zero.await %[[F]] : !zero.future<tensor<16xf32>>
+// CHECK: zero.completed_request
+func.func @carried_future(%w0: tensor<16xf32>, %s: tensor<4xf32>) -> tensor<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %f0 = zero.ready %w0 : tensor<16xf32>
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%f = %f0) -> (!zero.future<tensor<16xf32>>) {
+    %w = zero.await %f : !zero.future<tensor<16xf32>>
+    %f2 = zero.async : !zero.future<tensor<16xf32>> {
+      %g = zero.all_gather %s on @dp : tensor<4xf32> -> tensor<16xf32>
+      zero.yield %g : tensor<16xf32>
+    }
+    scf.yield %f2 : !zero.future<tensor<16xf32>>
+  }
+  %w = zero.await %r : !zero.future<tensor<16xf32>>
+  %none = zero.completed_request
+  return %w : tensor<16xf32>
+}

@@ -461,15 +461,19 @@ struct AwaitSingleRankGroup : public OpRewritePattern<AwaitOp> {
 
 void AwaitOp::build(OpBuilder &builder, OperationState &state, Value future) {
   auto async = future.getDefiningOp<AsyncOp>();
-  assert(async && "the builder without the input needs the zero.async");
+  Value input = async ? async.getCollective().getInput() : Value();
   build(builder, state, cast<FutureType>(future.getType()).getValueType(),
-        future, async.getCollective().getInput());
+        future, input);
 }
 
 LogicalResult AwaitOp::verify() {
   auto async = getFuture().getDefiningOp<AsyncOp>();
-  if (!async || !async.getCollective())
+  if (!async || !async.getCollective()) {
+    if (getInput())
+      return emitOpError("reads an input only when its future comes from a "
+                         "zero.async");
     return success();
+  }
   if (getInput() != async.getCollective().getInput())
     return emitOpError("must read its collective's input (")
            << async.getCollective().getInput()
@@ -477,9 +481,25 @@ LogicalResult AwaitOp::verify() {
   return success();
 }
 
+namespace {
+/// await(ready(x)) -> x.
+struct AwaitReady : public OpRewritePattern<AwaitOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AwaitOp await,
+                                PatternRewriter &rewriter) const override {
+    auto ready = await.getFuture().getDefiningOp<ReadyOp>();
+    if (!ready)
+      return failure();
+    rewriter.replaceOp(await, ready.getValue());
+    return success();
+  }
+};
+} // namespace
+
 void AwaitOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
-  results.add<AwaitSingleRankGroup>(context);
+  results.add<AwaitSingleRankGroup, AwaitReady>(context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -488,7 +508,8 @@ void AwaitOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 LogicalResult WaitOp::verify() {
   Operation *start = getRequest().getDefiningOp();
-  if (!start)
+  if (!isa_and_present<AllReduceBufferOp, ReduceScatterBufferOp,
+                       AllGatherBufferOp>(start))
     return success();
   if (start->getNumOperands() < 2 || start->getOperand(0) != getInput() ||
       start->getOperand(1) != getOutput())

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Dialect/Zero/Transforms/BufferizableOpInterfaceImpl.h"
+#include "Buffers.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -98,33 +99,10 @@ struct CommunicatingOpInterface
     if (failed(output))
       return failure();
     Type request = async ? RequestType::get(op->getContext()) : Type();
-    Operation *bufferOp =
-        createBufferOp(rewriter, collective, request, *input, *output);
-    // Keep the bucket layout (zero.bucket) and other annotations.
-    for (NamedAttribute attr : op->getDiscardableAttrs())
-      bufferOp->setAttr(attr.getName(), attr.getValue());
+    createBufferCollective(rewriter, collective, request, *input, *output);
     rewriter.setInsertionPoint(op);
     replaceOpWithBufferizedValues(rewriter, op, *output);
     return success();
-  }
-
-  static Operation *createBufferOp(RewriterBase &rewriter, AllReduceOp op,
-                                   Type request, Value input, Value output) {
-    return AllReduceBufferOp::create(rewriter, op.getLoc(), request, input,
-                                     output, op.getMeshAttr(), op.getAxesAttr(),
-                                     op.getReductionAttr());
-  }
-  static Operation *createBufferOp(RewriterBase &rewriter, ReduceScatterOp op,
-                                   Type request, Value input, Value output) {
-    return ReduceScatterBufferOp::create(
-        rewriter, op.getLoc(), request, input, output, op.getMeshAttr(),
-        op.getAxesAttr(), op.getReductionAttr(), op.getScatterDimAttr());
-  }
-  static Operation *createBufferOp(RewriterBase &rewriter, AllGatherOp op,
-                                   Type request, Value input, Value output) {
-    return AllGatherBufferOp::create(rewriter, op.getLoc(), request, input,
-                                     output, op.getMeshAttr(), op.getAxesAttr(),
-                                     op.getGatherDimAttr());
   }
 };
 

@@ -8,7 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Buffers.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "zero/Analysis/Communication.h"
@@ -284,6 +286,304 @@ private:
   SmallVector<double> computeBefore;
 };
 
+/// Whether `op` is a reshape or a static unit-stride slice: the data
+/// movement between a gathered tensor and the weights a loop carries, which
+/// can be run backwards (see rebuildFromLeaves).
+static bool isInvertibleView(Operation *op) {
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    return expand.getResultType().hasStaticShape();
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
+    return collapse.getSrcType().hasStaticShape();
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
+    return slice.hasUnitStride() && slice.getOffsets().empty() &&
+           slice.getSizes().empty() && slice.getSourceType().hasStaticShape();
+  return false;
+}
+
+/// Whether two static slices of one tensor share an element.
+static bool overlap(tensor::ExtractSliceOp a, tensor::ExtractSliceOp b) {
+  for (auto [offsetA, sizeA, offsetB, sizeB] :
+       llvm::zip(a.getStaticOffsets(), a.getStaticSizes(), b.getStaticOffsets(),
+                 b.getStaticSizes()))
+    if (offsetA + sizeA <= offsetB || offsetB + sizeB <= offsetA)
+      return false;
+  return true;
+}
+
+/// A collective at the end of an scf.for body whose result reaches the next
+/// iteration only through the loop: the all-gather of a deferred weight,
+/// unpadded and unpacked (reshapes and slices) into the copies the loop
+/// carries. Such a collective can start at the end of one iteration and be
+/// awaited where the next one first reads the copies.
+struct CarriedCollective {
+  CollectiveOpInterface collective;
+  /// The views from the collective's result to the carried copies, in
+  /// program order.
+  SmallVector<Operation *> views;
+  /// Each carried copy (a value the views compute) and its iter_arg index.
+  SmallVector<std::pair<Value, unsigned>> leaves;
+};
+
+/// Moves, in one scf.for, each carried collective's start to the end of an
+/// iteration and its await into the next (see Passes.td).
+class BackEdgePrefetcher {
+public:
+  BackEdgePrefetcher(scf::ForOp loop, const CostModel &model)
+      : loop(loop), model(model) {}
+
+  void run() {
+    while (std::optional<CarriedCollective> carried = findNext())
+      rotate(*carried);
+  }
+
+private:
+  Block &body() { return *loop.getBody(); }
+
+  /// The next communicating collective of the body that is carried and worth
+  /// prefetching; remarks on those carried but left in place.
+  std::optional<CarriedCollective> findNext() {
+    for (Operation &op : body()) {
+      auto collective = dyn_cast<CollectiveOpInterface>(&op);
+      if (!collective || model.communicationSeconds(collective) == 0 ||
+          tried.contains(&op))
+        continue;
+      tried.insert(&op);
+      std::string why;
+      std::optional<CarriedCollective> carried = collect(collective, why);
+      if (carried && checkPlacement(*carried, why))
+        return carried;
+      if (!why.empty())
+        op.emitRemark("not prefetched across the loop's back edge: ") << why;
+    }
+    return std::nullopt;
+  }
+
+  /// The views and carried copies of `collective`; none when its result is
+  /// used otherwise (then `why` says how, if the loop carries it at all).
+  std::optional<CarriedCollective> collect(CollectiveOpInterface collective,
+                                           std::string &why) {
+    CarriedCollective carried;
+    carried.collective = collective;
+    Operation *yield = body().getTerminator();
+    SmallVector<Value> worklist = {collective.getResult()};
+    bool unsupported = false;
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      if (llvm::is_contained(value.getUsers(), yield)) {
+        if (!value.hasOneUse()) {
+          why = "a carried copy is also read in the body";
+          return std::nullopt;
+        }
+        carried.leaves.push_back(
+            {value, value.getUses().begin()->getOperandNumber()});
+        continue;
+      }
+      SmallVector<Operation *> users(value.getUsers());
+      for (Operation *user : users) {
+        if (user->getBlock() != &body() || !isInvertibleView(user)) {
+          unsupported = true;
+          continue;
+        }
+        carried.views.push_back(user);
+        worklist.push_back(user->getResult(0));
+      }
+      bool reshaped = llvm::any_of(users, [](Operation *user) {
+        return !isa<tensor::ExtractSliceOp>(user);
+      });
+      if (reshaped && users.size() > 1)
+        unsupported = true;
+      for (auto [i, a] : llvm::enumerate(users))
+        for (Operation *b : ArrayRef(users).drop_front(i + 1))
+          if (isa<tensor::ExtractSliceOp>(a) &&
+              isa<tensor::ExtractSliceOp>(b) &&
+              overlap(cast<tensor::ExtractSliceOp>(a),
+                      cast<tensor::ExtractSliceOp>(b))) {
+            why = "the carried copies overlap in the gathered tensor";
+            return std::nullopt;
+          }
+    }
+    if (carried.leaves.empty())
+      return std::nullopt;
+    if (unsupported) {
+      why = "its result is used in the body, or unpacked by an op other than "
+            "a static reshape or slice";
+      return std::nullopt;
+    }
+    llvm::sort(carried.views, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    return carried;
+  }
+
+  /// The ops of the body that read the carried copies (or values that may
+  /// share their buffers): the collective may start only after the last of
+  /// them. Fails, with `why`, when the loop yields such a value.
+  bool findReaders(CarriedCollective &carried, SetVector<Operation *> &readers,
+                   std::string &why) {
+    SmallVector<Value> copies =
+        llvm::map_to_vector(carried.leaves, [&](auto leaf) -> Value {
+          return loop.getRegionIterArgs()[leaf.second];
+        });
+    readers = findBufferReaders(copies, body());
+    if (readers.remove(body().getTerminator())) {
+      why = "the loop yields a view of a carried copy";
+      return false;
+    }
+    return true;
+  }
+
+  /// Where the async and the await go, and whether any computation runs
+  /// while the collective is in flight.
+  bool checkPlacement(CarriedCollective &carried, std::string &why) {
+    SetVector<Operation *> readers;
+    if (!findReaders(carried, readers, why))
+      return false;
+    Operation *collective = carried.collective;
+    startAfter = collective;
+    awaitBefore = nullptr;
+    for (Operation *reader : readers) {
+      if (startAfter->isBeforeInBlock(reader))
+        startAfter = reader;
+      if (!awaitBefore || reader->isBeforeInBlock(awaitBefore))
+        awaitBefore = reader;
+    }
+    // With no reader in the body, the await goes just before the next start.
+    if (!awaitBefore)
+      awaitBefore = startAfter->getNextNode();
+    double window = 0;
+    for (Operation &op : body()) {
+      if (&op == awaitBefore)
+        break;
+      window += model.computeSecondsWithin(&op);
+    }
+    for (Operation *op = startAfter->getNextNode(); op; op = op->getNextNode())
+      window += model.computeSecondsWithin(op);
+    return window > 0;
+  }
+
+  /// Clones the views from `root` (the collective's value) and returns the
+  /// clone of each carried copy.
+  SmallVector<Value> cloneViews(OpBuilder &b, CarriedCollective &carried,
+                                Value root) {
+    IRMapping mapping;
+    mapping.map(carried.collective.getResult(), root);
+    for (Operation *view : carried.views)
+      b.clone(*view, mapping);
+    return llvm::map_to_vector(
+        carried.leaves, [&](auto leaf) { return mapping.lookup(leaf.first); });
+  }
+
+  /// A value of `value`'s type whose views are the carried copies' initial
+  /// values: the views run backwards (reshapes inverted, slices inserted
+  /// into zeros). Null when no carried copy is computed from `value`.
+  Value rebuildFromLeaves(OpBuilder &b, CarriedCollective &carried,
+                          Value value) {
+    for (auto [leaf, index] : carried.leaves)
+      if (leaf == value)
+        return loop.getInitArgs()[index];
+    Location loc = loop.getLoc();
+    auto type = cast<RankedTensorType>(value.getType());
+    Value rebuilt;
+    for (Operation *user : value.getUsers()) {
+      Value part = rebuildFromLeaves(b, carried, user->getResult(0));
+      if (!part)
+        continue;
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(user))
+        return tensor::CollapseShapeOp::create(
+            b, loc, type, part, expand.getReassociationIndices());
+      if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(user))
+        return tensor::ExpandShapeOp::create(
+            b, loc, type, part, collapse.getReassociationIndices());
+      auto slice = cast<tensor::ExtractSliceOp>(user);
+      if (!rebuilt) {
+        Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                              type.getElementType());
+        Value zero = arith::ConstantOp::create(
+            b, loc, b.getZeroAttr(type.getElementType()));
+        rebuilt = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+      }
+      rebuilt = tensor::InsertSliceOp::create(
+          b, loc, part, rebuilt, slice.getMixedOffsets(), slice.getMixedSizes(),
+          slice.getMixedStrides());
+    }
+    return rebuilt;
+  }
+
+  void rotate(CarriedCollective &carried) {
+    Operation *collective = carried.collective;
+    Value value = carried.collective.getResult();
+    auto futureType = FutureType::get(loop.getContext(), value.getType());
+    OpBuilder b(loop);
+
+    // Before the loop: the first iteration's future holds the initial
+    // copies, packed as the collective would have gathered them.
+    Value initial = rebuildFromLeaves(b, carried, value);
+    Value ready = ReadyOp::create(b, loop.getLoc(), initial);
+
+    // In the body: await the future before the first reader and unpack the
+    // copies there; start the collective after the last reader.
+    Value future = body().addArgument(futureType, loop.getLoc());
+    b.setInsertionPoint(awaitBefore);
+    Value awaited = AwaitOp::create(b, collective->getLoc(), future);
+    for (auto [copy, leaf] :
+         llvm::zip(cloneViews(b, carried, awaited), carried.leaves))
+      loop.getRegionIterArgs()[leaf.second].replaceAllUsesWith(copy);
+    b.setInsertionPointAfter(startAfter);
+    auto async = AsyncOp::create(b, collective->getLoc(), futureType);
+    b.createBlock(&async.getBody());
+    auto yield = zero::YieldOp::create(b, collective->getLoc(), value);
+    collective->moveBefore(yield);
+
+    // The loop: the copies' iter_args give way to the future.
+    SmallVector<unsigned> dropped = llvm::map_to_vector(
+        carried.leaves, [](auto leaf) { return leaf.second; });
+    llvm::sort(dropped);
+    Operation *terminator = body().getTerminator();
+    terminator->insertOperands(terminator->getNumOperands(), async.getFuture());
+    for (unsigned index : llvm::reverse(dropped))
+      terminator->eraseOperand(index);
+    SmallVector<Value> inits;
+    for (auto [index, init] : llvm::enumerate(loop.getInitArgs()))
+      if (!llvm::is_contained(dropped, index))
+        inits.push_back(init);
+    inits.push_back(ready);
+    b.setInsertionPoint(loop);
+    auto rotated =
+        scf::ForOp::create(b, loop.getLoc(), loop.getLowerBound(),
+                           loop.getUpperBound(), loop.getStep(), inits);
+    rotated.getRegion().takeBody(loop.getRegion());
+    for (unsigned index : llvm::reverse(dropped))
+      rotated.getBody()->eraseArgument(index + 1);
+
+    // After the loop: the last iteration's collective, unpacked.
+    b.setInsertionPointAfter(rotated);
+    Value last =
+        AwaitOp::create(b, collective->getLoc(), rotated.getResults().back());
+    SmallVector<Value> lastCopies = cloneViews(b, carried, last);
+    unsigned next = 0;
+    for (auto [index, result] : llvm::enumerate(loop.getResults())) {
+      auto *leaf = llvm::find_if(
+          carried.leaves, [&](auto leaf) { return leaf.second == index; });
+      if (leaf != carried.leaves.end())
+        result.replaceAllUsesWith(lastCopies[leaf - carried.leaves.begin()]);
+      else
+        result.replaceAllUsesWith(rotated.getResult(next++));
+    }
+    for (Operation *view : llvm::reverse(carried.views))
+      view->erase();
+    loop.erase();
+    loop = rotated;
+  }
+
+  scf::ForOp loop;
+  const CostModel &model;
+  DenseSet<Operation *> tried;
+  /// Set by checkPlacement: the op the async follows, the one the await
+  /// precedes.
+  Operation *startAfter = nullptr;
+  Operation *awaitBefore = nullptr;
+};
+
 struct ZeroScheduleOverlapPass
     : public zero::impl::ZeroScheduleOverlapBase<ZeroScheduleOverlapPass> {
   using Base::Base;
@@ -295,6 +595,13 @@ struct ZeroScheduleOverlapPass
     if (failed(parameters))
       return signalPassFailure();
     CostModel model(*parameters);
+    // Across back edges first (innermost loops first): a carried collective
+    // gets the rest of its iteration and the start of the next as its window,
+    // more than its own block could give it.
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops)
+      BackEdgePrefetcher(loop, model).run();
     SmallVector<Block *> blocks;
     getOperation().walk([&](Operation *op) {
       if (isa<AsyncOp, linalg::LinalgOp>(op))

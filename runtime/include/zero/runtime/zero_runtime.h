@@ -203,6 +203,8 @@ zero_handle *zero_rt_reduce_scatter_start(const void *in, void *out,
                                           const int64_t *group);
 zero_handle *zero_rt_all_gather_start(const void *in, void *out, int64_t count,
                                       int32_t dtype, const int64_t *group);
+/* Waits for a started collective; a null handle (a loop's first request,
+   with nothing in flight) returns at once. */
 void zero_rt_wait(zero_handle *handle);
 /* Copies a strided buffer into another of the same shape (MLIR's
    `memrefCopy`, which compiled code calls for a copy between layouts):

@@ -333,8 +333,11 @@ def Zero_AsyncOp : Zero_Op<"async", [SingleBlock, RecursiveMemoryEffects]> {
     ```
 
     Bufferization turns the pair into a buffer collective that returns a
-    `!zero.request` and a `zero.wait` (the await must be in the same function;
-    the future is neither stored nor passed on).
+    `!zero.request` and a `zero.wait`. The future may also be yielded by the
+    body of an `scf.for` and awaited in the next iteration (and after the
+    loop): `zero-expand-loop-futures` gives such a collective buffers that
+    live across iterations. It is not stored, passed to a function, or
+    returned.
   }];
   let results = (outs Zero_FutureType:$future);
   let regions = (region SizedRegion<1>:$body);
@@ -369,31 +372,77 @@ def Zero_AwaitOp : Zero_Op<"await", [
     `future` has completed, and returns its result. A future is awaited at
     most once.
 
-    `input` is the collective's input, which the collective reads until it
-    completes: naming it here makes the await a reader of it, so that
-    bufferization neither reuses nor frees its buffer while the collective is
-    in flight. The verifier checks that it is the collective's input; the
-    builder that takes only the future fills it in.
+    When the future comes from a `zero.async` of the same block, `input` is
+    the collective's input, which the collective reads until it completes:
+    naming it here makes the await a reader of it, so that bufferization
+    neither reuses nor frees its buffer while the collective is in flight.
+    The verifier checks that it is the collective's input; the builder that
+    takes only the future fills it in. A future carried by a loop (a block
+    argument) or made by `zero.ready` is awaited without `reads`: the
+    collective's input is out of reach, and `zero-expand-loop-futures` gives
+    it a buffer of its own.
 
     Awaiting a collective over a group of size 1 canonicalizes to the
-    collective's input (the `zero.async` then has no use and goes away).
+    collective's input (the `zero.async` then has no use and goes away);
+    awaiting a `zero.ready` future, to its value.
 
     ```mlir
     %v = zero.await %f reads %g
         : !zero.future<tensor<64000xf32>>, tensor<512000xf32>
+    // a future carried round a loop
+    %w = zero.await %carried : !zero.future<tensor<4096xbf16>>
     ```
   }];
-  let arguments = (ins Zero_FutureType:$future, AnyRankedTensor:$input);
+  let arguments = (ins Zero_FutureType:$future,
+                       Optional<AnyRankedTensor>:$input);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $future `reads` $input attr-dict `:` qualified(type($future)) `,`
-    type($input)
+    $future (`reads` $input^)? attr-dict `:` qualified(type($future))
+    (`,` type($input)^)?
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$future)>
   ];
   let hasCanonicalizer = 1;
   let hasVerifier = 1;
+}
+
+def Zero_ReadyOp : Zero_Op<"ready", [
+    Pure,
+    TypesMatchWith<"future holds the value's type", "value", "future",
+                   "::zero::FutureType::get($_self.getContext(), $_self)">
+  ]> {
+  let summary = "A future that is already complete";
+  let description = [{
+    A future whose value is `value`, with nothing in flight: awaiting it
+    returns `value`. It starts a loop that carries a future round its back
+    edge (see `zero-schedule-overlap`): the first iteration awaits the value
+    the loop started with, each later one the collective that the iteration
+    before started.
+
+    ```mlir
+    %f0 = zero.ready %w0 : tensor<288xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$value);
+  let results = (outs Zero_FutureType:$future);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+def Zero_CompletedRequestOp : Zero_Op<"completed_request", [Pure]> {
+  let summary = "A request with nothing in flight";
+  let description = [{
+    Waiting on this request returns at once. `zero-expand-loop-futures` makes
+    it the first request of a loop whose iterations each wait for the
+    collective the iteration before started; `zero-lower-to-runtime` makes
+    it a null handle, which `zero_rt_wait` accepts.
+
+    ```mlir
+    %none = zero.completed_request
+    ```
+  }];
+  let results = (outs Zero_RequestType:$request);
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_TD

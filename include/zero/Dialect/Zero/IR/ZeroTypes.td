@@ -11,8 +11,10 @@ def Zero_FutureType : Zero_Type<"Future", "future"> {
   let description = [{
     `!zero.future<T>` is the result of `zero.async`: a collective that has been
     started and whose value of type `T` becomes available at `zero.await`.
-    A future is awaited exactly where its value is needed; it is not stored,
-    passed to a function, or carried by a loop.
+    A future is awaited exactly where its value is needed. An `scf.for` may
+    carry it round its back edge (started at the end of one iteration,
+    awaited in the next); it is not stored, passed to a function, or
+    returned.
 
     ```mlir
     %f = zero.async : !zero.future<tensor<1024xf32>> {

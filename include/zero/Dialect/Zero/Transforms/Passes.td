@@ -357,8 +357,46 @@ def ZeroScheduleOverlap : Pass<"zero-schedule-overlap", "mlir::ModuleOp"> {
     %w2 = arith.subf %ws, %s : tensor<256xf32>
     ```
 
-    Not yet: a future that crosses a loop's back edge (prefetching the next
-    iteration's deferred gather into this one).
+    Across a loop's back edge (done first, innermost loops first): a
+    collective in an `scf.for` body whose result reaches the next iteration
+    only through the loop, unpacked by static reshapes and slices into
+    loop-carried copies (the all-gather of `zero-defer-all-gather`, bucketed
+    or not), starts right after the last op that reads those copies in its
+    iteration and is awaited right before the first op that reads them in
+    the next. The loop carries its future instead of the copies: the first
+    iteration awaits a `zero.ready` future of the initial copies, packed as
+    the collective lays them out (the unpacking run backwards, padding
+    zero); after the loop, the last future is awaited and unpacked. Its
+    window is the rest of one iteration and the start of the next, so the
+    gather of the weights a layer needs runs behind the layers before it.
+    The copies are held across the back edge either way, so the in-flight
+    cap does not apply. A collective that reaches the loop's yield but cannot
+    be carried (its result also used in the body, overlapping copies, a view
+    of a copy yielded) gets a remark and is scheduled within its block.
+    `zero-expand-loop-futures` gives the carried collective its buffers.
+
+    ```mlir
+    // after zero-defer-all-gather
+    scf.for ... iter_args(%s = %s0, %w = %w0) -> (tensor<4xf32>, tensor<16xf32>) {
+      ... forward and backward read %w ...
+      %g = zero.all_gather %s2 on @dp : tensor<4xf32> -> tensor<16xf32>
+      scf.yield %s2, %g : tensor<4xf32>, tensor<16xf32>
+    }
+    // after
+    %f0 = zero.ready %w0 : tensor<16xf32>
+    %r:2 = scf.for ... iter_args(%s = %s0, %f = %f0)
+        -> (tensor<4xf32>, !zero.future<tensor<16xf32>>) {
+      ... computation that does not read the weight ...
+      %w = zero.await %f : !zero.future<tensor<16xf32>>
+      ... forward and backward read %w ...
+      %f2 = zero.async : !zero.future<tensor<16xf32>> {
+        %g = zero.all_gather %s2 on @dp : tensor<4xf32> -> tensor<16xf32>
+        zero.yield %g : tensor<16xf32>
+      }
+      scf.yield %s2, %f2 : tensor<4xf32>, !zero.future<tensor<16xf32>>
+    }
+    %w_last = zero.await %r#1 : !zero.future<tensor<16xf32>>
+    ```
   }];
   let options = !listconcat([
     Option<"maxInFlightBytes", "max-in-flight-bytes", "int64_t",
@@ -367,6 +405,77 @@ def ZeroScheduleOverlap : Pass<"zero-schedule-overlap", "mlir::ModuleOp"> {
            "together (0: no limit)">,
   ], costModelOptions);
   let dependentDialects = ["::zero::ZeroDialect"];
+}
+
+def ZeroExpandLoopFutures : Pass<"zero-expand-loop-futures",
+                                 "mlir::ModuleOp"> {
+  let summary = "Gives each future that a loop carries buffers that live "
+                "across iterations";
+  let description = [{
+    Runs before One-Shot Bufferize (in `zero-to-llvm` and `zero-to-nvvm`). A
+    future carried round an `scf.for` (see `zero-schedule-overlap`) is
+    started by one iteration and awaited by the next: its collective reads
+    and writes buffers that no single iteration owns. This pass gives them
+    to the loop's parent block and makes the rest explicit:
+
+    - before the loop, one buffer for the collective's input and one for its
+      result; the loop's first value (`zero.ready`, or a `zero.async` before
+      the loop) is copied into the one or started from the other;
+    - the loop carries a `!zero.request` instead of the future, starting
+      with `zero.completed_request` when the first value is ready;
+    - the await in the body becomes a `zero.wait` and a read-only view
+      (`bufferization.to_tensor ... restrict`) of the result buffer;
+    - the `zero.async` the body yields becomes a copy of the collective's
+      input into the input buffer and the collective's buffer form started
+      on the two buffers;
+    - after the loop, a `zero.wait` (always: the buffers must not be freed
+      with a collective in flight) and, for the await there, a view.
+
+    The result buffer is overwritten by each iteration's collective, so
+    everything that reads the awaited value (or a view of it) must come
+    before the iteration's `zero.async`; the input is copied, so what
+    produced it may be reused at once. A loop-carried future the pass
+    cannot place (a body that reads the value after starting the next
+    collective, or yields a view of it; a future not made by `zero.async`
+    or `zero.ready`, or awaited twice) is an error at that op. An await of a
+    `zero.ready` future outside a loop becomes its value.
+
+    ```mlir
+    // before
+    %f0 = zero.ready %w0 : tensor<16xf32>
+    %r:2 = scf.for ... iter_args(%s = %s0, %f = %f0)
+        -> (tensor<4xf32>, !zero.future<tensor<16xf32>>) {
+      %w = zero.await %f : !zero.future<tensor<16xf32>>
+      ... reads %w, computes the new shard %s2 ...
+      %f2 = zero.async : !zero.future<tensor<16xf32>> {
+        %g = zero.all_gather %s2 on @dp : tensor<4xf32> -> tensor<16xf32>
+        zero.yield %g : tensor<16xf32>
+      }
+      scf.yield %s2, %f2 : tensor<4xf32>, !zero.future<tensor<16xf32>>
+    }
+    %wl = zero.await %r#1 : !zero.future<tensor<16xf32>>
+    // after
+    %in = memref.alloc() : memref<4xf32>
+    %out = memref.alloc() : memref<16xf32>
+    memref.copy %w0buffer, %out : memref<16xf32> to memref<16xf32>
+    %none = zero.completed_request
+    %r:2 = scf.for ... iter_args(%s = %s0, %q = %none)
+        -> (tensor<4xf32>, !zero.request) {
+      zero.wait %q, %in, %out : memref<4xf32>, memref<16xf32>
+      %w = bufferization.to_tensor %out restrict : memref<16xf32> to tensor<16xf32>
+      ...
+      memref.copy %s2buffer, %in : memref<4xf32> to memref<4xf32>
+      %q2 = zero.all_gather_buffer %in, %out on @dp
+          : memref<4xf32>, memref<16xf32> -> !zero.request
+      scf.yield %s2, %q2 : tensor<4xf32>, !zero.request
+    }
+    zero.wait %r#1, %in, %out : memref<4xf32>, memref<16xf32>
+    %wl = bufferization.to_tensor %out restrict : memref<16xf32> to tensor<16xf32>
+    ```
+  }];
+  let dependentDialects = ["::zero::ZeroDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
