@@ -21,9 +21,10 @@ static void addBufferizationPasses(OpPassManager &pm) {
   // Futures that loops carry get buffers that outlive an iteration.
   pm.addPass(zero::createZeroExpandLoopFutures());
   // Elementwise arith and math on tensors to linalg, fused into one loop nest
-  // per chain (fusion keeps each element's sequence of operations).
+  // per web (fusion keeps each element's sequence of operations): a
+  // bucket's whole update is one loop nest, one kernel on the GPU.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addNestedPass<func::FuncOp>(zero::createZeroFuseElementwise());
   // Tensors to buffers. Function arguments and results get identity layouts
   // so that a launcher can pass plain dense buffers.
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -34,3 +34,41 @@ func.func @step(%w: tensor<1024xf32>, %g_local: tensor<1024xf32>)
   %w2 = arith.subf %w, %d : tensor<1024xf32>
   return %w2 : tensor<1024xf32>
 }
+
+// AdamW's whole update of the shard (both moments and the weight, from the
+// reduce-scattered gradient) is one kernel (zero-fuse-elementwise), reading
+// four buffers and writing three; the only other kernel before the gather
+// zero-fills the gather's bucket (its padding).
+// SHARDED-LABEL: llvm.func @adamw(
+// SHARDED: llvm.call @zero_rt_reduce_scatter
+// SHARDED-NOT: gpu.launch_func
+// SHARDED: gpu.launch_func @adamw_kernel::@adamw_kernel
+// SHARDED-NOT: gpu.launch_func
+// SHARDED: gpu.launch_func @adamw_kernel_0::@adamw_kernel {{.*}} args(%{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : f32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64)
+// SHARDED-NOT: gpu.launch_func
+// SHARDED: llvm.call @zero_rt_all_gather
+// SHARDED-NOT: gpu.launch_func
+// SHARDED: llvm.return
+func.func @adamw(%w: tensor<1024xf32>, %m: tensor<1024xf32>, %v: tensor<1024xf32>, %g_local: tensor<1024xf32>)
+    -> (tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>) {
+  %b1 = arith.constant dense<0.9> : tensor<1024xf32>
+  %c1 = arith.constant dense<0.1> : tensor<1024xf32>
+  %b2 = arith.constant dense<0.999> : tensor<1024xf32>
+  %c2 = arith.constant dense<0.001> : tensor<1024xf32>
+  %eps = arith.constant dense<1.0e-8> : tensor<1024xf32>
+  %lr = arith.constant dense<0.001> : tensor<1024xf32>
+  %g = zero.all_reduce %g_local on @dp reduce = mean : tensor<1024xf32>
+  %ma = arith.mulf %m, %b1 : tensor<1024xf32>
+  %mb = arith.mulf %g, %c1 : tensor<1024xf32>
+  %m2 = arith.addf %ma, %mb : tensor<1024xf32>
+  %va = arith.mulf %v, %b2 : tensor<1024xf32>
+  %gg = arith.mulf %g, %g : tensor<1024xf32>
+  %vb = arith.mulf %gg, %c2 : tensor<1024xf32>
+  %v2 = arith.addf %va, %vb : tensor<1024xf32>
+  %s = math.sqrt %v2 : tensor<1024xf32>
+  %den = arith.addf %s, %eps : tensor<1024xf32>
+  %u = arith.divf %m2, %den : tensor<1024xf32>
+  %d = arith.mulf %u, %lr : tensor<1024xf32>
+  %w2 = arith.subf %w, %d : tensor<1024xf32>
+  return %w2, %m2, %v2 : tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>
+}

@@ -3,6 +3,7 @@
 #ifndef ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_H
 #define ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

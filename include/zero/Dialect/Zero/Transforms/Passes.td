@@ -407,6 +407,41 @@ def ZeroScheduleOverlap : Pass<"zero-schedule-overlap", "mlir::ModuleOp"> {
   let dependentDialects = ["::zero::ZeroDialect"];
 }
 
+def ZeroFuseElementwise : Pass<"zero-fuse-elementwise"> {
+  let summary = "Fuses each web of elementwise loop nests into one, also "
+                "where a result has several uses";
+  let description = [{
+    Runs on linalg on tensors, after `convert-elementwise-to-linalg` (in
+    `zero-to-llvm` and `zero-to-nvvm`). Like upstream's
+    `linalg-fuse-elementwise-ops`, it fuses an elementwise `linalg.generic`
+    into the one that consumes its result, and folds reshapes into loop
+    nests. Unlike it, a producer whose result has other uses fuses too, when
+    all of them come after the consumer in its block: the fused op returns
+    the producer's result as well, and replaces the producer. An optimizer's
+    update is such a web (the new moments are read by the weight's update and
+    also returned; the new weight by its bf16 copy and also returned), so
+    each bucket's update becomes one loop nest that reads each input once and
+    writes each output once: one pass over memory on the CPU, one kernel on
+    the GPU. A producer used before the consumer is left alone, so nothing is
+    computed twice. Each element sees the same operations in the same order,
+    so results do not change.
+
+    ```mlir
+    // before: three loop nests
+    %m2 = linalg.generic ... ins(%m, %g) ... // b1 * m + (1 - b1) * g
+    %v2 = linalg.generic ... ins(%v, %g) ... // b2 * v + (1 - b2) * g * g
+    %w2 = linalg.generic ... ins(%w, %m2, %v2) ...
+    return %w2, %m2, %v2
+    // after: one, with three results
+    %r:3 = linalg.generic ... ins(%w, %m, %v, %g) ...
+    return %r#0, %r#1, %r#2
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def ZeroExpandLoopFutures : Pass<"zero-expand-loop-futures",
                                  "mlir::ModuleOp"> {
   let summary = "Gives each future that a loop carries buffers that live "

@@ -1,0 +1,90 @@
+// zero-fuse-elementwise: an elementwise web becomes one loop nest, also where
+// a result has uses after its consumer (it becomes an extra result); a
+// producer used before its consumer is left alone, so nothing is computed
+// twice.
+
+// RUN: zero-opt %s --split-input-file --convert-elementwise-to-linalg --zero-fuse-elementwise | FileCheck %s
+
+// AdamW's update of one shard: both moments and the weight, each read once,
+// in one loop nest with three results.
+// CHECK-LABEL: func.func @adamw_web
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<64xf32>, %[[M:[^:]*]]: tensor<64xf32>, %[[V:[^:]*]]: tensor<64xf32>, %[[G:[^:]*]]: tensor<64xf32>)
+// CHECK: %[[R:.*]]:3 = linalg.generic
+// CHECK-SAME: ins(%[[W]], %[[M]], %[[G]], %[[V]] :
+// CHECK: math.sqrt
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]#2, %[[R]]#1, %[[R]]#0
+func.func @adamw_web(%w: tensor<64xf32>, %m: tensor<64xf32>, %v: tensor<64xf32>, %g: tensor<64xf32>)
+    -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %b1 = arith.constant dense<0.9> : tensor<64xf32>
+  %c1 = arith.constant dense<0.1> : tensor<64xf32>
+  %b2 = arith.constant dense<0.999> : tensor<64xf32>
+  %c2 = arith.constant dense<0.001> : tensor<64xf32>
+  %eps = arith.constant dense<1.0e-8> : tensor<64xf32>
+  %lr = arith.constant dense<0.001> : tensor<64xf32>
+  %ma = arith.mulf %m, %b1 : tensor<64xf32>
+  %mb = arith.mulf %g, %c1 : tensor<64xf32>
+  %m2 = arith.addf %ma, %mb : tensor<64xf32>
+  %va = arith.mulf %v, %b2 : tensor<64xf32>
+  %gg = arith.mulf %g, %g : tensor<64xf32>
+  %vb = arith.mulf %gg, %c2 : tensor<64xf32>
+  %v2 = arith.addf %va, %vb : tensor<64xf32>
+  %s = math.sqrt %v2 : tensor<64xf32>
+  %den = arith.addf %s, %eps : tensor<64xf32>
+  %u = arith.divf %m2, %den : tensor<64xf32>
+  %d = arith.mulf %u, %lr : tensor<64xf32>
+  %w2 = arith.subf %w, %d : tensor<64xf32>
+  return %w2, %m2, %v2 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// The new weight and its bf16 copy: one loop nest, two results.
+// CHECK-LABEL: func.func @bf16_copy
+// CHECK: %[[R:.*]]:2 = linalg.generic
+// CHECK: arith.truncf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @bf16_copy(%w: tensor<64xf32>, %g: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xbf16>) {
+  %w2 = arith.subf %w, %g : tensor<64xf32>
+  %b = arith.truncf %w2 : tensor<64xf32> to tensor<64xbf16>
+  return %w2, %b : tensor<64xf32>, tensor<64xbf16>
+}
+
+// -----
+
+// The producer's result is also read before its consumer: fusing would
+// compute it twice, so the two loop nests stay.
+// CHECK-LABEL: func.func @used_before
+// CHECK: linalg.generic
+// CHECK: tensor.extract
+// CHECK: linalg.generic
+func.func @used_before(%a: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<64xf32>, f32) {
+  %c0 = arith.constant 0 : index
+  %s = arith.addf %a, %b : tensor<64xf32>
+  %x = tensor.extract %s[%c0] : tensor<64xf32>
+  %p = arith.mulf %s, %b : tensor<64xf32>
+  return %p, %x : tensor<64xf32>, f32
+}
+
+// -----
+
+// A reduction does not fuse with its elementwise producer's other readers
+// (it is not elementwise); the elementwise ops still fuse with each other.
+// CHECK-LABEL: func.func @with_reduction
+// CHECK: %[[E:.*]]:2 = linalg.generic
+// CHECK: linalg.reduce ins(%[[E]]#
+func.func @with_reduction(%a: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<64xf32>, tensor<f32>) {
+  %zero = arith.constant 0.0 : f32
+  %s = arith.mulf %a, %b : tensor<64xf32>
+  %t = arith.addf %s, %a : tensor<64xf32>
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %n = linalg.reduce ins(%s : tensor<64xf32>) outs(%f : tensor<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %y = arith.addf %in, %acc : f32
+      linalg.yield %y : f32
+    }
+  return %t, %n : tensor<64xf32>, tensor<f32>
+}
