@@ -353,46 +353,20 @@ llvm::Error Executable::invoke(std::vector<HostArray> &inputs,
 // Inputs
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// SplitMix64: small, fast, and the same on every machine.
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return (next() >> 11) * 0x1.0p-53; }
-};
-
-void storeFloat(Type type, double value, char *to) {
-  if (type.isF32()) {
-    float f = static_cast<float>(value);
-    std::memcpy(to, &f, 4);
-  } else if (type.isF64()) {
-    std::memcpy(to, &value, 8);
-  } else {
-    llvm::APFloat f(value);
-    bool lost;
-    f.convert(type.isBF16() ? llvm::APFloat::BFloat()
-                            : llvm::APFloat::IEEEhalf(),
-              llvm::APFloat::rmNearestTiesToEven, &lost);
-    uint16_t bits = f.bitcastToAPInt().getZExtValue();
-    std::memcpy(to, &bits, 2);
-  }
-}
-} // namespace
-
 llvm::Error zero::exec::makeInputs(ArrayRef<Type> types,
                                    const RunOptions &options, int32_t rank,
                                    std::vector<HostArray> &inputs) {
   inputs.clear();
+  for (const auto &[index, spec] : options.inputs)
+    if (index >= types.size())
+      return llvm::createStringError(
+          "argument %u is named (--arg, --per-rank or --range), but the "
+          "entry takes %zu arguments",
+          index, types.size());
   for (auto [i, type] : llvm::enumerate(types)) {
     HostArray array;
     array.elementType = elementTypeOf(type);
     array.shape = shapeOf(type);
-    int64_t bytes = HostArray::getElementBytes(array.elementType);
     InputSpec spec;
     if (auto it = options.inputs.find(i); it != options.inputs.end())
       spec = it->second;
@@ -406,24 +380,10 @@ llvm::Error zero::exec::makeInputs(ArrayRef<Type> types,
       inputs.push_back(std::move(array));
       continue;
     }
-    array.bytes.resize(array.getNumElements() * bytes);
-    SplitMix64 rng{options.seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull +
-                   (spec.perRank ? static_cast<uint64_t>(rank + 1) << 40 : 0)};
-    Type element = array.elementType;
-    for (int64_t e = 0, n = array.getNumElements(); e < n; ++e) {
-      char *to = array.bytes.data() + e * bytes;
-      double u = rng.uniform();
-      if (isa<FloatType>(element)) {
-        storeFloat(element, spec.low + u * (spec.high - spec.low), to);
-      } else if (element.isInteger(1)) {
-        *to = u < 0.5;
-      } else {
-        auto low = static_cast<int64_t>(spec.low);
-        auto high = static_cast<int64_t>(spec.high);
-        int64_t value = low + static_cast<int64_t>(u * (high - low + 1));
-        std::memcpy(to, &value, bytes); // little-endian: the low bytes
-      }
-    }
+    rt::Array generated = toRuntimeArray(array);
+    rt::fillUniform(generated, options.seed, i, spec.perRank ? rank : -1,
+                    spec.low, spec.high);
+    array.bytes = std::move(generated.bytes);
     inputs.push_back(std::move(array));
   }
   return llvm::Error::success();

@@ -65,6 +65,96 @@ static float halfToFloat(uint16_t bits) {
   return sign ? -magnitude : magnitude;
 }
 
+/// The bits of `value` in a binary float format with `exponentBits` and
+/// `mantissaBits` (bf16: 8 and 7; f16: 5 and 10), rounded once, to nearest
+/// with ties to even: the scaled magnitude is rounded to an integer, which
+/// is exact in a double.
+static uint16_t toNarrowFloat(double value, int exponentBits,
+                              int mantissaBits) {
+  uint16_t sign = std::signbit(value) ? 1u << (exponentBits + mantissaBits) : 0;
+  uint16_t infinity = ((1u << exponentBits) - 1) << mantissaBits;
+  if (std::isnan(value))
+    return sign | infinity | (1u << (mantissaBits - 1));
+  double magnitude = std::fabs(value);
+  int bias = (1 << (exponentBits - 1)) - 1;
+  int exponent = magnitude == 0 ? 1 - bias : std::ilogb(magnitude);
+  if (std::isinf(magnitude) || exponent > bias)
+    return sign | infinity;
+  // Below the normal range the step is that of the smallest normals.
+  exponent = std::max(exponent, 1 - bias);
+  double scaled =
+      std::nearbyint(std::ldexp(magnitude, mantissaBits - exponent));
+  if (scaled >= std::ldexp(1.0, mantissaBits + 1)) { // rounded up a binade
+    scaled /= 2;
+    ++exponent;
+    if (exponent > bias)
+      return sign | infinity;
+  }
+  uint32_t mantissa = static_cast<uint32_t>(scaled);
+  // A normal number has the implicit bit set; it becomes the exponent field.
+  uint32_t field = mantissa >> mantissaBits ? exponent + bias : 0;
+  return sign | (field << mantissaBits) |
+         (mantissa & ((1u << mantissaBits) - 1));
+}
+
+void zero::rt::storeElement(std::string_view dtype, double value, char *to) {
+  if (dtype == "f32") {
+    float f = static_cast<float>(value);
+    std::memcpy(to, &f, 4);
+  } else if (dtype == "f64") {
+    std::memcpy(to, &value, 8);
+  } else if (dtype == "bf16" || dtype == "f16") {
+    uint16_t bits = dtype == "bf16" ? toNarrowFloat(value, 8, 7)
+                                    : toNarrowFloat(value, 5, 10);
+    std::memcpy(to, &bits, 2);
+  } else if (dtype == "i1") {
+    *to = value != 0;
+  } else {
+    auto v = static_cast<int64_t>(value);
+    std::memcpy(to, &v, getElementBytes(dtype)); // little-endian: low bytes
+  }
+}
+
+namespace {
+/// SplitMix64: small, fast, and the same on every machine.
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return (next() >> 11) * 0x1.0p-53; }
+};
+} // namespace
+
+void zero::rt::fillUniform(Array &array, uint64_t seed, unsigned index,
+                           int32_t rank, double low, double high) {
+  int64_t bytes = getElementBytes(array.dtype);
+  int64_t count = array.getNumElements();
+  array.bytes.assign(count * bytes, 0);
+  SplitMix64 rng{seed * 0x100000001b3ull + index * 0x9e3779b97f4a7c15ull +
+                 (rank >= 0 ? static_cast<uint64_t>(rank + 1) << 40 : 0)};
+  bool isFloat = array.dtype[0] == 'f' || array.dtype == "bf16";
+  for (int64_t e = 0; e < count; ++e) {
+    double u = rng.uniform();
+    char *to = array.bytes.data() + e * bytes;
+    if (isFloat)
+      storeElement(array.dtype, low + u * (high - low), to);
+    else if (array.dtype == "i1")
+      storeElement(array.dtype, u < 0.5, to);
+    else
+      storeElement(
+          array.dtype,
+          static_cast<double>(
+              static_cast<int64_t>(low) +
+              static_cast<int64_t>(u * (static_cast<int64_t>(high) -
+                                        static_cast<int64_t>(low) + 1))),
+          to);
+  }
+}
+
 double zero::rt::getElementAsDouble(const Array &array, int64_t i) {
   int64_t bytes = getElementBytes(array.dtype);
   const char *p = array.bytes.data() + i * bytes;

@@ -37,9 +37,18 @@ const char *usage =
     "\n"
     "Runs a program compiled by zero-compile on N ranks.\n"
     "\n"
-    "  --arg I=FILE.npy   argument I (every argument is given); \"{rank}\" in\n"
-    "                     FILE is the rank; a shard argument takes the whole\n"
-    "                     tensor and each rank its part\n"
+    "  --arg I=FILE.npy   argument I; \"{rank}\" in FILE is the rank; a shard\n"
+    "                     argument takes the whole tensor and each rank its\n"
+    "                     part\n"
+    "  --generate         generate the arguments that no --arg gives, as\n"
+    "                     zero-run does: uniform in [-1, 1), the same on "
+    "every\n"
+    "                     rank unless --per-rank (without it, every argument\n"
+    "                     needs an --arg)\n"
+    "  --seed N           the generator's seed (default 1)\n"
+    "  --per-rank I,J,... generated arguments that differ per rank\n"
+    "  --range I=LOW:HIGH generate argument I in [LOW, HIGH) (integers:\n"
+    "                     [LOW, HIGH])\n"
     "  --backend NAME     local (threads, the default) or mpi\n"
     "  --ranks N          ranks of a local world (default: the artifact's "
     "mesh)\n"
@@ -55,9 +64,18 @@ const char *usage =
     "  --max-ulp K        units in the last place (default 0: bit for bit)\n"
     "  --describe         print the artifact's description and exit\n";
 
+/// How a generated argument is made (as zero-run's InputSpec).
+struct Generated {
+  bool perRank = false;
+  double low = -1, high = 1;
+};
+
 struct Options {
   std::string artifact;
   std::map<size_t, std::string> args;
+  bool generate = false;
+  uint64_t seed = 1;
+  std::map<size_t, Generated> generated;
   std::string backend = "local";
   int32_t ranks = 0;
   double timeout = 60;
@@ -106,6 +124,38 @@ std::string parseOptions(int argc, char **argv, Options &options) {
           text.find_first_not_of("0123456789") != eq)
         return "--arg expects I=FILE, got '" + text + "'";
       options.args[std::stoul(text.substr(0, eq))] = text.substr(eq + 1);
+    } else if (arg == "--generate") {
+      options.generate = true;
+    } else if (arg == "--seed") {
+      if (!value(text) || !number(text.c_str(), n) || n < 0 ||
+          n != double(uint64_t(n)))
+        return "--seed expects a non-negative integer, got '" + text + "'";
+      options.seed = uint64_t(n);
+    } else if (arg == "--per-rank") {
+      if (!value(text) || text.empty() ||
+          text.find_first_not_of("0123456789,") != std::string::npos)
+        return "--per-rank expects argument indices I,J,..., got '" + text +
+               "'";
+      for (size_t at = 0; at < text.size();) {
+        size_t end = std::min(text.find(',', at), text.size());
+        if (end == at)
+          return "--per-rank expects argument indices I,J,..., got '" + text +
+                 "'";
+        options.generated[std::stoul(text.substr(at, end - at))].perRank = true;
+        at = end + 1;
+      }
+    } else if (arg == "--range") {
+      size_t eq, colon;
+      double low, high;
+      if (!value(text) || (eq = text.find('=')) == std::string::npos ||
+          eq == 0 || text.find_first_not_of("0123456789") != eq ||
+          (colon = text.find(':', eq)) == std::string::npos ||
+          !number(text.substr(eq + 1, colon - eq - 1).c_str(), low) ||
+          !number(text.substr(colon + 1).c_str(), high) || !(low < high))
+        return "--range expects I=LOW:HIGH with LOW < HIGH, got '" + text + "'";
+      Generated &spec = options.generated[std::stoul(text.substr(0, eq))];
+      spec.low = low;
+      spec.high = high;
     } else if (arg == "--backend") {
       if (!value(options.backend))
         return "--backend expects a name";
@@ -194,7 +244,7 @@ std::string checkGpu(const ArtifactDescription &d) {
   return "";
 }
 
-/// The values of one rank's arguments, read from their files.
+/// The values of one rank's arguments, read from their files or generated.
 std::string readInputs(const ArtifactDescription &d, const Options &options,
                        int32_t rank, std::vector<Array> &inputs) {
   inputs.clear();
@@ -203,9 +253,17 @@ std::string readInputs(const ArtifactDescription &d, const Options &options,
     Array array;
     array.dtype = value.type.dtype;
     array.shape = value.shard ? value.shard->whole : value.type.shape;
-    std::string error = readNpy(withRank(options.args.at(i), rank), array);
-    if (!error.empty())
-      return value.name + " (argument " + std::to_string(i) + "): " + error;
+    if (auto file = options.args.find(i); file != options.args.end()) {
+      std::string error = readNpy(withRank(file->second, rank), array);
+      if (!error.empty())
+        return value.name + " (argument " + std::to_string(i) + "): " + error;
+    } else {
+      Generated spec;
+      if (auto it = options.generated.find(i); it != options.generated.end())
+        spec = it->second;
+      fillUniform(array, options.seed, unsigned(i), spec.perRank ? rank : -1,
+                  spec.low, spec.high);
+    }
     if (value.shard)
       array = takeShard(array, value.shard->shardElements,
                         value.shard->groupIndex[rank]);
@@ -334,7 +392,16 @@ int main(int argc, char **argv) {
       return fail("--arg " + std::to_string(index) + ": @" + d.entry +
                   " takes " + std::to_string(d.arguments.size()) +
                   " arguments");
-  for (size_t i = 0; i < d.arguments.size(); ++i)
+  for (const auto &[index, spec] : options.generated)
+    if (index >= d.arguments.size() || options.args.count(index))
+      return fail("--per-rank/--range " + std::to_string(index) + ": " +
+                  (options.args.count(index)
+                       ? "argument " + std::to_string(index) +
+                             " comes from a file (--arg)"
+                       : "@" + d.entry + " takes " +
+                             std::to_string(d.arguments.size()) +
+                             " arguments"));
+  for (size_t i = 0; i < d.arguments.size() && !options.generate; ++i)
     if (!options.args.count(i))
       return fail("no file for " + d.arguments[i].name + " (argument " +
                   std::to_string(i) + ", " +
@@ -343,7 +410,8 @@ int main(int argc, char **argv) {
                                                    d.arguments[i].shard->whole}
                                              .str()
                        : d.arguments[i].type.str()) +
-                  "): pass --arg " + std::to_string(i) + "=FILE.npy");
+                  "): pass --arg " + std::to_string(i) +
+                  "=FILE.npy, or --generate");
   Memory memory{allocateHost, std::free};
   if (d.target == "cuda") {
     if (std::string problem = checkGpu(d); !problem.empty())

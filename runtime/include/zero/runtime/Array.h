@@ -41,6 +41,19 @@ double getElementAsDouble(const Array &array, int64_t i);
 /// to 32 elements, else " N elements, sum S" (%.9g).
 std::string formatValues(const Array &array);
 
+/// Stores `value` as one element of `dtype` at `to`: floats rounded to
+/// nearest, ties to even (bf16 and f16 from the double in one rounding),
+/// integers truncated to their low bytes, i1 as 0 or 1.
+void storeElement(std::string_view dtype, double value, char *to);
+
+/// Fills `array` (its dtype and shape set) with values uniform in [low,
+/// high) (integers: [low, high]; i1: 0 or 1), from SplitMix64, the same
+/// stream on every machine: seeded by `seed`, the argument's `index` and,
+/// for a value that differs per rank, `rank` (else -1). zero-run and
+/// zero-launch generate arguments with it.
+void fillUniform(Array &array, uint64_t seed, unsigned index, int32_t rank,
+                 double low, double high);
+
 /// "(7, 13)", as NumPy prints a shape.
 std::string formatShape(const std::vector<int64_t> &shape);
 
