@@ -16,8 +16,9 @@
 
 using namespace mlir;
 
-/// Tensors to buffers, shared by the CPU and GPU pipelines.
-static void addBufferizationPasses(OpPassManager &pm) {
+/// Tensors to buffers, shared by the CPU and GPU pipelines. On the GPU,
+/// reductions are split first, so that they run as kernels too.
+static void addBufferizationPasses(OpPassManager &pm, bool gpu) {
   // Futures that loops carry get buffers that outlive an iteration.
   pm.addPass(zero::createZeroExpandLoopFutures());
   // Elementwise arith and math on tensors to linalg, fused into one loop nest
@@ -25,6 +26,8 @@ static void addBufferizationPasses(OpPassManager &pm) {
   // bucket's whole update is one loop nest, one kernel on the GPU.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(zero::createZeroFuseElementwise());
+  if (gpu)
+    pm.addNestedPass<func::FuncOp>(zero::createZeroSplitReductions());
   // Tensors to buffers. Function arguments and results get identity layouts
   // so that a launcher can pass plain dense buffers.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -57,7 +60,7 @@ static void addHostToLLVMPasses(OpPassManager &pm) {
 }
 
 void zero::buildZeroToLLVMPipeline(OpPassManager &pm) {
-  addBufferizationPasses(pm);
+  addBufferizationPasses(pm, /*gpu=*/false);
   // Loops, runtime calls, then LLVM.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(zero::createZeroLowerToRuntime());
@@ -70,7 +73,7 @@ void zero::buildZeroToLLVMPipeline(OpPassManager &pm) {
 
 void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
                                    const ZeroToNVVMOptions &options) {
-  addBufferizationPasses(pm);
+  addBufferizationPasses(pm, /*gpu=*/true);
   // Each parallel loop nest becomes a kernel: tiles of `blockSize` iterations
   // are blocks, the iterations of a tile its threads (a guard, not a min,
   // bounds the last tile, so every block has the same size).

@@ -72,3 +72,26 @@ func.func @adamw(%w: tensor<1024xf32>, %m: tensor<1024xf32>, %v: tensor<1024xf32
   %w2 = arith.subf %w, %d : tensor<1024xf32>
   return %w2, %m2, %v2 : tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>
 }
+
+// A norm runs on the device: the squares, the partial sums (one kernel, its
+// loop over the column inside) and their combine (one thread) are kernels,
+// and the host has no loop of its own (zero-split-reductions).
+// CHECK-LABEL: llvm.func @norm(
+// CHECK-NOT: llvm.cond_br
+// CHECK: gpu.launch_func @norm_kernel::@norm_kernel
+// CHECK-NOT: llvm.cond_br
+// CHECK: gpu.launch_func @norm_kernel_1::@norm_kernel
+// CHECK-NOT: llvm.cond_br
+// CHECK: gpu.launch_func @norm_kernel_2::@norm_kernel
+// CHECK-NOT: llvm.cond_br
+// CHECK: llvm.return
+func.func @norm(%x: tensor<4096xf32>) -> tensor<f32> {
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %sq = arith.mulf %x, %x : tensor<4096xf32>
+  %n = linalg.reduce ins(%sq : tensor<4096xf32>) outs(%zero : tensor<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %n : tensor<f32>
+}

@@ -442,6 +442,50 @@ def ZeroFuseElementwise : Pass<"zero-fuse-elementwise"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ZeroSplitReductions : Pass<"zero-split-reductions"> {
+  let summary = "Splits 1-D reductions into partial results and a combine";
+  let description = [{
+    Runs in `zero-to-nvvm`, on linalg on tensors. A `linalg.reduce` of a 1-D
+    tensor of N elements into a 0-d one (a norm, a sum, an inf check) becomes
+    two reductions: the input, padded with the combiner's identity to K x B
+    elements (B a power of two near sqrt(N), at most `max-parts`), is viewed
+    as [K, B], and a `linalg.generic` whose outer, parallel loop runs over
+    the B columns and inner loop down each column makes B partial results
+    (on the GPU: one kernel of B threads, neighbouring threads reading
+    neighbouring elements), which a `linalg.reduce` combines, with the
+    original initial value (one thread). Both run on the device: before, the single loop of a
+    0-d reduction ran on the host.
+
+    The combiner must be one associative, commutative operation of its two
+    arguments whose identity the pass knows (addf, mulf, maximumf, minimumf;
+    addi, muli, andi, ori, xori, maxsi, minsi, maxui, minui); others are left
+    alone with a remark. Floating-point sums are reassociated, so results may
+    differ in the last bits from the unsplit reduction (the additive identity
+    is -0.0, which changes no value).
+
+    ```mlir
+    %n = linalg.reduce ins(%x : tensor<91xf32>) outs(%zero : tensor<f32>)
+        dimensions = [0] (%in: f32, %acc: f32) { ... addf ... }
+    // becomes (B = 16, K = 6, 5 padding elements of -0.0)
+    %p = tensor.pad %x low[0] high[5] ... : tensor<91xf32> to tensor<96xf32>
+    %g = tensor.expand_shape %p [[0, 1]] output_shape [6, 16]
+    %partials = linalg.generic {indexing_maps = [(b, k) -> (k, b), (b, k) -> (b)],
+        iterator_types = ["parallel", "reduction"]}
+        ins(%g : tensor<6x16xf32>) outs(%f : tensor<16xf32>) ...
+    %row = tensor.expand_shape %partials [[0, 1]] output_shape [1, 16]
+    %total = linalg.reduce ins(%row : tensor<1x16xf32>) outs(%zero1 : tensor<1xf32>) dimensions = [1] ...
+    %n = tensor.collapse_shape %total [] : tensor<1xf32> into tensor<f32>
+    ```
+  }];
+  let options = [
+    Option<"maxParts", "max-parts", "int64_t", /*default=*/"65536",
+           "Most partial results (B) of one reduction">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ZeroExpandLoopFutures : Pass<"zero-expand-loop-futures",
                                  "mlir::ModuleOp"> {
   let summary = "Gives each future that a loop carries buffers that live "
