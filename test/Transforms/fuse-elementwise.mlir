@@ -88,3 +88,22 @@ func.func @with_reduction(%a: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<64x
     }
   return %t, %n : tensor<64xf32>, tensor<f32>
 }
+
+// -----
+
+// A splat of a scalar computed at run time (Adam's bias correction) is read
+// as the scalar inside the loop nest, not materialized as a tensor by a loop
+// nest of its own.
+// CHECK-LABEL: func.func @splat_scalar
+// CHECK-SAME: (%[[M:[^:]*]]: tensor<64xf32>, %[[T:[^:]*]]: f32)
+// CHECK: %[[C:.*]] = arith.divf
+// CHECK-NOT: tensor.splat
+// CHECK: linalg.generic {{.*}} ins(%[[M]] : tensor<64xf32>)
+// CHECK: arith.mulf %{{.*}}, %[[C]] : f32
+func.func @splat_scalar(%m: tensor<64xf32>, %t: f32) -> tensor<64xf32> {
+  %one = arith.constant 1.0 : f32
+  %c = arith.divf %one, %t : f32
+  %cs = tensor.splat %c : tensor<64xf32>
+  %mh = arith.mulf %m, %cs : tensor<64xf32>
+  return %mh : tensor<64xf32>
+}

@@ -77,12 +77,45 @@ struct FuseElementwiseWeb : public OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Reads a `tensor.splat` operand of a loop nest as its scalar: the splat
+/// would otherwise be a loop nest (a kernel) of its own that writes a whole
+/// tensor for the fused one to read back (bias corrections of Adam, a
+/// clipping factor).
+struct FoldSplatInput : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      auto splat = input->get().getDefiningOp<tensor::SplatOp>();
+      if (!splat)
+        continue;
+      unsigned index = input->getOperandNumber();
+      SmallVector<Value> inputs = op.getDpsInputs();
+      inputs.erase(inputs.begin() + index);
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      maps.erase(maps.begin() + index);
+      auto folded = linalg::GenericOp::create(
+          rewriter, op.getLoc(), op.getResultTypes(), inputs, op.getDpsInits(),
+          maps, op.getIteratorTypesArray());
+      rewriter.inlineRegionBefore(op.getRegion(), folded.getRegion(),
+                                  folded.getRegion().begin());
+      Block &body = folded.getRegion().front();
+      rewriter.replaceAllUsesWith(body.getArgument(index), splat.getInput());
+      body.eraseArgument(index);
+      rewriter.replaceOp(op, folded.getResults());
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct ZeroFuseElementwisePass
     : public zero::impl::ZeroFuseElementwiseBase<ZeroFuseElementwisePass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    patterns.add<FuseElementwiseWeb>(context);
+    patterns.add<FuseElementwiseWeb, FoldSplatInput>(context);
     // Upstream's helpers (fills and splat constants folded into the loop
     // nests that read them, outs that the payload ignores replaced by empty
     // tensors); its own fusion pattern is left out (no operand allowed).

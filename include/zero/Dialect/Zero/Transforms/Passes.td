@@ -423,8 +423,10 @@ def ZeroFuseElementwise : Pass<"zero-fuse-elementwise"> {
     each bucket's update becomes one loop nest that reads each input once and
     writes each output once: one pass over memory on the CPU, one kernel on
     the GPU. A producer used before the consumer is left alone, so nothing is
-    computed twice. Each element sees the same operations in the same order,
-    so results do not change.
+    computed twice. A `tensor.splat` of a scalar computed at run time (Adam's
+    bias corrections) that a loop nest reads becomes that scalar inside it,
+    rather than a tensor written by a loop nest of its own. Each element sees
+    the same operations in the same order, so results do not change.
 
     ```mlir
     // before: three loop nests
