@@ -31,12 +31,11 @@
 #include "zero/Execution/Calibrate.h"
 #include "zero/Execution/Runner.h"
 #include "zero/InitZero.h"
+#include "zero/Trace/ChromeTrace.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -88,44 +87,6 @@ static cl::opt<double> gflops("gflops", cl::init(50),
 static cl::opt<double> gelements("gelements-per-s", cl::init(2),
                                  cl::desc("Cost model: elementwise rate"),
                                  cl::cat(toolOptions));
-
-/// From a trace: communication seconds summed over the ranks, and the part
-/// of it that ran while the same rank computed (hidden).
-static bool readTrace(StringRef path, double &communication, double &hidden,
-                      int &ranksSeen) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return false;
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!json) {
-    llvm::consumeError(json.takeError());
-    return false;
-  }
-  using Interval = std::pair<double, double>;
-  std::map<int64_t, std::vector<Interval>> compute, comm;
-  for (const llvm::json::Value &value :
-       *json->getAsObject()->getArray("traceEvents")) {
-    const llvm::json::Object *event = value.getAsObject();
-    if (event->getString("ph") != "X")
-      continue;
-    double begin = event->getNumber("ts").value_or(0) * 1e-6;
-    double end = begin + event->getNumber("dur").value_or(0) * 1e-6;
-    int64_t rank = event->getInteger("pid").value_or(0);
-    if (event->getInteger("tid").value_or(0) == 1)
-      comm[rank].push_back({begin, end});
-    else if (event->getString("name") == "compute")
-      compute[rank].push_back({begin, end});
-  }
-  for (auto &[rank, collectives] : comm)
-    for (auto [begin, end] : collectives) {
-      communication += end - begin;
-      for (auto [cBegin, cEnd] : compute[rank])
-        hidden += std::max(0.0, std::min(end, cEnd) - std::max(begin, cBegin));
-    }
-  ranksSeen = std::max<size_t>(1, comm.size());
-  return true;
-}
 
 int main(int argc, char **argv) {
   zero::registerAllPasses();
@@ -229,8 +190,16 @@ int main(int argc, char **argv) {
         if (best >= 0 && slowest >= best)
           continue;
         best = slowest;
-        communication = hidden = 0;
-        readTrace(timeline, communication, hidden, ranksSeen);
+        std::map<int64_t, zero::trace::RankTracks> ranks;
+        if (std::string error = zero::trace::readChromeTrace(timeline, ranks);
+            !error.empty()) {
+          llvm::errs() << error << "\n";
+          return 1;
+        }
+        zero::trace::Overlap overlap = zero::trace::measureOverlap(ranks);
+        communication = overlap.communication;
+        hidden = overlap.hidden;
+        ranksSeen = overlap.ranks;
       }
       double perStep = 1e3 / steps;
       double comm = communication / ranksSeen;

@@ -4,9 +4,11 @@
 # an install, and a place in the exported ZeroTargets set that find_package(Zero)
 # hands to other projects.
 
-# zero_add_library(name SRCS... [DEPENDS tablegen-targets...] [LINK_LIBS libs...])
+# zero_add_library(name SRCS... [LLVM_ONLY] [DEPENDS tablegen-targets...]
+#                  [LINK_LIBS libs...])
+# LLVM_ONLY: the library needs LLVM (Support) and not MLIR.
 function(zero_add_library name)
-  cmake_parse_arguments(ARG "" "" "DEPENDS;LINK_LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "LLVM_ONLY" "" "DEPENDS;LINK_LIBS" ${ARGN})
   add_library(${name} ${ARG_UNPARSED_ARGUMENTS})
   add_library(Zero::${name} ALIAS ${name})
   set_target_properties(${name} PROPERTIES EXPORT_NAME ${name}
@@ -18,7 +20,11 @@ function(zero_add_library name)
   # MLIR's imported targets carry no include directories of their own.
   target_include_directories(${name} SYSTEM PUBLIC
     ${MLIR_INCLUDE_DIRS} ${LLVM_INCLUDE_DIRS})
-  target_link_libraries(${name} PUBLIC MLIR LLVM ${ARG_LINK_LIBS})
+  if(ARG_LLVM_ONLY)
+    target_link_libraries(${name} PUBLIC LLVM ${ARG_LINK_LIBS})
+  else()
+    target_link_libraries(${name} PUBLIC MLIR LLVM ${ARG_LINK_LIBS})
+  endif()
   if(ARG_DEPENDS)
     add_dependencies(${name} ${ARG_DEPENDS})
   endif()

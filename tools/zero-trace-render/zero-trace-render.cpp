@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "zero/Trace/ChromeTrace.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -23,8 +24,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -36,6 +35,9 @@
 
 namespace cl = llvm::cl;
 using llvm::StringRef;
+using zero::trace::RankTracks;
+using zero::trace::readChromeTrace;
+using zero::trace::Span;
 
 static cl::OptionCategory category("zero-trace-render options");
 static cl::list<std::string> inputs(cl::Positional, cl::OneOrMore,
@@ -59,17 +61,6 @@ struct Color {
 
 constexpr Color kWhite{255, 255, 255}, kText{40, 40, 40}, kGrid{225, 225, 225},
     kRowBack{246, 246, 246};
-
-/// A span of one track of one rank, in seconds from the trace's start.
-struct Span {
-  double begin, end;
-  std::string name;
-};
-
-struct RankTracks {
-  std::string label;
-  std::vector<Span> compute, communication;
-};
 
 /// What a span is, by its name, and how it is drawn.
 struct Kind {
@@ -247,50 +238,6 @@ private:
 // Reading traces
 //===----------------------------------------------------------------------===//
 
-/// Adds the spans of trace file `path` to `ranks` (by pid), in seconds on
-/// the trace clock; returns an error message or "".
-std::string readTrace(StringRef path, std::map<int64_t, RankTracks> &ranks) {
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
-  if (!buffer)
-    return (path + ": " + buffer.getError().message()).str();
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!json)
-    return (path + ": not JSON: " + llvm::toString(json.takeError())).str();
-  const llvm::json::Object *root = json->getAsObject();
-  const llvm::json::Array *events =
-      root ? root->getArray("traceEvents") : nullptr;
-  if (!events)
-    return (path + ": no \"traceEvents\" array (not a Chrome trace)").str();
-  for (const llvm::json::Value &value : *events) {
-    const llvm::json::Object *event = value.getAsObject();
-    if (!event)
-      continue;
-    int64_t pid = event->getInteger("pid").value_or(0);
-    StringRef phase = event->getString("ph").value_or("");
-    StringRef name = event->getString("name").value_or("");
-    RankTracks &rank = ranks[pid];
-    if (rank.label.empty())
-      rank.label = "rank " + std::to_string(pid);
-    if (phase == "M" && name == "process_name") {
-      if (const llvm::json::Object *args = event->getObject("args"))
-        if (std::optional<StringRef> label = args->getString("name"))
-          rank.label = label->str();
-      continue;
-    }
-    if (phase != "X")
-      continue;
-    double begin = event->getNumber("ts").value_or(0) * 1e-6;
-    double end = begin + event->getNumber("dur").value_or(0) * 1e-6;
-    Span span{begin, end, name.str()};
-    if (event->getInteger("tid").value_or(0) == 1)
-      rank.communication.push_back(span);
-    else
-      rank.compute.push_back(span);
-  }
-  return "";
-}
-
 /// A round step of about a tenth of `range` seconds: 1, 2 or 5 times a
 /// power of ten.
 double tickStep(double range) {
@@ -320,7 +267,7 @@ int main(int argc, char **argv) {
                               "timeline\n");
   std::map<int64_t, RankTracks> ranks;
   for (const std::string &path : inputs)
-    if (std::string error = readTrace(path, ranks); !error.empty()) {
+    if (std::string error = readChromeTrace(path, ranks); !error.empty()) {
       llvm::errs() << "zero-trace-render: error: " << error << "\n";
       return 1;
     }
