@@ -15,7 +15,11 @@ namespace {
 struct GpuHostMemory : public zero::impl::ZeroGpuHostMemoryBase<GpuHostMemory> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    for (auto [from, to] : {std::pair{"malloc", "zero_rt_gpu_alloc"},
+    auto memory = module->getAttrOfType<StringAttr>("zero.gpu_memory");
+    const char *allocate = memory && memory.getValue() == "device"
+                               ? "zero_rt_gpu_alloc_device"
+                               : "zero_rt_gpu_alloc";
+    for (auto [from, to] : {std::pair{"malloc", allocate},
                             std::pair{"free", "zero_rt_gpu_free"}}) {
       auto function = module.lookupSymbol<LLVM::LLVMFuncOp>(from);
       if (!function)

@@ -88,6 +88,7 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(zero::createZeroGpuBufferPlacement());
 
   // Collectives, then the host and the kernels to LLVM.
   pm.addPass(zero::createZeroLowerToRuntime());

@@ -68,12 +68,13 @@ static void writeValue(llvm::json::OStream &json, const std::string &name,
   });
 }
 
-llvm::Expected<std::string>
-zero::exec::describeArtifact(ModuleOp module, StringRef entry,
-                             const ArtifactOptions &options) {
-  auto signature = EntrySignature::read(module, entry);
-  if (!signature)
-    return signature.takeError();
+/// The description of `entry` (with `signature` and the mesh's `ranks`);
+/// `memory` ("host", "device", "managed"; empty: not known yet) says where
+/// its buffers live, and `memoryReason` why they are not on the device.
+static std::string writeDescription(const EntrySignature &signature,
+                                    int64_t ranks, StringRef entry,
+                                    const ArtifactOptions &options,
+                                    StringRef memory, StringRef memoryReason) {
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::json::OStream json(os, /*IndentSize=*/2);
@@ -84,17 +85,21 @@ zero::exec::describeArtifact(ModuleOp module, StringRef entry,
     json.attribute("target", options.target);
     if (options.target == "cuda")
       json.attribute("chip", options.chip);
+    if (!memory.empty())
+      json.attribute("memory", memory);
+    if (!memoryReason.empty())
+      json.attribute("memory_reason", memoryReason);
     json.attribute("entry", entry);
-    json.attribute("ranks", getMeshRanks(module));
+    json.attribute("ranks", ranks);
     json.attributeArray("arguments", [&] {
-      for (auto [i, type] : llvm::enumerate(signature->argTypes))
+      for (auto [i, type] : llvm::enumerate(signature.argTypes))
         writeValue(json, "arg" + std::to_string(i), type,
-                   signature->argShards[i]);
+                   signature.argShards[i]);
     });
     json.attributeArray("results", [&] {
-      for (auto [i, type] : llvm::enumerate(signature->resultTypes))
+      for (auto [i, type] : llvm::enumerate(signature.resultTypes))
         writeValue(json, "result" + std::to_string(i), type,
-                   signature->resultShards[i]);
+                   signature.resultShards[i]);
     });
   });
   return text;
@@ -227,13 +232,15 @@ static llvm::Error linkSharedLibrary(StringRef linker, StringRef object,
 
 llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
                                         const ArtifactOptions &options,
-                                        StringRef outputPath) {
+                                        StringRef outputPath,
+                                        std::string *descriptionOut) {
   if (options.target != "cpu" && options.target != "cuda")
     return llvm::createStringError("unknown target '%s' (expected cpu or cuda)",
                                    options.target.c_str());
-  auto description = describeArtifact(module, entry, options);
-  if (!description)
-    return description.takeError();
+  auto signature = EntrySignature::read(module, entry);
+  if (!signature)
+    return signature.takeError();
+  int64_t ranks = getMeshRanks(module);
   auto machine = makeHostTargetMachine(options.hostCpu);
   if (!machine)
     return machine.takeError();
@@ -260,6 +267,17 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
   } else if (llvm::Error error = lowerModule(module, buildZeroToLLVMPipeline)) {
     return error;
   }
+  // Where the buffers live: zero-gpu-buffer-placement decided for a GPU.
+  auto memoryAttr = module->getAttrOfType<StringAttr>("zero.gpu_memory");
+  auto reasonAttr = module->getAttrOfType<StringAttr>("zero.gpu_memory_reason");
+  std::string description =
+      writeDescription(*signature, ranks, entry, options,
+                       options.target == "cpu" ? "host"
+                       : memoryAttr            ? memoryAttr.getValue()
+                                               : "managed",
+                       reasonAttr ? reasonAttr.getValue() : "");
+  if (descriptionOut)
+    *descriptionOut = description;
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -278,7 +296,7 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
     if (!f.isDeclaration())
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
   addPackedEntry(*llvmModule, *function);
-  addDescription(*llvmModule, *description);
+  addDescription(*llvmModule, description);
   if (llvm::Error error =
           makeOptimizingTransformer(3, 0, machine->get())(llvmModule.get()))
     return error;

@@ -225,6 +225,17 @@ zero::rt::parseArtifactDescription(const std::string &json,
   description.target = reader.string(root, "target", "the description");
   if (const Json *chip = root.get("chip"); chip && chip->kind == Json::String)
     description.chip = chip->string;
+  description.memory = description.target == "cuda" ? "managed" : "host";
+  if (const Json *memory = root.get("memory");
+      memory && memory->kind == Json::String)
+    description.memory = memory->string;
+  if (const Json *why = root.get("memory_reason");
+      why && why->kind == Json::String)
+    description.memoryReason = why->string;
+  if (description.memory != "host" && description.memory != "device" &&
+      description.memory != "managed")
+    return "unknown memory \"" + description.memory +
+           "\" (expected host, device or managed)";
   description.entry = reader.string(root, "entry", "the description");
   description.ranks = reader.integer(root, "ranks", "the description");
   reader.values(root, "arguments", description.arguments);

@@ -47,6 +47,9 @@ struct Driver {
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuGetErrorString)(CUresult, const char **);
   CUresult (*cuMemAllocManaged)(void **, size_t, unsigned);
+  CUresult (*cuMemAlloc)(void **, size_t);
+  CUresult (*cuMemcpyHtoD)(void *, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, const void *, size_t);
   CUresult (*cuMemFree)(void *);
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
@@ -102,6 +105,9 @@ void initialize(Gpu &g) {
       bind(library, "cuCtxSynchronize", d.cuCtxSynchronize) &&
       bind(library, "cuGetErrorString", d.cuGetErrorString) &&
       bind(library, "cuMemAllocManaged", d.cuMemAllocManaged) &&
+      bind(library, "cuMemAlloc_v2", d.cuMemAlloc) &&
+      bind(library, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD) &&
+      bind(library, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
       bind(library, "cuMemFree_v2", d.cuMemFree) &&
       bind(library, "cuModuleLoadData", d.cuModuleLoadData) &&
       bind(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
@@ -222,15 +228,20 @@ const char *zero_gpu_error(void) {
   return g.firstError.empty() ? nullptr : g.firstError.c_str();
 }
 
-void *zero_rt_gpu_alloc(int64_t bytes) {
-  Gpu *g = ready("zero_rt_gpu_alloc");
+/// `bytes` of GPU memory, managed or device only; on failure the process
+/// ends with a message (the compiled code that asked cannot go on).
+static void *allocateOrExit(const char *caller, int64_t bytes, bool managed) {
+  Gpu *g = ready(caller);
   void *pointer = nullptr;
   std::string message;
+  size_t size = bytes > 0 ? size_t(bytes) : 1;
   if (!g) {
-    message = "zero_rt_gpu_alloc: " + gpu().initError;
+    message = std::string(caller) + ": " + gpu().initError;
     std::fprintf(stderr, "zero: error: %s\n", message.c_str());
-  } else if (CUresult result = g->driver.cuMemAllocManaged(
-                 &pointer, bytes > 0 ? bytes : 1, CU_MEM_ATTACH_GLOBAL)) {
+  } else if (CUresult result =
+                 managed ? g->driver.cuMemAllocManaged(&pointer, size,
+                                                       CU_MEM_ATTACH_GLOBAL)
+                         : g->driver.cuMemAlloc(&pointer, size)) {
     message =
         report(*g, result,
                "allocating " + std::to_string(bytes) + " bytes of GPU memory");
@@ -242,8 +253,27 @@ void *zero_rt_gpu_alloc(int64_t bytes) {
   if (zero_rank *rank = zero_bound_rank())
     std::fprintf(stderr, "zero: error: rank %d: %s\n", zero_rank_id(rank),
                  message.c_str());
-  // The compiled code that asked cannot go on without its buffer.
   std::_Exit(1);
+}
+
+void *zero_rt_gpu_alloc(int64_t bytes) {
+  return allocateOrExit("zero_rt_gpu_alloc", bytes, /*managed=*/true);
+}
+
+void *zero_rt_gpu_alloc_device(int64_t bytes) {
+  return allocateOrExit("zero_rt_gpu_alloc_device", bytes, /*managed=*/false);
+}
+
+int zero_gpu_copy_to_device(void *device, const void *host, size_t bytes) {
+  Gpu *g = ready("zero_gpu_copy_to_device");
+  return !g || !check(*g, g->driver.cuMemcpyHtoD(device, host, bytes),
+                      "cuMemcpyHtoD");
+}
+
+int zero_gpu_copy_to_host(void *host, const void *device, size_t bytes) {
+  Gpu *g = ready("zero_gpu_copy_to_host");
+  return !g || !check(*g, g->driver.cuMemcpyDtoH(host, device, bytes),
+                      "cuMemcpyDtoH");
 }
 
 void zero_rt_gpu_free(void *pointer) {

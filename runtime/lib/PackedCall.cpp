@@ -77,7 +77,7 @@ std::vector<void *> &PackedCall::pack(const std::vector<void *> &inputs) {
   return args;
 }
 
-void *PackedCall::unpackResult(size_t i, Array *out) const {
+void *PackedCall::unpackResult(size_t i, Array *out, ReadFn read) const {
   const ValueType &type = resultTypes[i];
   const char *at =
       reinterpret_cast<const char *>(result.data()) + resultOffsets[i];
@@ -93,18 +93,28 @@ void *PackedCall::unpackResult(size_t i, Array *out) const {
     return nullptr;
   }
   const int64_t *desc = reinterpret_cast<const int64_t *>(at);
-  if (out) {
-    // The descriptor's strides may be any (a result can be a view).
-    const char *aligned = reinterpret_cast<const char *>(desc[1]);
+  if (out && type.getNumElements() > 0) {
+    // The descriptor's strides may be any (a result can be a view): the
+    // span it covers is read to the host once, then gathered.
     size_t rank = type.shape.size();
     const int64_t *sizes = desc + 3, *strides = desc + 3 + rank;
+    int64_t first = desc[2], last = desc[2];
+    for (size_t d = 0; d < rank; ++d)
+      (strides[d] < 0 ? first : last) += (sizes[d] - 1) * strides[d];
+    std::vector<char> span((last - first + 1) * elementBytes);
+    const char *source =
+        reinterpret_cast<const char *>(desc[1]) + first * elementBytes;
+    if (read)
+      read(span.data(), source, span.size());
+    else
+      std::memcpy(span.data(), source, span.size());
     std::vector<int64_t> index(rank, 0);
     for (int64_t e = 0, n = type.getNumElements(); e < n; ++e) {
-      int64_t offset = desc[2];
+      int64_t offset = desc[2] - first;
       for (size_t d = 0; d < rank; ++d)
         offset += index[d] * strides[d];
       std::memcpy(out->bytes.data() + e * elementBytes,
-                  aligned + offset * elementBytes, elementBytes);
+                  span.data() + offset * elementBytes, elementBytes);
       for (size_t d = rank; d-- > 0 && ++index[d] == sizes[d];)
         index[d] = 0;
     }

@@ -30,3 +30,20 @@ llvm.func @no_allocations() {
 llvm.func @malloc(i64) -> !llvm.ptr
 // expected-error @+1 {{zero-gpu-host-memory: @zero_rt_gpu_alloc is already defined; cannot redirect @malloc to it}}
 llvm.func @zero_rt_gpu_alloc(i64) -> !llvm.ptr
+
+// -----
+
+// Buffers the host never touches (zero-gpu-buffer-placement) are device
+// memory.
+// CHECK-LABEL: llvm.func @zero_rt_gpu_alloc_device(i64) -> !llvm.ptr
+// CHECK-LABEL: llvm.func @device
+// CHECK: llvm.call @zero_rt_gpu_alloc_device(%{{.*}}) : (i64) -> !llvm.ptr
+module attributes {zero.gpu_memory = "device"} {
+  llvm.func @malloc(i64) -> !llvm.ptr
+  llvm.func @free(!llvm.ptr)
+  llvm.func @device(%n: i64) {
+    %p = llvm.call @malloc(%n) : (i64) -> !llvm.ptr
+    llvm.call @free(%p) : (!llvm.ptr) -> ()
+    llvm.return
+  }
+}

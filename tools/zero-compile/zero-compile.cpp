@@ -112,14 +112,11 @@ int main(int argc, char **argv) {
   options.cudaPath = cudaPath;
   options.hostCpu = hostCpu;
   options.linker = linker;
-  if (printDescription) {
-    auto description = zero::exec::describeArtifact(*module, name, options);
-    if (!description)
-      return fail(llvm::toString(description.takeError()));
-    llvm::outs() << *description << "\n";
-  }
-  if (llvm::Error e =
-          zero::exec::compileArtifact(*module, name, options, outputFile))
+  std::string description;
+  if (llvm::Error e = zero::exec::compileArtifact(*module, name, options,
+                                                  outputFile, &description))
     return fail(llvm::toString(std::move(e)));
+  if (printDescription)
+    llvm::outs() << description << "\n";
   return 0;
 }

@@ -45,6 +45,39 @@ def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
   ];
 }
 
+def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
+                                  "mlir::ModuleOp"> {
+  let summary = "Decides whether a GPU program's buffers can live in device "
+                "memory";
+  let description = [{
+    Runs in `zero-to-nvvm` after kernel outlining, on the host code in
+    memrefs. Device memory is faster than managed memory, but only kernels
+    reach it. When no host op reads or writes a buffer's elements, every
+    buffer can live there: the pass sets `zero.gpu_memory = "device"` on the
+    module. Otherwise it sets `"managed"`, and `zero.gpu_memory_reason`
+    names the first host op that touches elements and where it is:
+
+    - `memref.load`, `memref.store`, `memref.copy` and any op that reads or
+      writes memory other than allocation and freeing;
+    - a collective's buffer form (the local and mpi backends move and reduce
+      elements on host threads);
+    - a call that takes a buffer.
+
+    Views, shapes, allocation and kernel launches do not touch elements.
+    `zero-gpu-host-memory` allocates accordingly, and `zero-compile` writes
+    the choice into the artifact's description (`"memory"`), where
+    `zero-launch` reads it to copy arguments in and results out.
+
+    ```mlir
+    // device: the host only allocates and launches
+    %w2 = memref.alloc() : memref<1024xf32>
+    gpu.launch_func @step_kernel::@step_kernel ... args(%w : memref<1024xf32>, %w2 : memref<1024xf32>)
+    // managed (reason: "'memref.load' at prog.mlir:12:8 reads a buffer on the host")
+    %v = memref.load %norm[] : memref<f32>
+    ```
+  }];
+}
+
 def ZeroGpuHostMemory : Pass<"zero-gpu-host-memory", "mlir::ModuleOp"> {
   let summary = "Places the host's buffers in GPU-visible (managed) memory";
   let description = [{
@@ -54,7 +87,10 @@ def ZeroGpuHostMemory : Pass<"zero-gpu-host-memory", "mlir::ModuleOp"> {
     `zero_rt_gpu_alloc` and `zero_rt_gpu_free`, which allocate CUDA managed
     memory: the kernels read and write every buffer, and the host code that
     remains (scalar loads, copies between layouts, the collectives of the
-    CPU backends) reaches the same buffers. Kernel launches are synchronous,
+    CPU backends) reaches the same buffers. When
+    `zero-gpu-buffer-placement` found that the host touches no buffer's
+    elements (`zero.gpu_memory = "device"` on the module), `malloc` becomes
+    `zero_rt_gpu_alloc_device` instead: device memory. Kernel launches are synchronous,
     so host and device never touch a buffer at the same time.
 
     ```mlir

@@ -38,16 +38,13 @@ struct ArtifactOptions {
 };
 
 /// Lowers function `entry` of `module` (in tensors; the module is modified)
-/// and writes the artifact to `outputPath`. Errors name what failed: the
-/// entry's signature, a lowering diagnostic with its location, the linker.
+/// and writes the artifact to `outputPath`; the description it embeds goes
+/// to `description` when given. Errors name what failed: the entry's
+/// signature, a lowering diagnostic with its location, the linker.
 llvm::Error compileArtifact(mlir::ModuleOp module, llvm::StringRef entry,
                             const ArtifactOptions &options,
-                            llvm::StringRef outputPath);
-
-/// The JSON description of `entry` that compileArtifact embeds.
-llvm::Expected<std::string> describeArtifact(mlir::ModuleOp module,
-                                             llvm::StringRef entry,
-                                             const ArtifactOptions &options);
+                            llvm::StringRef outputPath,
+                            std::string *description = nullptr);
 
 } // namespace zero::exec
 

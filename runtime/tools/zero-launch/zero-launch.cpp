@@ -213,19 +213,39 @@ std::string makeDirectories(const std::string &path) {
   return "";
 }
 
-/// Where a program's buffers live: host memory for a CPU artifact, managed
-/// memory for a GPU one.
+/// Where a program's buffers live (the description's "memory"): host memory
+/// for a CPU artifact; for a GPU one, device memory, which only copies
+/// reach, or managed memory.
 struct Memory {
   void *(*allocate)(size_t bytes);
   void (*release)(void *);
+  void (*write)(void *buffer, const void *host, size_t bytes);
+  PackedCall::ReadFn read;
 };
 
 void *allocateHost(size_t bytes) {
   return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
 }
 
-void *allocateGpu(size_t bytes) {
+void *allocateManaged(size_t bytes) {
   return zero_rt_gpu_alloc(static_cast<int64_t>(bytes));
+}
+
+void *allocateDevice(size_t bytes) {
+  return zero_rt_gpu_alloc_device(static_cast<int64_t>(bytes));
+}
+
+void copyBytes(void *to, const void *from, size_t bytes) {
+  std::memcpy(to, from, bytes);
+}
+
+// A failed copy is recorded (zero_gpu_error) and fails the bound rank.
+void writeDevice(void *buffer, const void *host, size_t bytes) {
+  (void)zero_gpu_copy_to_device(buffer, host, bytes);
+}
+
+void readDevice(void *host, const void *buffer, size_t bytes) {
+  (void)zero_gpu_copy_to_host(host, buffer, bytes);
 }
 
 /// Checks that a GPU artifact can run here: a GPU of the chip it was built
@@ -299,7 +319,7 @@ std::string runOnce(const Artifact &artifact, const Memory &memory,
     if (!buffer)
       return "out of memory for argument " + std::to_string(i) + " (" +
              std::to_string(inputs[i].bytes.size()) + " bytes)";
-    std::memcpy(buffer, inputs[i].bytes.data(), inputs[i].bytes.size());
+    memory.write(buffer, inputs[i].bytes.data(), inputs[i].bytes.size());
     buffers.push_back(buffer);
     ours.insert(buffer);
   }
@@ -318,8 +338,8 @@ std::string runOnce(const Artifact &artifact, const Memory &memory,
   if (keep)
     result.outputs.assign(resultTypes.size(), Array());
   for (size_t i = 0; i < resultTypes.size(); ++i)
-    if (void *allocated =
-            call.unpackResult(i, keep ? &result.outputs[i] : nullptr);
+    if (void *allocated = call.unpackResult(
+            i, keep ? &result.outputs[i] : nullptr, memory.read);
         allocated && !ours.count(allocated))
       toFree.insert(allocated);
   for (void *buffer : toFree)
@@ -412,11 +432,14 @@ int main(int argc, char **argv) {
                        : d.arguments[i].type.str()) +
                   "): pass --arg " + std::to_string(i) +
                   "=FILE.npy, or --generate");
-  Memory memory{allocateHost, std::free};
+  Memory memory{allocateHost, std::free, copyBytes, copyBytes};
   if (d.target == "cuda") {
     if (std::string problem = checkGpu(d); !problem.empty())
       return fail(problem);
-    memory = {allocateGpu, zero_rt_gpu_free};
+    memory =
+        d.memory == "device"
+            ? Memory{allocateDevice, zero_rt_gpu_free, writeDevice, readDevice}
+            : Memory{allocateManaged, zero_rt_gpu_free, copyBytes, copyBytes};
   }
 
   zero_options worldOptions;

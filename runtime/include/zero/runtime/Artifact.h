@@ -9,7 +9,11 @@
 //                              and returns, and what it was built for:
 //
 //   { "format": "zero-artifact", "version": 1, "runtime_abi": 1,
-//     "target": "cpu" | "cuda", "chip": "sm_90" (cuda only), "entry": "step",
+//     "target": "cpu" | "cuda", "chip": "sm_90" (cuda only),
+//     "memory": "host" | "device" | "managed", where the buffers live (cuda:
+//               "device" when the host code never touches their elements,
+//               else "managed" and "memory_reason" says which op does),
+//     "entry": "step",
 //     "ranks": 4,                        (ranks of the mesh; 0: no mesh)
 //     "arguments": [ { "name": "arg0", "dtype": "f32", "shape": [7, 13],
 //                      "tensor": true, "per_rank": false }, ...,
@@ -64,6 +68,9 @@ struct ArtifactDescription {
   int64_t runtimeAbi = 0;
   std::string target;
   std::string chip;
+  /// "host", "device" or "managed" (older descriptions: by target).
+  std::string memory;
+  std::string memoryReason;
   std::string entry;
   int64_t ranks = 0;
   std::vector<ArtifactValue> arguments, results;

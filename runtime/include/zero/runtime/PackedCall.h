@@ -45,11 +45,16 @@ public:
   /// the next call of pack().
   std::vector<void *> &pack(const std::vector<void *> &inputs);
 
+  /// Copies `bytes` from a result's buffer to host memory (a GPU program's
+  /// device memory needs a copy call; host and managed memory, memcpy).
+  using ReadFn = void (*)(void *host, const void *buffer, size_t bytes);
+
   /// After the call: the buffer that result `i` (a tensor) was returned in,
   /// which the caller frees unless it is one of its inputs. Copies the result
-  /// into `out` as a dense array when `out` is not null; a scalar result is
-  /// only copied (and null returned).
-  void *unpackResult(size_t i, Array *out) const;
+  /// into `out` as a dense array when `out` is not null, reading the buffer
+  /// with `read` (null: memcpy); a scalar result is only copied (and null
+  /// returned).
+  void *unpackResult(size_t i, Array *out, ReadFn read = nullptr) const;
 
 private:
   std::vector<ValueType> argTypes, resultTypes;

@@ -158,8 +158,10 @@ int zero_wait(zero_handle *handle);
 
 /* The runtime loads the CUDA driver (libcuda.so.1) when a GPU is first asked
    for, not at link time: with no GPU, the CPU backends work as before.
-   Programs compiled for the GPU keep their buffers in managed memory and
-   launch kernels through the mgpu* functions below (the names and signatures
+   Programs compiled for the GPU keep their buffers in device memory when
+   their host code never touches a buffer's elements (the artifact's
+   "memory": "device"), else in managed memory, and launch kernels through
+   the mgpu* functions below (the names and signatures
    MLIR's gpu-to-llvm lowering calls), on device 0 of the process. A CUDA
    error fails the bound rank's world with a message naming the call, the
    kernel and CUDA's text; zero_gpu_error() holds the first one. */
@@ -177,7 +179,15 @@ const char *zero_gpu_error(void);
    (device memory exhausted) ends the process with a message: compiled code
    cannot continue without its buffer. */
 void *zero_rt_gpu_alloc(int64_t bytes);
+/* Device memory, which only kernels and the copies below reach; failure as
+   for zero_rt_gpu_alloc. */
+void *zero_rt_gpu_alloc_device(int64_t bytes);
+/* Frees either kind. */
 void zero_rt_gpu_free(void *pointer);
+/* Copies `bytes` between host and device memory (or within the device);
+   returns 0, or non-zero with the reason in zero_gpu_error(). */
+int zero_gpu_copy_to_device(void *device, const void *host, size_t bytes);
+int zero_gpu_copy_to_host(void *host, const void *device, size_t bytes);
 /* Waits until the device is idle. */
 void zero_rt_gpu_synchronize(void);
 

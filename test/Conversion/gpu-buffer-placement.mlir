@@ -1,0 +1,67 @@
+// zero-gpu-buffer-placement: device memory when the host code never touches
+// a buffer's elements (kernels may), else managed memory and the first host
+// op that does, with its location.
+
+// RUN: zero-opt %s --split-input-file --zero-gpu-buffer-placement | FileCheck %s
+
+// Allocation, views and launches only; the kernel's loads do not count.
+// CHECK: module attributes {gpu.container_module, zero.gpu_memory = "device"}
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @double(%b: memref<8xf32>) kernel {
+      %i = gpu.thread_id x
+      %v = memref.load %b[%i] : memref<8xf32>
+      %d = arith.addf %v, %v : f32
+      memref.store %d, %b[%i] : memref<8xf32>
+      gpu.return
+    }
+  }
+  func.func @host() -> memref<4xf32> {
+    %c1 = arith.constant 1 : index
+    %b = memref.alloc() : memref<8xf32>
+    gpu.launch_func @kernels::@double blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
+    %v = memref.subview %b[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+    %c = memref.cast %v : memref<4xf32, strided<[1]>> to memref<4xf32>
+    return %c : memref<4xf32>
+  }
+}
+
+// -----
+
+// A scalar read on the host (a norm that the host turns into a factor).
+// CHECK: module attributes {zero.gpu_memory = "managed", zero.gpu_memory_reason = "'memref.load' at {{.*}}gpu-buffer-placement.mlir:[[# @LINE + 3]]:8 reads a buffer on the host"}
+func.func @norm(%n: memref<f32>) -> f32 {
+  %a = memref.alloc() : memref<8xf32>
+  %v = memref.load %n[] : memref<f32>
+  memref.dealloc %a : memref<8xf32>
+  return %v : f32
+}
+
+// -----
+
+// A collective: the local and mpi backends run it on host threads.
+// CHECK: zero.gpu_memory = "managed", zero.gpu_memory_reason = "'zero.all_reduce_buffer' at {{.*}} is a collective, which the host runs"
+zero.mesh @dp(shape = [4])
+func.func @reduce(%g: memref<8xf32>) {
+  zero.all_reduce_buffer %g, %g on @dp reduce = sum : memref<8xf32>, memref<8xf32>
+  return
+}
+
+// -----
+
+// A copy between buffers on the host.
+// CHECK: zero.gpu_memory = "managed", zero.gpu_memory_reason = "'memref.copy' at {{.*}} reads a buffer on the host"
+func.func @copy(%a: memref<8xf32>, %b: memref<8xf32>) {
+  memref.copy %a, %b : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// -----
+
+// A buffer passed to a call: the callee may read it.
+// CHECK: zero.gpu_memory = "managed", zero.gpu_memory_reason = "'func.call' at {{.*}} passes a buffer to a call"
+func.func private @consume(memref<8xf32>)
+func.func @call(%a: memref<8xf32>) {
+  func.call @consume(%a) : (memref<8xf32>) -> ()
+  return
+}
