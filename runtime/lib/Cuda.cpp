@@ -50,6 +50,7 @@ struct Driver {
   CUresult (*cuMemAlloc)(void **, size_t);
   CUresult (*cuMemcpyHtoD)(void *, const void *, size_t);
   CUresult (*cuMemcpyDtoH)(void *, const void *, size_t);
+  CUresult (*cuMemcpyDtoD)(void *, const void *, size_t);
   CUresult (*cuMemFree)(void *);
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
@@ -73,6 +74,11 @@ struct Gpu {
   std::mutex mutex;
   std::string firstError;
   std::map<CUfunction, std::string> kernelNames;
+  /// Device allocations by size, and those freed, kept for reuse: a
+  /// program allocates the same buffers every step, and cuMemAlloc costs
+  /// far more than a kernel on them.
+  std::map<void *, size_t> deviceSizes;
+  std::multimap<size_t, void *> freeDevice;
 };
 
 Gpu &gpu() {
@@ -108,6 +114,7 @@ void initialize(Gpu &g) {
       bind(library, "cuMemAlloc_v2", d.cuMemAlloc) &&
       bind(library, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD) &&
       bind(library, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
+      bind(library, "cuMemcpyDtoD_v2", d.cuMemcpyDtoD) &&
       bind(library, "cuMemFree_v2", d.cuMemFree) &&
       bind(library, "cuModuleLoadData", d.cuModuleLoadData) &&
       bind(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
@@ -228,6 +235,29 @@ const char *zero_gpu_error(void) {
   return g.firstError.empty() ? nullptr : g.firstError.c_str();
 }
 
+/// Device memory of `size` bytes from the pool, or new (after returning the
+/// pool to the driver when the device is full).
+static CUresult allocateDevice(Gpu &g, size_t size, void *&pointer) {
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (auto it = g.freeDevice.find(size); it != g.freeDevice.end()) {
+    pointer = it->second;
+    g.freeDevice.erase(it);
+    return CUDA_SUCCESS;
+  }
+  CUresult result = g.driver.cuMemAlloc(&pointer, size);
+  if (result != CUDA_SUCCESS && !g.freeDevice.empty()) {
+    for (auto [bytes, cached] : g.freeDevice) {
+      g.driver.cuMemFree(cached);
+      g.deviceSizes.erase(cached);
+    }
+    g.freeDevice.clear();
+    result = g.driver.cuMemAlloc(&pointer, size);
+  }
+  if (result == CUDA_SUCCESS)
+    g.deviceSizes[pointer] = size;
+  return result;
+}
+
 /// `bytes` of GPU memory, managed or device only; on failure the process
 /// ends with a message (the compiled code that asked cannot go on).
 static void *allocateOrExit(const char *caller, int64_t bytes, bool managed) {
@@ -241,7 +271,7 @@ static void *allocateOrExit(const char *caller, int64_t bytes, bool managed) {
   } else if (CUresult result =
                  managed ? g->driver.cuMemAllocManaged(&pointer, size,
                                                        CU_MEM_ATTACH_GLOBAL)
-                         : g->driver.cuMemAlloc(&pointer, size)) {
+                         : allocateDevice(*g, size, pointer)) {
     message =
         report(*g, result,
                "allocating " + std::to_string(bytes) + " bytes of GPU memory");
@@ -277,8 +307,23 @@ int zero_gpu_copy_to_host(void *host, const void *device, size_t bytes) {
 }
 
 void zero_rt_gpu_free(void *pointer) {
-  if (Gpu *g = ready("zero_rt_gpu_free"); g && pointer)
-    check(*g, g->driver.cuMemFree(pointer), "cuMemFree");
+  Gpu *g = ready("zero_rt_gpu_free");
+  if (!g || !pointer)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(g->mutex);
+    if (auto it = g->deviceSizes.find(pointer); it != g->deviceSizes.end()) {
+      g->freeDevice.insert({it->second, pointer});
+      return;
+    }
+  }
+  check(*g, g->driver.cuMemFree(pointer), "cuMemFree");
+}
+
+int zero_gpu_copy_on_device(void *to, const void *from, size_t bytes) {
+  Gpu *g = ready("zero_gpu_copy_on_device");
+  return !g ||
+         !check(*g, g->driver.cuMemcpyDtoD(to, from, bytes), "cuMemcpyDtoD");
 }
 
 void zero_rt_gpu_synchronize(void) {
@@ -335,13 +380,17 @@ CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
   return function;
 }
 
+// The lowering creates, synchronizes and destroys a stream around every
+// launch. Launches are synchronous, so one stream per thread serves them
+// all and saves a stream's creation per launch.
+thread_local CUstream launchStream = nullptr;
+
 CUstream mgpuStreamCreate() {
   Gpu *g = ready("creating a stream");
-  CUstream stream = nullptr;
-  if (g)
-    check(*g, g->driver.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+  if (g && !launchStream)
+    check(*g, g->driver.cuStreamCreate(&launchStream, CU_STREAM_NON_BLOCKING),
           "cuStreamCreate");
-  return stream;
+  return launchStream;
 }
 
 void mgpuStreamSynchronize(CUstream stream) {
@@ -351,7 +400,9 @@ void mgpuStreamSynchronize(CUstream stream) {
 }
 
 void mgpuStreamDestroy(CUstream stream) {
-  if (Gpu *g = ready("destroying a stream"); g && stream)
+  // The thread's launch stream stays for the next launch.
+  if (Gpu *g = ready("destroying a stream");
+      g && stream && stream != launchStream)
     check(*g, g->driver.cuStreamDestroy(stream), "cuStreamDestroy");
 }
 

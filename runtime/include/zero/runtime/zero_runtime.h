@@ -180,7 +180,9 @@ const char *zero_gpu_error(void);
    cannot continue without its buffer. */
 void *zero_rt_gpu_alloc(int64_t bytes);
 /* Device memory, which only kernels and the copies below reach; failure as
-   for zero_rt_gpu_alloc. */
+   for zero_rt_gpu_alloc. Freed device memory is kept for the next
+   allocation of the same size (a program allocates the same buffers every
+   step), and returned to the driver when an allocation does not fit. */
 void *zero_rt_gpu_alloc_device(int64_t bytes);
 /* Frees either kind. */
 void zero_rt_gpu_free(void *pointer);
@@ -188,6 +190,7 @@ void zero_rt_gpu_free(void *pointer);
    returns 0, or non-zero with the reason in zero_gpu_error(). */
 int zero_gpu_copy_to_device(void *device, const void *host, size_t bytes);
 int zero_gpu_copy_to_host(void *host, const void *device, size_t bytes);
+int zero_gpu_copy_on_device(void *to, const void *from, size_t bytes);
 /* Waits until the device is idle. */
 void zero_rt_gpu_synchronize(void);
 
