@@ -26,6 +26,11 @@ struct Group {
   std::string key;
 
   int32_t size() const { return static_cast<int32_t>(members.size()); }
+  /// How a communicator of the whole world splits into this group's
+  /// (MPI_Comm_split, ncclCommSplit): the same color on every member (the
+  /// world rank at group index 0), and the group index as the key.
+  int32_t splitColor() const { return members.front(); }
+  int32_t splitKey() const { return index; }
   /// "ranks 0,1,2,3 (mesh [2x4] axes [1])".
   std::string describe() const;
 };

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Agreement.h"
 #include "Backend.h"
 
 #ifdef ZERO_RUNTIME_HAS_MPI
@@ -282,37 +283,15 @@ bool MpiPending::wait() {
 }
 
 void MpiBackend::checkAgreement(const Collective &c) {
-  // kind, count, dtype, reduction, a hash of the group's mesh and axes, and
-  // the world sequence number, from every rank.
-  std::hash<std::string> hash;
-  std::string shape = c.group.key.substr(0, c.group.key.rfind('/'));
-  int64_t mine[6] = {c.kind,
-                     c.count,
-                     c.dtype,
-                     c.kind == ZERO_ALL_GATHER ? -1 : c.reduction,
-                     static_cast<int64_t>(hash(shape) >> 1),
-                     static_cast<int64_t>(worldSequence++)};
-  std::vector<int64_t> all(6 * size);
+  Fingerprint mine = fingerprintOf(c, worldSequence++);
+  std::vector<Fingerprint> all(size);
   MPI_Request request;
-  MPI_Iallgather(mine, 6, MPI_INT64_T, all.data(), 6, MPI_INT64_T,
-                 MPI_COMM_WORLD, &request);
+  MPI_Iallgather(mine.data(), mine.size(), MPI_INT64_T, all.data(), mine.size(),
+                 MPI_INT64_T, MPI_COMM_WORLD, &request);
   waitFor(request, describe(c) + " (agreement check)");
-  for (int r = 0; r < size; ++r) {
-    const int64_t *other = &all[6 * r];
-    if (std::equal(mine, mine + 6, other))
-      continue;
-    Collective theirs = c;
-    theirs.kind = static_cast<zero_collective_kind>(other[0]);
-    theirs.count = other[1];
-    theirs.dtype = static_cast<zero_dtype>(other[2]);
-    theirs.reduction = static_cast<zero_reduction>(other[3] < 0 ? 0 : other[3]);
-    std::ostringstream os;
-    os << "ranks disagree on collective #" << other[5] << ": rank " << rank
-       << " calls " << describe(c) << " on group " << c.group.describe()
-       << ", rank " << r << " calls " << describe(theirs)
-       << (other[4] != mine[4] ? " on a different group" : "");
-    abortWith(os.str());
-  }
+  if (std::string disagreement = findDisagreement(c, rank, all);
+      !disagreement.empty())
+    abortWith(disagreement);
 }
 
 MPI_Comm MpiBackend::groupComm(const Collective &c) {
@@ -321,9 +300,9 @@ MPI_Comm MpiBackend::groupComm(const Collective &c) {
     return it->second;
   // Every rank reaches the same collective here (checked above), and splits
   // by the same mesh and axes, so the split is collective over the world.
-  // The rank at group index 0 names the group.
   MPI_Comm comm;
-  MPI_Comm_split(MPI_COMM_WORLD, c.group.members[0], c.group.index, &comm);
+  MPI_Comm_split(MPI_COMM_WORLD, c.group.splitColor(), c.group.splitKey(),
+                 &comm);
   comms[c.group.key] = comm;
   return comm;
 }

@@ -319,11 +319,18 @@ int main(int argc, char **argv) {
     image.text(margin, y + (rowHeight - textHeight) / 2, rank.label, kText);
     for (auto *track : {&rank.compute, &rank.communication}) {
       image.fill(left, y, right, y + rowHeight, kRowBack);
+      // Longest first, each at least a pixel wide: a short collective next
+      // to a long one stays visible.
+      std::vector<const Span *> order;
       for (const Span &span : *track)
-        // At least a pixel wide: short collectives stay visible.
-        image.fill(xOf(span.begin), y + 1,
-                   std::max(xOf(span.end), xOf(span.begin) + 1),
-                   y + rowHeight - 1, colorOf(span.name));
+        order.push_back(&span);
+      llvm::stable_sort(order, [](const Span *a, const Span *b) {
+        return a->end - a->begin > b->end - b->begin;
+      });
+      for (const Span *span : order)
+        image.fill(xOf(span->begin), y + 1,
+                   std::max(xOf(span->end), xOf(span->begin) + 1),
+                   y + rowHeight - 1, colorOf(span->name));
       y += rowHeight + rowGap;
     }
     image.text(left - 52,
