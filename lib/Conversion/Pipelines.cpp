@@ -89,6 +89,9 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(zero::createZeroGpuBufferPlacement());
+  // Launches go to a stream in order, and the host waits only before it
+  // touches memory (a copy, a scalar read, a collective) or returns.
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 
   // Collectives, then the host and the kernels to LLVM.
   pm.addPass(zero::createZeroLowerToRuntime());

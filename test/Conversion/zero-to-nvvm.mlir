@@ -8,7 +8,7 @@
 // CHECK-LABEL: llvm.func @step(
 // CHECK: llvm.call @zero_rt_gpu_alloc
 // CHECK: llvm.call @zero_rt_all_reduce
-// CHECK: gpu.launch_func @step_kernel::@step_kernel blocks in ({{.*}}) threads in ({{.*}}) : i64 args(
+// CHECK: gpu.launch_func <{{[^>]*}}> @step_kernel::@step_kernel blocks in ({{.*}}) threads in ({{.*}}) : i64 args(
 // CHECK-NOT: gpu.launch_func
 // CHECK: llvm.call @zero_rt_gpu_free
 // CHECK: llvm.return
@@ -42,9 +42,9 @@ func.func @step(%w: tensor<1024xf32>, %g_local: tensor<1024xf32>)
 // SHARDED-LABEL: llvm.func @adamw(
 // SHARDED: llvm.call @zero_rt_reduce_scatter
 // SHARDED-NOT: gpu.launch_func
-// SHARDED: gpu.launch_func @adamw_kernel::@adamw_kernel
+// SHARDED: gpu.launch_func <{{[^>]*}}> @adamw_kernel::@adamw_kernel
 // SHARDED-NOT: gpu.launch_func
-// SHARDED: gpu.launch_func @adamw_kernel_0::@adamw_kernel {{.*}} args(%{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : f32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64)
+// SHARDED: gpu.launch_func <{{[^>]*}}> @adamw_kernel_0::@adamw_kernel {{.*}} args(%{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : f32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64)
 // SHARDED-NOT: gpu.launch_func
 // SHARDED: llvm.call @zero_rt_all_gather
 // SHARDED-NOT: gpu.launch_func
@@ -75,14 +75,20 @@ func.func @adamw(%w: tensor<1024xf32>, %m: tensor<1024xf32>, %v: tensor<1024xf32
 
 // A norm runs on the device: the squares, the partial sums (one kernel, its
 // loop over the column inside) and their combine (one thread) are kernels,
-// and the host has no loop of its own (zero-split-reductions).
+// and the host has no loop of its own (zero-split-reductions). Kernels with
+// nothing of the host between them (the partials' fill and the partials) go
+// to one stream in order, the host waiting only before it allocates, copies
+// or returns (gpu-async-region).
 // CHECK-LABEL: llvm.func @norm(
 // CHECK-NOT: llvm.cond_br
-// CHECK: gpu.launch_func @norm_kernel::@norm_kernel
+// CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel::@norm_kernel
 // CHECK-NOT: llvm.cond_br
-// CHECK: gpu.launch_func @norm_kernel_1::@norm_kernel
+// CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel_0::@norm_kernel
+// CHECK-NOT: {{llvm.cond_br|mgpuStreamSynchronize}}
+// CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel_1::@norm_kernel
 // CHECK-NOT: llvm.cond_br
-// CHECK: gpu.launch_func @norm_kernel_2::@norm_kernel
+// CHECK: llvm.call @mgpuStreamSynchronize
+// CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel_2::@norm_kernel
 // CHECK-NOT: llvm.cond_br
 // CHECK: llvm.return
 func.func @norm(%x: tensor<4096xf32>) -> tensor<f32> {

@@ -90,8 +90,10 @@ def ZeroGpuHostMemory : Pass<"zero-gpu-host-memory", "mlir::ModuleOp"> {
     CPU backends) reaches the same buffers. When
     `zero-gpu-buffer-placement` found that the host touches no buffer's
     elements (`zero.gpu_memory = "device"` on the module), `malloc` becomes
-    `zero_rt_gpu_alloc_device` instead: device memory. Kernel launches are synchronous,
-    so host and device never touch a buffer at the same time.
+    `zero_rt_gpu_alloc_device` instead: device memory. The host waits for
+    the kernels in flight before it touches memory (`gpu-async-region` runs
+    earlier in the pipeline), so host and device never touch a buffer at the
+    same time.
 
     ```mlir
     %p = llvm.call @malloc(%bytes) : (i64) -> !llvm.ptr
