@@ -77,6 +77,7 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   // Each parallel loop nest becomes a kernel: tiles of `blockSize` iterations
   // are blocks, the iterations of a tile its threads (a guard, not a min,
   // bounds the last tile, so every block has the same size).
+  pm.addNestedPass<func::FuncOp>(zero::createZeroGpuCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
       {options.blockSize}, /*noMinMaxBounds=*/true));

@@ -45,6 +45,27 @@ def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
   ];
 }
 
+def ZeroGpuCopies : Pass<"zero-gpu-copies"> {
+  let summary = "Turns copies between buffers into loop nests, for kernels";
+  let description = [{
+    Runs in `zero-to-nvvm` after bufferization, before loop nests become
+    kernels. A `memref.copy` between buffers (the packing of a bucket, a
+    pad, a copy bufferization made) would run on the host, over managed
+    memory that the kernels before and after it use: every such copy moves
+    pages between host and device and makes the host wait for the kernels.
+    As a `linalg.copy` it becomes a kernel of its own. A copy whose source is
+    a `memref.get_global` (a constant, which lives in the host program) stays
+    on the host.
+
+    ```mlir
+    memref.copy %a, %view : memref<23xf32> to memref<23xf32, strided<[1], offset: 64>>
+    // becomes
+    linalg.copy ins(%a : memref<23xf32>) outs(%view : memref<23xf32, strided<[1], offset: 64>>)
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
                                   "mlir::ModuleOp"> {
   let summary = "Decides whether a GPU program's buffers can live in device "
