@@ -7,6 +7,7 @@
 // RUN: zero-opt %s --split-input-file --zero-schedule-overlap | FileCheck %s
 // RUN: zero-opt %s --split-input-file --zero-schedule-overlap=max-in-flight-bytes=4096 | FileCheck %s --check-prefix=BUDGET
 // RUN: zero-opt %s --split-input-file --zero-schedule-overlap 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: zero-opt %s --split-input-file --zero-schedule-overlap=across-iterations=false | FileCheck %s --check-prefix=BLOCKS
 // RUN: not zero-opt %s --split-input-file --zero-schedule-overlap=bandwidth-gbps=0 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: zero-schedule-overlap: the cost model's rates must be positive and its latency not negative
@@ -262,6 +263,13 @@ zero.mesh @dp(shape = [4])
 // CHECK: scf.yield %[[S2]], %[[Y2]], %[[F2]] : tensor<4xf32>, tensor<1024xf32>, !zero.future<tensor<16xf32>>
 // CHECK: %[[WL:.*]] = zero.await %[[R]]#2 : !zero.future<tensor<16xf32>>
 // CHECK: return %[[WL]], %[[R]]#1
+// Without across-iterations the gather is scheduled within its iteration.
+// BLOCKS-LABEL: func.func @carried_gather
+// BLOCKS-NOT: zero.ready
+// BLOCKS: zero.async
+// BLOCKS-NEXT: zero.all_gather
+// BLOCKS: zero.await
+// BLOCKS-NEXT: scf.yield
 func.func @carried_gather(%w0: tensor<16xf32>, %s0: tensor<4xf32>, %x: tensor<1024xf32>) -> (tensor<16xf32>, tensor<1024xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -38,6 +38,7 @@ void zero::buildWeightUpdateShardingPipeline(
   if (options.overlap) {
     ZeroScheduleOverlapOptions schedule;
     schedule.maxInFlightBytes = options.maxInFlightBytes;
+    schedule.acrossIterations = options.acrossIterations;
     pm.addPass(createZeroScheduleOverlap(schedule));
   }
 }

@@ -599,7 +599,8 @@ struct ZeroScheduleOverlapPass
     // gets the rest of its iteration and the start of the next as its window,
     // more than its own block could give it.
     SmallVector<scf::ForOp> loops;
-    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    if (acrossIterations)
+      getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
       BackEdgePrefetcher(loop, model).run();
     SmallVector<Block *> blocks;

@@ -79,6 +79,11 @@ struct WeightUpdateShardingOptions
       llvm::cl::desc("Most bytes of prefetched all-gather results not yet "
                      "used; 0: no limit (zero-schedule-overlap)"),
       llvm::cl::init(0)};
+  Option<bool> acrossIterations{
+      *this, "across-iterations",
+      llvm::cl::desc("Carry collectives across loop back edges "
+                     "(zero-schedule-overlap)"),
+      llvm::cl::init(true)};
 };
 
 /// Builds `zero-weight-update-sharding`: zero-shard-weight-update,

@@ -403,6 +403,10 @@ def ZeroScheduleOverlap : Pass<"zero-schedule-overlap", "mlir::ModuleOp"> {
            /*default=*/"0",
            "Most bytes of all-gather results started but not yet used, "
            "together (0: no limit)">,
+    Option<"acrossIterations", "across-iterations", "bool",
+           /*default=*/"true",
+           "Carry collectives across loop back edges (false: schedule each "
+           "block on its own)">,
   ], costModelOptions);
   let dependentDialects = ["::zero::ZeroDialect"];
 }
