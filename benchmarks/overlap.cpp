@@ -95,9 +95,10 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "Step time with and without scheduled overlap\n");
-  std::vector<int> counts(rankCounts.begin(), rankCounts.end());
-  if (counts.empty())
-    counts = {2, 4};
+  std::vector<int> counts =
+      rankCounts.empty()
+          ? std::vector<int>{2, 4}
+          : std::vector<int>(rankCounts.begin(), rankCounts.end());
   DialectRegistry registry;
   zero::registerAllDialects(registry);
   MLIRContext context(registry);
@@ -200,6 +201,9 @@ int main(int argc, char **argv) {
         if (best >= 0 && slowest >= best)
           continue;
         best = slowest;
+        // Only the process of rank 0 reads (and prints) its timeline.
+        if (!hasRankZero)
+          continue;
         std::map<int64_t, zero::trace::RankTracks> ranks;
         if (std::string error = zero::trace::readChromeTrace(timeline, ranks);
             !error.empty()) {
