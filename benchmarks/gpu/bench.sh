@@ -12,13 +12,8 @@
 #       same bytes (target: at least 0.9 of the copy's rate), and PyTorch's
 #       AdamW(fused=True) plus the bf16 copy on the same shard (target: zero
 #       at least 1.1x faster).
-set -euo pipefail
-mode=${1:-}
-dir=${2:-}
-[[ ( $mode == prepare || $mode == run ) && -n $dir ]] ||
-  { echo "usage: $0 prepare|run DIR" >&2; exit 2; }
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${ZERO_BIN:-$root/build/bin}
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 # name=elements: a shard of N = 8, rounded up.
 shards=("gpt2-small=15554976" "gpt2-xl-1.5b=194701400")
 

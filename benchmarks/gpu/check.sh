@@ -19,13 +19,8 @@
 #       values (sums of large results) within a relative 1e-5.
 #
 # It prints one line per run and a summary; a mismatch fails it.
-set -euo pipefail
-mode=${1:-}
-dir=${2:-}
-[[ ( $mode == prepare || $mode == run ) && -n $dir ]] ||
-  { echo "usage: $0 prepare|run DIR" >&2; exit 2; }
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${ZERO_BIN:-$root/build/bin}
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 
 # Each example with the inputs its lit test gives it (per-rank gradients,
 # ranges that keep second moments non-negative and step counts positive) and
