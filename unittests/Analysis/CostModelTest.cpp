@@ -96,6 +96,40 @@ TEST_F(CostModelTest, AsyncHidesBehindCompute) {
   EXPECT_NEAR(overlapped.hiddenShare(), 1.0 / 3, 1e-9);
 }
 
+// A gather carried across a loop's back edge (zero-schedule-overlap): each
+// iteration computes 3 ms before it awaits the gather the iteration before
+// started (2 ms: 1 ms latency, 1000 bytes sent), so only the last one, awaited
+// after the loop, is exposed: 10 iterations of 3 ms, then 2 ms.
+TEST_F(CostModelTest, FutureCarriedAcrossIterations) {
+  func::FuncOp f = parse(R"mlir(
+    zero.mesh @dp(shape = [2])
+    func.func @f(%w0: tensor<500xf32>, %x: tensor<3000xf32>) -> (tensor<500xf32>, tensor<3000xf32>) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c10 = arith.constant 10 : index
+      %f0 = zero.ready %w0 : tensor<500xf32>
+      %r:2 = scf.for %i = %c0 to %c10 step %c1 iter_args(%y = %x, %f = %f0)
+          -> (tensor<3000xf32>, !zero.future<tensor<500xf32>>) {
+        %z = arith.addf %y, %y : tensor<3000xf32>
+        %w = zero.await %f : !zero.future<tensor<500xf32>>
+        %s = tensor.extract_slice %w[0] [250] [1] : tensor<500xf32> to tensor<250xf32>
+        %f2 = zero.async : !zero.future<tensor<500xf32>> {
+          %g = zero.all_gather %s on @dp : tensor<250xf32> -> tensor<500xf32>
+          zero.yield %g : tensor<500xf32>
+        }
+        scf.yield %z, %f2 : tensor<3000xf32>, !zero.future<tensor<500xf32>>
+      }
+      %last = zero.await %r#1 : !zero.future<tensor<500xf32>>
+      return %last, %r#0 : tensor<500xf32>, tensor<3000xf32>
+    })mlir");
+  CostModel model(parameters);
+  TimeEstimate estimate = simulate(f, model);
+  EXPECT_NEAR(estimate.computeSeconds, 30e-3, 1e-9);
+  EXPECT_NEAR(estimate.communicationSeconds, 20e-3, 1e-9);
+  EXPECT_NEAR(estimate.exposedSeconds, 2e-3, 1e-9);
+  EXPECT_NEAR(estimate.stepSeconds, 32e-3, 1e-9);
+}
+
 TEST_F(CostModelTest, ParametersFromOptions) {
   func::FuncOp f = parse("func.func @f() { return }");
   FailureOr<CostModelParameters> good =
