@@ -230,6 +230,12 @@ struct ZeroDeferAllGatherPass
       }
       return gathered;
     };
+    // The old loop's block (and its arguments) goes with the replacement:
+    // keep where each weight's argument is.
+    SmallVector<unsigned> argIndices =
+        llvm::map_to_vector(weights, [](DeferredWeight &weight) {
+          return weight.arg.getArgNumber() - 1;
+        });
     auto replaced = cast<LoopLikeOpInterface>(loop.getOperation())
                         .replaceWithAdditionalYields(
                             rewriter, copies,
@@ -238,7 +244,8 @@ struct ZeroDeferAllGatherPass
     ArrayRef<BlockArgument> copyArgs =
         newLoop.getRegionIterArgs().take_back(weights.size());
 
-    for (auto [weight, copy] : llvm::zip(weights, copyArgs)) {
+    for (auto [weight, copy, argIndex] :
+         llvm::zip(weights, copyArgs, argIndices)) {
       // The readers take the carried copy: a truncation to its type is the
       // copy itself; anything else gets it converted back once.
       Value converted;
@@ -259,8 +266,8 @@ struct ZeroDeferAllGatherPass
       // the last copy when it was gathered in full precision (also right
       // when the loop runs no iteration: then it is the initial weight),
       // else the last shard gathered once more.
-      OpResult shard = newLoop.getTiedLoopResult(
-          newLoop.getRegionIterArgs()[weight.arg.getArgNumber() - 1]);
+      OpResult shard =
+          newLoop.getTiedLoopResult(newLoop.getRegionIterArgs()[argIndex]);
       SmallVector<OpOperand *> uses =
           llvm::to_vector(llvm::make_pointer_range(shard.getUses()));
       Value whole = newLoop.getTiedLoopResult(copy);
