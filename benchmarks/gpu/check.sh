@@ -128,13 +128,13 @@ run() {
     fi
     for variant in given sharded overlap stage3; do
       local expect=$case/gpu-given max=$sharded_ulp
-      local against=(--expect "$expect" --max-ulp "$max")
       if [[ $variant == given ]]; then
         expect=$case/cpu
         max=${GPU_MAX_ULP:-64}
-        against=(--expect "$expect" --max-ulp "$max")
-        [[ ! -f $case/generate ]] || { expect=cpu-print; against=(--print); }
+        [[ ! -f $case/generate ]] || expect=cpu-print
       fi
+      local against=(--expect "$expect" --max-ulp "$max")
+      [[ $expect != cpu-print ]] || against=(--print)
       runs=$((runs + 1))
       if out=$(timeout 120 "$launch" "$case/$variant.so" --ranks "$n" "${args[@]}" \
                  --output-dir "$case/gpu-$variant" "${against[@]}" 2>&1) &&

@@ -95,36 +95,28 @@ int main(int argc, char **argv) {
   std::vector<Array> hostArgs;
   std::vector<void *> buffers;
   double bytesMoved = 0;
-  for (auto [i, value] : [&] {
-         std::vector<std::pair<size_t, ArtifactValue>> indexed;
-         for (size_t i = 0; i < d.arguments.size(); ++i)
-           indexed.push_back({i, d.arguments[i]});
-         return indexed;
-       }()) {
-    argTypes.push_back(value.type);
-    Array array{value.type.dtype, value.type.shape, {}};
+  hostArgs.reserve(d.arguments.size()); // scalars are passed by address
+  for (size_t i = 0; i < d.arguments.size(); ++i) {
+    const ValueType &type = d.arguments[i].type;
+    argTypes.push_back(type);
+    Array &array = hostArgs.emplace_back(Array{type.dtype, type.shape, {}});
     fillUniform(array, 1, unsigned(i), -1, 0, 1);
-    if (!value.type.isTensor)
+    if (!type.isTensor) {
       storeElement(array.dtype, 10.0, array.bytes.data());
-    hostArgs.push_back(std::move(array));
-  }
-  for (size_t i = 0; i < hostArgs.size(); ++i) {
-    if (!argTypes[i].isTensor) {
-      buffers.push_back(hostArgs[i].bytes.data());
+      buffers.push_back(array.bytes.data());
       continue;
     }
-    void *buffer = zero_rt_gpu_alloc_device(hostArgs[i].bytes.size());
-    if (zero_gpu_copy_to_device(buffer, hostArgs[i].bytes.data(),
-                                hostArgs[i].bytes.size()))
+    void *buffer = zero_rt_gpu_alloc_device(array.bytes.size());
+    if (zero_gpu_copy_to_device(buffer, array.bytes.data(), array.bytes.size()))
       return fail(zero_gpu_error());
     buffers.push_back(buffer);
-    bytesMoved += hostArgs[i].bytes.size();
+    bytesMoved += array.bytes.size();
   }
   for (const ArtifactValue &value : d.results) {
     resultTypes.push_back(value.type);
     if (value.type.isTensor)
-      bytesMoved += value.type.getNumElements() *
-                    getElementBytes(value.type.dtype);
+      bytesMoved +=
+          value.type.getNumElements() * getElementBytes(value.type.dtype);
   }
 
   PackedCall call(argTypes, resultTypes);
@@ -150,8 +142,8 @@ int main(int argc, char **argv) {
   char chip[32], name[256];
   zero_gpu_device(chip, sizeof chip, name, sizeof name);
   std::printf("%s (%s), %s, best of %d\n", name, chip, path.c_str(), repeat);
-  std::printf("update: %.1f MB moved in %.3f ms: %.0f GB/s\n",
-              bytesMoved / 1e6, update * 1e3, bytesMoved / update / 1e9);
+  std::printf("update: %.1f MB moved in %.3f ms: %.0f GB/s\n", bytesMoved / 1e6,
+              update * 1e3, bytesMoved / update / 1e9);
   std::printf("copy:   %.1f MB moved in %.3f ms: %.0f GB/s\n",
               2.0 * copyBytes / 1e6, copy * 1e3, 2.0 * copyBytes / copy / 1e9);
   std::printf("update at %.2f of the copy's rate\n",

@@ -29,8 +29,7 @@ std::string touchesElements(Operation *op) {
     return llvm::any_of(
         values, [](Value v) { return isa<BaseMemRefType>(v.getType()); });
   };
-  if (isa<zero::AllReduceBufferOp, zero::ReduceScatterBufferOp,
-          zero::AllGatherBufferOp>(op))
+  if (zero::isBufferCollective(op))
     return "is a collective, which the host runs";
   if (isa<CallOpInterface>(op) && hasBuffer(op->getOperands()))
     return "passes a buffer to a call";

@@ -373,8 +373,7 @@ void ZeroLowerToRuntimePass::runOnOperation() {
   bool failedAny = false;
   SmallVector<Operation *> work;
   module.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (isa<AllReduceBufferOp, ReduceScatterBufferOp, AllGatherBufferOp,
-            ReplicaIndexOp>(op)) {
+    if (isBufferCollective(op) || isa<ReplicaIndexOp>(op)) {
       work.push_back(op);
     } else if (isa<CollectiveOpInterface, AsyncOp, AwaitOp>(op)) {
       op->emitOpError("is still in tensor form; bufferize before "

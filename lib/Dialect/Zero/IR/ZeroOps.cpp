@@ -506,10 +506,14 @@ void AwaitOp::getCanonicalizationPatterns(RewritePatternSet &results,
 // WaitOp
 //===----------------------------------------------------------------------===//
 
+bool zero::isBufferCollective(Operation *op) {
+  return isa_and_present<AllReduceBufferOp, ReduceScatterBufferOp,
+                         AllGatherBufferOp>(op);
+}
+
 LogicalResult WaitOp::verify() {
   Operation *start = getRequest().getDefiningOp();
-  if (!isa_and_present<AllReduceBufferOp, ReduceScatterBufferOp,
-                       AllGatherBufferOp>(start))
+  if (!isBufferCollective(start))
     return success();
   if (start->getNumOperands() < 2 || start->getOperand(0) != getInput() ||
       start->getOperand(1) != getOutput())

@@ -30,18 +30,12 @@ using namespace zero;
 
 namespace {
 
-/// The identity-layout buffer type of a collective's result.
-BufferLikeType resultBufferType(Value result) {
-  auto type = cast<RankedTensorType>(result.getType());
-  return cast<BufferLikeType>(
-      MemRefType::get(type.getShape(), type.getElementType()));
-}
-
 /// Allocates the output buffer of `op`'s result.
 FailureOr<Value> allocateOutput(RewriterBase &rewriter, Operation *op,
                                 const BufferizationOptions &options) {
-  auto type = cast<MemRefType>(resultBufferType(op->getResult(0)));
-  return options.createAlloc(rewriter, op->getLoc(), type, ValueRange{});
+  return options.createAlloc(rewriter, op->getLoc(),
+                             getDenseBufferType(op->getResult(0).getType()),
+                             ValueRange{});
 }
 
 /// The analysis of an op that reads its tensor operands and returns a fresh
@@ -68,7 +62,7 @@ struct ReadsOperandsAllocatesResult
                                           const BufferizationOptions &,
                                           const BufferizationState &,
                                           SmallVector<Value> &) const {
-    return resultBufferType(value);
+    return cast<BufferLikeType>(getDenseBufferType(value.getType()));
   }
 };
 
@@ -140,9 +134,8 @@ struct AwaitOpInterface
   /// The started buffer collective that writes `output`, or null.
   static Operation *findStart(Value output) {
     for (Operation *user : output.getUsers())
-      if (isa<AllReduceBufferOp, ReduceScatterBufferOp, AllGatherBufferOp>(
-              user) &&
-          user->getNumResults() == 1 && user->getOperand(1) == output)
+      if (isBufferCollective(user) && user->getNumResults() == 1 &&
+          user->getOperand(1) == output)
         return user;
     return nullptr;
   }

@@ -35,6 +35,11 @@ SetVector<Operation *> zero::findBufferReaders(ValueRange roots, Block &block) {
   return readers;
 }
 
+MemRefType zero::getDenseBufferType(Type tensor) {
+  auto type = cast<RankedTensorType>(tensor);
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
 Operation *zero::createBufferCollective(OpBuilder &b,
                                         CollectiveOpInterface collective,
                                         Type request, Value input,

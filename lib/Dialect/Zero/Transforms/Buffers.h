@@ -27,6 +27,11 @@ namespace zero {
 llvm::SetVector<mlir::Operation *> findBufferReaders(mlir::ValueRange roots,
                                                      mlir::Block &block);
 
+/// The identity-layout memref of a ranked tensor type: the buffer a
+/// collective writes its result into (and reads its input from, where it
+/// is given one of its own).
+mlir::MemRefType getDenseBufferType(mlir::Type tensor);
+
 /// The destination-passing `*_buffer` form of `collective`, reading `input`
 /// and writing `output`, returning a `!zero.request` when `request` is set
 /// (then it only starts). Keeps the collective's annotations (zero.bucket).

@@ -23,11 +23,6 @@ using namespace zero;
 
 namespace {
 
-MemRefType getBufferType(Type tensor) {
-  auto type = cast<RankedTensorType>(tensor);
-  return MemRefType::get(type.getShape(), type.getElementType());
-}
-
 /// The only zero.await of `future` in `block`, null if none; fails on
 /// another use.
 FailureOr<AwaitOp> getOnlyAwait(Value future, Block &block,
@@ -60,9 +55,9 @@ public:
     auto initAsync = init.getDefiningOp<AsyncOp>();
     OpBuilder b(initAsync ? initAsync.getOperation() : loop.getOperation());
     input = memref::AllocOp::create(
-        b, loc, getBufferType(collective.getInput().getType()));
+        b, loc, getDenseBufferType(collective.getInput().getType()));
     output = memref::AllocOp::create(
-        b, loc, getBufferType(collective.getResult().getType()));
+        b, loc, getDenseBufferType(collective.getResult().getType()));
     Value first;
     if (initAsync) {
       first = start(b, initAsync);

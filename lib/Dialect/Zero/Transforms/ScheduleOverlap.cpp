@@ -27,6 +27,20 @@ using namespace zero;
 
 namespace {
 
+/// Moves `collective` into a new zero.async where `b` stands: it starts
+/// there, and the future holds its result.
+AsyncOp startAsync(OpBuilder &b, CollectiveOpInterface collective) {
+  Location loc = collective.getLoc();
+  Value result = collective.getResult();
+  auto async = AsyncOp::create(
+      b, loc, FutureType::get(b.getContext(), result.getType()));
+  OpBuilder::InsertionGuard guard(b);
+  b.createBlock(&async.getBody());
+  auto yield = zero::YieldOp::create(b, loc, result);
+  collective->moveBefore(yield);
+  return async;
+}
+
 /// Where one collective of a block starts and ends, as indices of the
 /// block's original ops: the async goes before op `start`, the await before
 /// op `deadline`.
@@ -250,14 +264,8 @@ private:
     DenseSet<Operation *> asyncs;
     SmallVector<std::pair<AsyncOp, Operation *>> awaitsBefore;
     for (Placement &placement : placements) {
-      Operation *op = placement.collective;
-      Value result = placement.collective.getResult();
       setInsertionPoint(b, anchor(placement.start, moved));
-      auto async = AsyncOp::create(
-          b, op->getLoc(), FutureType::get(op->getContext(), result.getType()));
-      b.createBlock(&async.getBody());
-      auto yield = zero::YieldOp::create(b, op->getLoc(), result);
-      op->moveBefore(yield);
+      AsyncOp async = startAsync(b, placement.collective);
       asyncs.insert(async);
       awaitsBefore.push_back({async, anchor(placement.deadline, moved)});
     }
@@ -512,7 +520,6 @@ private:
   void rotate(CarriedCollective &carried) {
     Operation *collective = carried.collective;
     Value value = carried.collective.getResult();
-    auto futureType = FutureType::get(loop.getContext(), value.getType());
     OpBuilder b(loop);
 
     // Before the loop: the first iteration's future holds the initial
@@ -522,17 +529,14 @@ private:
 
     // In the body: await the future before the first reader and unpack the
     // copies there; start the collective after the last reader.
-    Value future = body().addArgument(futureType, loop.getLoc());
+    Value future = body().addArgument(ready.getType(), loop.getLoc());
     b.setInsertionPoint(awaitBefore);
     Value awaited = AwaitOp::create(b, collective->getLoc(), future);
     for (auto [copy, leaf] :
          llvm::zip(cloneViews(b, carried, awaited), carried.leaves))
       loop.getRegionIterArgs()[leaf.second].replaceAllUsesWith(copy);
     b.setInsertionPointAfter(startAfter);
-    auto async = AsyncOp::create(b, collective->getLoc(), futureType);
-    b.createBlock(&async.getBody());
-    auto yield = zero::YieldOp::create(b, collective->getLoc(), value);
-    collective->moveBefore(yield);
+    AsyncOp async = startAsync(b, carried.collective);
 
     // The loop: the copies' iter_args give way to the future.
     SmallVector<unsigned> dropped = llvm::map_to_vector(

@@ -37,4 +37,11 @@ bool isReducible(ReductionKind kind, mlir::Type elementType);
 #define GET_OP_CLASSES
 #include "zero/Dialect/Zero/IR/ZeroOps.h.inc"
 
+namespace zero {
+/// Whether `op` (which may be null) is the destination-passing form of a
+/// communicating collective: `zero.all_reduce_buffer`,
+/// `zero.reduce_scatter_buffer` or `zero.all_gather_buffer`.
+bool isBufferCollective(mlir::Operation *op);
+} // namespace zero
+
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_H
