@@ -59,10 +59,23 @@ static void addHostToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void zero::buildZeroToLLVMPipeline(OpPassManager &pm) {
-  addBufferizationPasses(pm, /*gpu=*/false);
+/// Loop nests as the GPU runs them, before they are tiled into blocks and
+/// threads: copies as loop nests, parallel loops, independent ones merged.
+static void addGpuLoopPasses(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(zero::createZeroGpuCopies());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // Independent loop nests (the updates of a bucket's parameters) as one.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroFuseIndependentLoops());
+}
+
+void zero::buildZeroToLLVMPipeline(OpPassManager &pm,
+                                   const ZeroToLLVMOptions &options) {
+  addBufferizationPasses(pm, /*gpu=*/options.gpuLoops);
   // Loops, runtime calls, then LLVM.
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (options.gpuLoops)
+    addGpuLoopPasses(pm);
+  else
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(zero::createZeroLowerToRuntime());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -77,8 +90,7 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   // Each parallel loop nest becomes a kernel: tiles of `blockSize` iterations
   // are blocks, the iterations of a tile its threads (a guard, not a min,
   // bounds the last tile, so every block has the same size).
-  pm.addNestedPass<func::FuncOp>(zero::createZeroGpuCopies());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  addGpuLoopPasses(pm);
   pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
       {options.blockSize}, /*noMinMaxBounds=*/true));
   // Constant tile bounds for the mapping, by propagation only: the
@@ -125,7 +137,7 @@ void zero::registerZeroToNVVMPipeline() {
 }
 
 void zero::registerZeroToLLVMPipeline() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<ZeroToLLVMOptions>(
       "zero-to-llvm",
       "Lowers a zero program in tensors (func, scf, arith, math, tensor, "
       "linalg, zero) to the LLVM dialect for the CPU, collectives as calls "

@@ -264,7 +264,9 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
           buildZeroToNVVMPipeline(pm, nvvm);
         }))
       return error;
-  } else if (llvm::Error error = lowerModule(module, buildZeroToLLVMPipeline)) {
+  } else if (llvm::Error error = lowerModule(module, [](OpPassManager &pm) {
+               buildZeroToLLVMPipeline(pm);
+             })) {
     return error;
   }
   // Where the buffers live: zero-gpu-buffer-placement decided for a GPU.

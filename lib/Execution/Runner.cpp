@@ -272,7 +272,8 @@ llvm::Expected<EntrySignature> EntrySignature::read(ModuleOp module,
 }
 
 llvm::Expected<std::unique_ptr<Executable>>
-Executable::compile(ModuleOp module, StringRef entry) {
+Executable::compile(ModuleOp module, StringRef entry,
+                    const ZeroToLLVMOptions &lowering) {
   static std::once_flag targetsReady;
   std::call_once(targetsReady, [] {
     llvm::InitializeNativeTarget();
@@ -291,7 +292,9 @@ Executable::compile(ModuleOp module, StringRef entry) {
   registerLLVMDialectTranslation(registry);
   context->appendDialectRegistry(registry);
 
-  if (llvm::Error error = lowerModule(module, buildZeroToLLVMPipeline))
+  if (llvm::Error error = lowerModule(module, [&](OpPassManager &pm) {
+        buildZeroToLLVMPipeline(pm, lowering);
+      }))
     return error;
 
   ExecutionEngineOptions options;

@@ -4,6 +4,7 @@
 // RUN: zero-opt %s --zero-to-nvvm='format=isa' | FileCheck %s
 // RUN: zero-opt %s --zero-weight-update-sharding --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=SHARDED
 // RUN: zero-opt %s --zero-to-nvvm='format=isa chip=sm_80 features=+ptx70' | FileCheck %s --check-prefix=SM80
+// RUN: zero-opt %zero_src/examples/adamw.mlir --zero-weight-update-sharding=shard-function-boundary --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=BUCKET
 
 // CHECK-LABEL: llvm.func @step(
 // CHECK: llvm.call @zero_rt_gpu_alloc
@@ -22,6 +23,16 @@
 // SHARDED: gpu.launch_func
 // SHARDED: llvm.call @zero_rt_all_gather
 
+// The example's bucket holds a weight (23 elements a shard) and a bias (2),
+// whose updates differ (the bias does not decay): after the reduce-scatter,
+// both are one kernel (zero-fuse-elementwise makes each update one loop
+// nest, zero-fuse-independent-loops merges the two).
+// BUCKET-LABEL: llvm.func @step(
+// BUCKET: llvm.call @zero_rt_reduce_scatter
+// BUCKET: gpu.launch_func
+// BUCKET-NOT: gpu.launch_func
+// BUCKET: llvm.return
+
 // SM80: chip = "sm_80"
 // SM80-SAME: .target sm_80
 
@@ -38,9 +49,10 @@ func.func @step(%w: tensor<1024xf32>, %g_local: tensor<1024xf32>)
 // AdamW's whole update of the shard (both moments and the weight, from the
 // reduce-scattered gradient) is one kernel (zero-fuse-elementwise), the
 // first after the reduce-scatter. The kernels after it fill the gather's
-// bucket and copy the new shards into it, and after the gather copy the
-// weights out: copies between buffers are kernels too (zero-gpu-copies), so
-// the host copies nothing (it waits for the stream before it allocates and
+// bucket and copy the new shards into it, and after the gather one kernel
+// copies the three weights out (zero-fuse-independent-loops merges the three
+// copies): copies between buffers are kernels too (zero-gpu-copies), so the
+// host copies nothing (it waits for the stream before it allocates and
 // before the collectives).
 // SHARDED-LABEL: llvm.func @adamw(
 // SHARDED-NOT: llvm.intr.memcpy
@@ -48,11 +60,13 @@ func.func @step(%w: tensor<1024xf32>, %g_local: tensor<1024xf32>)
 // SHARDED-NOT: {{llvm.intr.memcpy|gpu.launch_func}}
 // SHARDED: gpu.launch_func <{{[^>]*}}> @adamw_kernel::@adamw_kernel
 // SHARDED-NOT: llvm.intr.memcpy
-// SHARDED: gpu.launch_func <{{[^>]*}}> @adamw_kernel_3::@adamw_kernel
+// SHARDED: gpu.launch_func <{{[^>]*}}> @adamw_kernel_2::@adamw_kernel
 // SHARDED-NEXT: llvm.call @mgpuStreamSynchronize
 // SHARDED-NOT: llvm.intr.memcpy
 // SHARDED: llvm.call @zero_rt_all_gather
-// SHARDED-NOT: llvm.intr.memcpy
+// SHARDED-NOT: {{llvm.intr.memcpy|gpu.launch_func}}
+// SHARDED: gpu.launch_func <{{[^>]*}}> @adamw_kernel_3::@adamw_kernel
+// SHARDED-NOT: {{llvm.intr.memcpy|gpu.launch_func}}
 // SHARDED: llvm.return
 func.func @adamw(%w: tensor<1024xf32>, %m: tensor<1024xf32>, %v: tensor<1024xf32>, %g_local: tensor<1024xf32>)
     -> (tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>) {
@@ -80,21 +94,20 @@ func.func @adamw(%w: tensor<1024xf32>, %m: tensor<1024xf32>, %v: tensor<1024xf32
 
 // A norm runs on the device: the squares, the partial sums (one kernel, its
 // loop over the column inside) and their combine (one thread) are kernels,
-// and the host has no loop of its own (zero-split-reductions). Kernels with
-// nothing of the host between them (the partials' fill and the partials) go
-// to one stream in order, the host waiting only before it allocates, copies
-// or returns (gpu-async-region).
+// and the host has no loop of its own (zero-split-reductions). The squares
+// and the fill of the partials touch different buffers, so they are one
+// kernel (zero-fuse-independent-loops). Kernels with nothing of the host
+// between them go to one stream in order, the host waiting only before it
+// allocates, copies or returns (gpu-async-region).
 // CHECK-LABEL: llvm.func @norm(
 // CHECK-NOT: llvm.cond_br
 // CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel::@norm_kernel
-// CHECK-NOT: llvm.cond_br
-// CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel_0::@norm_kernel
 // CHECK-NOT: {{llvm.cond_br|mgpuStreamSynchronize}}
-// CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel_1::@norm_kernel
+// CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel_0::@norm_kernel
 // CHECK-NOT: llvm.cond_br
 // CHECK: llvm.call @mgpuStreamSynchronize
-// CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel_2::@norm_kernel
-// CHECK-NOT: llvm.cond_br
+// CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel_1::@norm_kernel
+// CHECK-NOT: {{llvm.cond_br|gpu.launch_func}}
 // CHECK: llvm.return
 func.func @norm(%x: tensor<4096xf32>) -> tensor<f32> {
   %zero = arith.constant dense<0.0> : tensor<f32>

@@ -77,6 +77,12 @@ static cl::opt<std::string>
            cl::desc("Pass pipeline run before lowering, e.g. "
                     "'zero-shard-weight-update,canonicalize'"),
            cl::cat(category));
+static cl::opt<bool> gpuLoops(
+    "gpu-loops",
+    cl::desc("Lower the program after --equivalent-after (else the program) "
+             "with zero-to-llvm{gpu-loops}: its loop nests as zero-to-nvvm "
+             "structures them for kernels, run on the CPU"),
+    cl::cat(category));
 static cl::opt<std::string> equivalentAfter(
     "equivalent-after",
     cl::desc("Also run the program after this pass pipeline, on the same "
@@ -167,11 +173,14 @@ static llvm::Error fillInputs(RunOptions &options) {
 }
 
 static llvm::Expected<std::unique_ptr<Executable>>
-compileVariant(ModuleOp original, StringRef pipeline, StringRef name) {
+compileVariant(ModuleOp original, StringRef pipeline, StringRef name,
+               bool withGpuLoops) {
   OwningOpRef<ModuleOp> module = original.clone();
   if (llvm::Error error = runPassPipeline(*module, pipeline))
     return std::move(error);
-  return Executable::compile(*module, name);
+  zero::ZeroToLLVMOptions lowering;
+  lowering.gpuLoops = withGpuLoops;
+  return Executable::compile(*module, name, lowering);
 }
 
 static void printCounters(const RankRun &run) {
@@ -341,7 +350,10 @@ int main(int argc, char **argv) {
   if (llvm::Error e = fillInputs(options))
     return fail(llvm::toString(std::move(e)));
 
-  auto given = compileVariant(*module, passes, name);
+  // --gpu-loops applies to the program under test: the rewritten one when
+  // there are two.
+  auto given = compileVariant(*module, passes, name,
+                              gpuLoops && equivalentAfter.empty());
   if (!given)
     return fail(llvm::toString(given.takeError()));
   SmallVector<const Executable *> programs = {given->get()};
@@ -349,7 +361,7 @@ int main(int argc, char **argv) {
   if (!equivalentAfter.empty()) {
     std::string pipeline = passes.empty() ? std::string(equivalentAfter)
                                           : passes + "," + equivalentAfter;
-    auto compiled = compileVariant(*module, pipeline, name);
+    auto compiled = compileVariant(*module, pipeline, name, gpuLoops);
     if (!compiled)
       return fail(llvm::toString(compiled.takeError()));
     variant = std::move(*compiled);

@@ -24,13 +24,26 @@ namespace zero {
 #define GEN_PASS_REGISTRATION
 #include "zero/Conversion/Passes.h.inc"
 
+/// Options of `zero-to-llvm`.
+struct ZeroToLLVMOptions : public mlir::PassPipelineOptions<ZeroToLLVMOptions> {
+  PassOptions::Option<bool> gpuLoops{
+      *this, "gpu-loops",
+      llvm::cl::desc(
+          "Structure the loop nests as zero-to-nvvm does before it maps them "
+          "to kernels (reductions split, copies as loop nests, independent "
+          "loops merged) and run them in order on the CPU: the GPU "
+          "pipeline's rewrites, checked without a GPU"),
+      llvm::cl::init(false)};
+};
+
 /// Builds `zero-to-llvm`: a program in tensors (func, scf, arith, math,
 /// tensor, linalg, zero) to the LLVM dialect for the CPU, with collectives as
 /// runtime calls. Steps: elementwise ops to linalg and fused, One-Shot
 /// Bufferize (function boundaries included,
 /// identity layouts), buffer deallocation, linalg to loops,
 /// `zero-lower-to-runtime`, and the upstream conversions to LLVM.
-void buildZeroToLLVMPipeline(mlir::OpPassManager &pm);
+void buildZeroToLLVMPipeline(mlir::OpPassManager &pm,
+                             const ZeroToLLVMOptions &options = {});
 
 /// Registers `zero-to-llvm` as a pass pipeline. (The generated
 /// registerZeroConversionPasses() registers the passes.)

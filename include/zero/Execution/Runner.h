@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
+#include "zero/Conversion/Passes.h"
 #include "zero/Execution/HostArray.h"
 #include "zero/runtime/zero_runtime.h"
 
@@ -116,7 +117,8 @@ public:
   /// Lowers `module` (in tensors; it is modified) with zero-to-llvm and JITs
   /// function `entry`. Errors carry the diagnostics.
   static llvm::Expected<std::unique_ptr<Executable>>
-  compile(mlir::ModuleOp module, llvm::StringRef entry);
+  compile(mlir::ModuleOp module, llvm::StringRef entry,
+          const ZeroToLLVMOptions &lowering = {});
 
   const EntrySignature &getSignature() const { return signature; }
   llvm::ArrayRef<mlir::Type> getArgumentTypes() const {

@@ -492,6 +492,57 @@ def ZeroSplitReductions : Pass<"zero-split-reductions"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def ZeroFuseIndependentLoops : Pass<"zero-fuse-independent-loops"> {
+  let summary = "Merges consecutive independent parallel loops into one, so "
+                "that one kernel updates a bucket's parameters";
+  let description = [{
+    Horizontal fusion. Runs in `zero-to-nvvm` on buffers, after
+    `convert-linalg-to-parallel-loops` and before the loops are tiled and
+    mapped to the GPU. After `zero-fuse-elementwise` each parameter's update
+    is one loop nest, but the parameters of a bucket have different shapes,
+    so their updates stay separate loops, one kernel each. This pass merges
+    a run of `scf.parallel` loops in a block into one 1-D loop over the sum
+    of their iteration counts; the body finds the member an iteration
+    belongs to by a balanced tree of `scf.if` on the linear index (depth
+    log2 of the members) and runs that member's body at its own indices,
+    delinearized row-major. Each element sees the same operations as
+    before, so results do not change; one launch does the work of many.
+
+    Loops merge when they touch disjoint buffers: no member writes a buffer
+    that another member reads or writes. The merged loop takes the place of
+    the last member, so every earlier member moves down past the ops
+    between; an op in between that touches a member's buffers (reads what
+    it writes, or writes what it reads or writes) ends the run, as does any
+    op of the zero dialect (moving computation past an await would undo
+    `zero-schedule-overlap`), a call, or an op whose memory effects are
+    unknown. Buffers alias as One-Shot Bufferize assumes: a buffer the
+    program allocates shares memory with no other live buffer, the
+    function's arguments do not alias one another, and views alias what
+    they view. Loops with reductions (results) and loops already mapped to
+    the GPU are left alone.
+
+    ```mlir
+    // before: two loops, two kernels
+    scf.parallel (%i) = (%c0) to (%c23) step (%c1) { ... %w[%i] ... }
+    scf.parallel (%i) = (%c0) to (%c2) step (%c1) { ... %b[%i] ... }
+    // after: one
+    scf.parallel (%i) = (%c0) to (%c25) step (%c1) {
+      %first = arith.cmpi ult, %i, %c23 : index
+      scf.if %first { ... %w[%i] ... }
+      else { %j = arith.subi %i, %c23 : index  ... %b[%j] ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxBuffers", "max-buffers", "int64_t", /*default=*/"48",
+           "Most buffers (defined outside the loops) one merged loop may use: "
+           "each is a kernel argument, and kernel arguments are limited to "
+           "4 KiB">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ZeroExpandLoopFutures : Pass<"zero-expand-loop-futures",
                                  "mlir::ModuleOp"> {
   let summary = "Gives each future that a loop carries buffers that live "
