@@ -24,13 +24,13 @@ namespace {
 
 /// How `op`, on the host, touches a buffer's elements ("" when it does
 /// not).
-std::string touchesElements(Operation *op) {
+std::string touchesElements(Operation *op, bool hostCollectives) {
   auto hasBuffer = [](ValueRange values) {
     return llvm::any_of(
         values, [](Value v) { return isa<BaseMemRefType>(v.getType()); });
   };
   if (zero::isBufferCollective(op))
-    return "is a collective, which the host runs";
+    return hostCollectives ? "is a collective, which the host runs" : "";
   if (isa<CallOpInterface>(op) && hasBuffer(op->getOperands()))
     return "passes a buffer to a call";
   if (isa<gpu::LaunchFuncOp>(op))
@@ -53,13 +53,21 @@ std::string touchesElements(Operation *op) {
 struct ZeroGpuBufferPlacementPass
     : public zero::impl::ZeroGpuBufferPlacementBase<
           ZeroGpuBufferPlacementPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (collectives != "device" && collectives != "host") {
+      module.emitError() << "zero-gpu-buffer-placement: collectives='"
+                         << collectives << "' (expected device or host)";
+      return signalPassFailure();
+    }
+    bool hostCollectives = collectives == "host";
     std::string reason;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<gpu::GPUModuleOp>(op))
         return WalkResult::skip();
-      std::string how = touchesElements(op);
+      std::string how = touchesElements(op, hostCollectives);
       if (how.empty())
         return WalkResult::advance();
       std::string where;
@@ -77,6 +85,7 @@ struct ZeroGpuBufferPlacementPass
                     b.getStringAttr(reason.empty() ? "device" : "managed"));
     if (!reason.empty())
       module->setAttr("zero.gpu_memory_reason", b.getStringAttr(reason));
+    module->setAttr("zero.gpu_collectives", b.getStringAttr(collectives));
   }
 };
 

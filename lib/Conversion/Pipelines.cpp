@@ -101,7 +101,9 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(zero::createZeroGpuBufferPlacement());
+  zero::ZeroGpuBufferPlacementOptions placement;
+  placement.collectives = options.collectives;
+  pm.addPass(zero::createZeroGpuBufferPlacement(placement));
   // Launches go to a stream in order, and the host waits only before it
   // touches memory (a copy, a scalar read, a collective) or returns.
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());

@@ -89,6 +89,8 @@ static std::string writeDescription(const EntrySignature &signature,
       json.attribute("memory", memory);
     if (!memoryReason.empty())
       json.attribute("memory_reason", memoryReason);
+    if (options.target == "cuda")
+      json.attribute("collectives", options.gpuCollectives);
     json.attribute("entry", entry);
     json.attribute("ranks", ranks);
     json.attributeArray("arguments", [&] {
@@ -258,6 +260,7 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
     ZeroToNVVMOptions nvvm;
     nvvm.chip = options.chip;
     nvvm.format = options.gpuFormat;
+    nvvm.collectives = options.gpuCollectives;
     if (!options.cudaPath.empty())
       nvvm.toolkit = options.cudaPath;
     if (llvm::Error error = lowerModule(module, [&](OpPassManager &pm) {

@@ -232,6 +232,13 @@ zero::rt::parseArtifactDescription(const std::string &json,
   if (const Json *why = root.get("memory_reason");
       why && why->kind == Json::String)
     description.memoryReason = why->string;
+  description.collectives = "host";
+  if (const Json *where = root.get("collectives");
+      where && where->kind == Json::String)
+    description.collectives = where->string;
+  if (description.collectives != "host" && description.collectives != "device")
+    return "unknown collectives \"" + description.collectives +
+           "\" (expected host or device)";
   if (description.memory != "host" && description.memory != "device" &&
       description.memory != "managed")
     return "unknown memory \"" + description.memory +

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace zero::rt {
 
@@ -33,6 +34,9 @@ struct Collective {
   Group group;
   /// This rank's sequence number of collectives on `group` (from 0).
   uint64_t sequence;
+  /// What the backend attaches to this call (cuda-local: the events that
+  /// order it against the rank's stream).
+  void *backendData = nullptr;
 };
 
 /// Describes a collective for messages: "all_reduce #3 of 1000 f32 (sum)".
@@ -73,8 +77,35 @@ public:
   virtual std::string error() const = 0;
 };
 
-std::unique_ptr<Backend> createLocalBackend(int32_t ranks, double timeout,
-                                            std::string &error);
+/// How the ranks of a local world move and reduce data once every member
+/// of a group has posted its collective: on the host (the default), or on
+/// the GPU (cuda-local). The local backend does the rest: the threads, the
+/// rendezvous, the agreement check, the timeouts.
+class LocalExchange {
+public:
+  virtual ~LocalExchange() = default;
+  /// On the thread that starts `c`, before the backend queues it.
+  virtual std::string prepare(Collective &c) { return ""; }
+  /// On each member's communication thread once every member has posted,
+  /// `posted` in group order (`c` among them); the others' buffers stay
+  /// valid until every member has returned. Returns an error message, or
+  /// empty.
+  virtual std::string exchange(const std::vector<const Collective *> &posted,
+                               const Collective &c) = 0;
+  /// On the thread that waits for `c`, once it has finished (`ok` false when
+  /// the world failed); called exactly once per prepared call.
+  virtual std::string finish(Collective &c, bool ok) { return ""; }
+};
+
+/// A world of `ranks` threads; `exchange` null: on the host.
+std::unique_ptr<Backend>
+createLocalBackend(int32_t ranks, double timeout, std::string &error,
+                   std::unique_ptr<LocalExchange> exchange = nullptr);
+/// The cuda-local exchange: collectives as kernels on one GPU, ordered
+/// against each rank's stream by CUDA events. Null with `error` set when
+/// there is no GPU or the runtime was built without nvcc.
+std::unique_ptr<LocalExchange> createCudaExchange(int32_t ranks,
+                                                  std::string &error);
 /// Null with `error` set when the runtime was built without MPI.
 std::unique_ptr<Backend> createMpiBackend(double timeout, bool check,
                                           std::string &error);

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaDriver.h"
 #include "zero/runtime/zero_runtime.h"
 
 #include <cstdio>
@@ -18,53 +19,9 @@
 #include <mutex>
 #include <string>
 
+using namespace zero::rt::cuda;
+
 namespace {
-// The few driver types and constants used, as cuda.h defines them.
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = struct CUctx_st *;
-using CUmodule = struct CUmod_st *;
-using CUfunction = struct CUfunc_st *;
-using CUstream = struct CUstream_st *;
-constexpr CUresult CUDA_SUCCESS = 0;
-constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
-constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
-constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
-constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
-constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
-constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
-constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
-
-/// The driver's entry points, by the names libcuda exports.
-struct Driver {
-  CUresult (*cuInit)(unsigned);
-  CUresult (*cuDeviceGetCount)(int *);
-  CUresult (*cuDeviceGet)(CUdevice *, int);
-  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
-  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-  CUresult (*cuCtxSetCurrent)(CUcontext);
-  CUresult (*cuCtxSynchronize)();
-  CUresult (*cuGetErrorString)(CUresult, const char **);
-  CUresult (*cuMemAllocManaged)(void **, size_t, unsigned);
-  CUresult (*cuMemAlloc)(void **, size_t);
-  CUresult (*cuMemcpyHtoD)(void *, const void *, size_t);
-  CUresult (*cuMemcpyDtoH)(void *, const void *, size_t);
-  CUresult (*cuMemcpyDtoD)(void *, const void *, size_t);
-  CUresult (*cuMemFree)(void *);
-  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
-  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
-                                 void **);
-  CUresult (*cuModuleUnload)(CUmodule);
-  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, CUstream, void **,
-                             void **);
-  CUresult (*cuStreamCreate)(CUstream *, unsigned);
-  CUresult (*cuStreamSynchronize)(CUstream);
-  CUresult (*cuStreamDestroy)(CUstream);
-};
-
 struct Gpu {
   std::once_flag once;
   std::string initError; // why there is no GPU; empty when there is one
@@ -123,7 +80,12 @@ void initialize(Gpu &g) {
       bind(library, "cuLaunchKernel", d.cuLaunchKernel) &&
       bind(library, "cuStreamCreate", d.cuStreamCreate) &&
       bind(library, "cuStreamSynchronize", d.cuStreamSynchronize) &&
-      bind(library, "cuStreamDestroy_v2", d.cuStreamDestroy);
+      bind(library, "cuStreamDestroy_v2", d.cuStreamDestroy) &&
+      bind(library, "cuStreamWaitEvent", d.cuStreamWaitEvent) &&
+      bind(library, "cuEventCreate", d.cuEventCreate) &&
+      bind(library, "cuEventRecord", d.cuEventRecord) &&
+      bind(library, "cuEventDestroy_v2", d.cuEventDestroy) &&
+      bind(library, "cuPointerGetAttribute", d.cuPointerGetAttribute);
   if (!ok) {
     g.initError = "the CUDA driver lacks a function zero needs (too old?)";
     return;
@@ -179,10 +141,7 @@ Gpu *ready(const char *call) {
 /// Records a failed driver call and fails the bound rank's world (with no
 /// rank bound, prints it). Returns the message.
 std::string report(Gpu &g, CUresult result, const std::string &what) {
-  const char *text = nullptr;
-  g.driver.cuGetErrorString(result, &text);
-  std::string message =
-      "CUDA error in " + what + ": " + (text ? text : "unknown error");
+  std::string message = errorMessage(result, what);
   {
     std::lock_guard<std::mutex> lock(g.mutex);
     if (g.firstError.empty())
@@ -208,6 +167,38 @@ std::string kernelName(Gpu &g, CUfunction function) {
   return it == g.kernelNames.end() ? "an unknown kernel" : it->second;
 }
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The driver for the rest of the runtime (CudaDriver.h)
+//===----------------------------------------------------------------------===//
+
+const Driver *zero::rt::cuda::driver(const char *call) {
+  Gpu *g = ready(call);
+  return g ? &g->driver : nullptr;
+}
+
+std::string zero::rt::cuda::unavailableReason() { return gpu().initError; }
+
+std::string zero::rt::cuda::errorMessage(CUresult result,
+                                         const std::string &what) {
+  const char *text = nullptr;
+  if (const Driver *d = &gpu().driver; d->cuGetErrorString)
+    d->cuGetErrorString(result, &text);
+  return "CUDA error in " + what + ": " + (text ? text : "unknown error");
+}
+
+// Compiled code creates, synchronizes and destroys a stream around its
+// launches; one stream per thread serves them all (the rank's compute
+// stream, in order) and saves a stream's creation per launch.
+static thread_local CUstream launchStream = nullptr;
+
+CUstream zero::rt::cuda::threadStream() {
+  Gpu *g = ready("creating a stream");
+  if (g && !launchStream)
+    check(*g, g->driver.cuStreamCreate(&launchStream, CU_STREAM_NON_BLOCKING),
+          "cuStreamCreate");
+  return launchStream;
+}
 
 //===----------------------------------------------------------------------===//
 // Launcher API
@@ -380,18 +371,7 @@ CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
   return function;
 }
 
-// The lowering creates, synchronizes and destroys a stream around every
-// launch. Launches are synchronous, so one stream per thread serves them
-// all and saves a stream's creation per launch.
-thread_local CUstream launchStream = nullptr;
-
-CUstream mgpuStreamCreate() {
-  Gpu *g = ready("creating a stream");
-  if (g && !launchStream)
-    check(*g, g->driver.cuStreamCreate(&launchStream, CU_STREAM_NON_BLOCKING),
-          "cuStreamCreate");
-  return launchStream;
-}
+CUstream mgpuStreamCreate() { return threadStream(); }
 
 void mgpuStreamSynchronize(CUstream stream) {
   if (Gpu *g = ready("synchronizing a stream"); g && stream)

@@ -6,10 +6,14 @@
 // posted, each checks that they agree, computes its share, and waits until
 // every member is done reading the others' buffers before returning.
 //
-// Shares: for all-reduce, member j reduces the j-th 1/n of the elements and
-// writes it to every member's output; for reduce-scatter, member j computes its
-// own output; for all-gather, member j copies every input into its own output.
-// Each element is reduced over ranks 0..n-1 in order (Reduce.h), so
+// What moves the data once all have posted is the world's LocalExchange: the
+// host's below, or the GPU's (cuda-local, CudaLocal.cpp), which enqueues
+// kernels instead.
+//
+// Host shares: for all-reduce, member j reduces the j-th 1/n of the elements
+// and writes it to every member's output; for reduce-scatter, member j computes
+// its own output; for all-gather, member j copies every input into its own
+// output. Each element is reduced over ranks 0..n-1 in order (Reduce.h), so
 // all-reduce and reduce-scatter agree bit for bit.
 //
 //===----------------------------------------------------------------------===//
@@ -36,6 +40,52 @@ using Clock = std::chrono::steady_clock;
 
 class LocalBackend;
 
+/// Moves and reduces on the host, each member its share.
+class HostExchange : public LocalExchange {
+public:
+  std::string exchange(const std::vector<const Collective *> &posted,
+                       const Collective &c) override;
+};
+
+std::string
+HostExchange::exchange(const std::vector<const Collective *> &posted,
+                       const Collective &c) {
+  int32_t n = static_cast<int32_t>(posted.size()), j = c.group.index;
+  size_t elementSize = dtypeSize(c.dtype);
+  std::vector<const void *> ins(n);
+  for (int32_t r = 0; r < n; ++r)
+    ins[r] = posted[r]->in;
+  switch (c.kind) {
+  case ZERO_ALL_REDUCE: {
+    int64_t begin = c.count * j / n, end = c.count * (j + 1) / n;
+    if (end == begin)
+      return "";
+    // Reduce into this rank's output, then copy to the others: the share is
+    // computed once, and `out` may alias `in`.
+    reduceRange(c.dtype, c.reduction, ins.data(), n, begin, c.out, begin,
+                end - begin);
+    for (int32_t r = 0; r < n; ++r)
+      if (r != j)
+        std::memcpy(static_cast<char *>(posted[r]->out) + begin * elementSize,
+                    static_cast<const char *>(c.out) + begin * elementSize,
+                    (end - begin) * elementSize);
+    return "";
+  }
+  case ZERO_REDUCE_SCATTER: {
+    int64_t part = c.count / n;
+    reduceRange(c.dtype, c.reduction, ins.data(), n, part * j, c.out, 0, part);
+    return "";
+  }
+  case ZERO_ALL_GATHER:
+    for (int32_t r = 0; r < n; ++r)
+      std::memcpy(static_cast<char *>(c.out) + r * c.count * elementSize,
+                  ins[r], c.count * elementSize);
+    return "";
+  default:
+    return "";
+  }
+}
+
 /// The rendezvous of one group.
 struct GroupState {
   std::mutex mutex;
@@ -56,6 +106,8 @@ struct Job {
   std::condition_variable done;
   bool finished = false;
   bool ok = false;
+  /// Whether the exchange prepared it (finish() is then still owed).
+  bool prepared = true;
   /// When the communication thread took it up and when it finished.
   double began = -1;
   double ended = -1;
@@ -63,16 +115,12 @@ struct Job {
 
 class LocalPending : public Pending {
 public:
-  explicit LocalPending(std::shared_ptr<Job> job) : job(std::move(job)) {}
-  bool wait() override {
-    std::unique_lock<std::mutex> lock(job->mutex);
-    job->done.wait(lock, [&] { return job->finished; });
-    began = job->began;
-    finished = job->ended;
-    return job->ok;
-  }
+  LocalPending(LocalBackend &backend, std::shared_ptr<Job> job)
+      : backend(backend), job(std::move(job)) {}
+  bool wait() override;
 
 private:
+  LocalBackend &backend;
   std::shared_ptr<Job> job;
 };
 
@@ -111,7 +159,9 @@ private:
 
 class LocalBackend : public Backend {
 public:
-  LocalBackend(int32_t ranks, double timeout) : ranks(ranks), timeout(timeout) {
+  LocalBackend(int32_t ranks, double timeout,
+               std::unique_ptr<LocalExchange> exchange)
+      : ranks(ranks), timeout(timeout), exchange(std::move(exchange)) {
     for (int32_t r = 0; r < ranks; ++r)
       threads.push_back(std::make_unique<CommThread>(*this, r));
   }
@@ -124,9 +174,20 @@ public:
   std::unique_ptr<Pending> start(int32_t local, const Collective &c) override {
     auto job = std::make_shared<Job>();
     job->collective = c;
+    std::string error = exchange->prepare(job->collective);
+    if (!error.empty()) {
+      fail("rank " + std::to_string(c.group.members[c.group.index]) + ": " +
+           describe(c) + ": " + error);
+      job->finished = true; // nothing to wait for, nothing to finish
+      job->ok = false;
+      job->prepared = false;
+      return std::make_unique<LocalPending>(*this, job);
+    }
     threads[local]->enqueue(job);
-    return std::make_unique<LocalPending>(job);
+    return std::make_unique<LocalPending>(*this, job);
   }
+
+  LocalExchange &getExchange() { return *exchange; }
 
   void fail(const std::string &message) override {
     std::lock_guard<std::mutex> lock(mutex);
@@ -154,7 +215,6 @@ public:
 private:
   GroupState &groupState(const Group &group);
   bool checkAgreement(const GroupState &state, const Collective &c);
-  void compute(const GroupState &state, const Collective &c);
 
   int32_t ranks;
   double timeout;
@@ -162,8 +222,26 @@ private:
   std::atomic<bool> failed{false};
   std::string firstError;
   std::map<std::string, std::unique_ptr<GroupState>> groups;
+  std::unique_ptr<LocalExchange> exchange;
   std::vector<std::unique_ptr<CommThread>> threads;
 };
+
+bool LocalPending::wait() {
+  {
+    std::unique_lock<std::mutex> lock(job->mutex);
+    job->done.wait(lock, [&] { return job->finished; });
+    began = job->began;
+    finished = job->ended;
+  }
+  if (!job->prepared)
+    return false;
+  std::string error = backend.getExchange().finish(job->collective, job->ok);
+  if (!error.empty()) {
+    backend.fail(describe(job->collective) + ": " + error);
+    return false;
+  }
+  return job->ok;
+}
 
 void CommThread::run() {
   for (;;) {
@@ -220,44 +298,6 @@ bool LocalBackend::checkAgreement(const GroupState &state,
   return true;
 }
 
-void LocalBackend::compute(const GroupState &state, const Collective &c) {
-  int32_t n = state.size, j = c.group.index;
-  size_t elementSize = dtypeSize(c.dtype);
-  std::vector<const void *> ins(n);
-  for (int32_t r = 0; r < n; ++r)
-    ins[r] = state.posted[r]->in;
-  switch (c.kind) {
-  case ZERO_ALL_REDUCE: {
-    int64_t begin = c.count * j / n, end = c.count * (j + 1) / n;
-    if (end == begin)
-      return;
-    // Reduce into this rank's output, then copy to the others: the share is
-    // computed once, and `out` may alias `in`.
-    reduceRange(c.dtype, c.reduction, ins.data(), n, begin, c.out, begin,
-                end - begin);
-    for (int32_t r = 0; r < n; ++r)
-      if (r != j)
-        std::memcpy(static_cast<char *>(state.posted[r]->out) +
-                        begin * elementSize,
-                    static_cast<const char *>(c.out) + begin * elementSize,
-                    (end - begin) * elementSize);
-    return;
-  }
-  case ZERO_REDUCE_SCATTER: {
-    int64_t part = c.count / n;
-    reduceRange(c.dtype, c.reduction, ins.data(), n, part * j, c.out, 0, part);
-    return;
-  }
-  case ZERO_ALL_GATHER:
-    for (int32_t r = 0; r < n; ++r)
-      std::memcpy(static_cast<char *>(c.out) + r * c.count * elementSize,
-                  ins[r], c.count * elementSize);
-    return;
-  default:
-    return;
-  }
-}
-
 bool LocalBackend::run(const Collective &c) {
   GroupState &state = groupState(c.group);
   int32_t j = c.group.index;
@@ -295,7 +335,12 @@ bool LocalBackend::run(const Collective &c) {
   lock.unlock();
   if (!checkAgreement(state, c))
     return false;
-  compute(state, c);
+  std::string error = exchange->exchange(state.posted, c);
+  if (!error.empty()) {
+    fail("rank " + std::to_string(c.group.members[j]) + ": " + describe(c) +
+         " on group " + c.group.describe() + ": " + error);
+    return false;
+  }
   lock.lock();
 
   // Leave together: the others may still read this rank's input.
@@ -321,12 +366,14 @@ bool LocalBackend::run(const Collective &c) {
 
 } // namespace
 
-std::unique_ptr<Backend> zero::rt::createLocalBackend(int32_t ranks,
-                                                      double timeout,
-                                                      std::string &error) {
+std::unique_ptr<Backend>
+zero::rt::createLocalBackend(int32_t ranks, double timeout, std::string &error,
+                             std::unique_ptr<LocalExchange> exchange) {
   if (ranks < 1 || ranks > 4096) {
     error = "a local world needs 1 to 4096 ranks, not " + std::to_string(ranks);
     return nullptr;
   }
-  return std::make_unique<LocalBackend>(ranks, timeout);
+  if (!exchange)
+    exchange = std::make_unique<HostExchange>();
+  return std::make_unique<LocalBackend>(ranks, timeout, std::move(exchange));
 }

@@ -301,12 +301,18 @@ int zero_world_create(const zero_options *options, zero_world **world,
   std::string name = options->backend ? options->backend : "local";
   double timeout = options->timeout_seconds > 0 ? options->timeout_seconds : 60;
   std::unique_ptr<Backend> backend;
-  if (name == "local")
+  if (name == "local") {
     backend = createLocalBackend(options->ranks, timeout, message);
-  else if (name == "mpi")
+  } else if (name == "cuda-local") {
+    if (auto exchange = createCudaExchange(options->ranks, message))
+      backend = createLocalBackend(options->ranks, timeout, message,
+                                   std::move(exchange));
+  } else if (name == "mpi") {
     backend = createMpiBackend(timeout, options->check != 0, message);
-  else
-    message = "unknown backend '" + name + "' (expected local or mpi)";
+  } else {
+    message =
+        "unknown backend '" + name + "' (expected local, cuda-local or mpi)";
+  }
   if (!backend) {
     if (error && error_size)
       std::snprintf(error, error_size, "%s", message.c_str());

@@ -3,9 +3,12 @@
 // op that does, with its location.
 
 // RUN: zero-opt %s --split-input-file --zero-gpu-buffer-placement | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-gpu-buffer-placement=collectives=host | FileCheck %s --check-prefix=HOST
+// RUN: not zero-opt %s --split-input-file --zero-gpu-buffer-placement=collectives=pigeon 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: zero-gpu-buffer-placement: collectives='pigeon' (expected device or host)
 
 // Allocation, views and launches only; the kernel's loads do not count.
-// CHECK: module attributes {gpu.container_module, zero.gpu_memory = "device"}
+// CHECK: module attributes {gpu.container_module, zero.gpu_collectives = "device", zero.gpu_memory = "device"}
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @double(%b: memref<8xf32>) kernel {
@@ -29,7 +32,7 @@ module attributes {gpu.container_module} {
 // -----
 
 // A scalar read on the host (a norm that the host turns into a factor).
-// CHECK: module attributes {zero.gpu_memory = "managed", zero.gpu_memory_reason = "'memref.load' at {{.*}}gpu-buffer-placement.mlir:[[# @LINE + 3]]:8 reads a buffer on the host"}
+// CHECK: module attributes {zero.gpu_collectives = "device", zero.gpu_memory = "managed", zero.gpu_memory_reason = "'memref.load' at {{.*}}gpu-buffer-placement.mlir:[[# @LINE + 3]]:8 reads a buffer on the host"}
 func.func @norm(%n: memref<f32>) -> f32 {
   %a = memref.alloc() : memref<8xf32>
   %v = memref.load %n[] : memref<f32>
@@ -39,8 +42,11 @@ func.func @norm(%n: memref<f32>) -> f32 {
 
 // -----
 
-// A collective: the local and mpi backends run it on host threads.
-// CHECK: zero.gpu_memory = "managed", zero.gpu_memory_reason = "'zero.all_reduce_buffer' at {{.*}} is a collective, which the host runs"
+// A collective: on the device by default (cuda-local, nccl), it touches no
+// element on the host; with collectives=host the local and mpi backends run
+// it on host threads, over managed memory.
+// CHECK: module attributes {zero.gpu_collectives = "device", zero.gpu_memory = "device"}
+// HOST: module attributes {zero.gpu_collectives = "host", zero.gpu_memory = "managed", zero.gpu_memory_reason = "'zero.all_reduce_buffer' at {{.*}} is a collective, which the host runs"}
 zero.mesh @dp(shape = [4])
 func.func @reduce(%g: memref<8xf32>) {
   zero.all_reduce_buffer %g, %g on @dp reduce = sum : memref<8xf32>, memref<8xf32>

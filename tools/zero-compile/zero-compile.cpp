@@ -52,6 +52,12 @@ static cl::opt<std::string> gpuFormat(
     cl::desc("cuda: kernels as bin (cubin, made with ptxas) or isa (PTX, "
              "compiled by the driver at load; for machines without ptxas)"),
     cl::init("bin"), cl::cat(category));
+static cl::opt<std::string> gpuCollectives(
+    "gpu-collectives",
+    cl::desc("cuda: collectives on the device (the cuda-local and nccl "
+             "backends; buffers may stay in device memory) or on the host "
+             "(local and mpi, on managed memory)"),
+    cl::init("device"), cl::cat(category));
 static cl::opt<std::string>
     cudaPath("cuda-path", cl::desc("cuda: the CUDA toolkit (ptxas, libdevice)"),
              cl::cat(category));
@@ -109,6 +115,7 @@ int main(int argc, char **argv) {
   options.target = target;
   options.chip = chip;
   options.gpuFormat = gpuFormat;
+  options.gpuCollectives = gpuCollectives;
   options.cudaPath = cudaPath;
   options.hostCpu = hostCpu;
   options.linker = linker;

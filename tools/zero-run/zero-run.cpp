@@ -317,6 +317,10 @@ int main(int argc, char **argv) {
                               "zero-run: run a zero program on N ranks\n");
 
   DialectRegistry registry;
+  if (backend == "cuda-local")
+    return fail("zero-run runs programs on the CPU, and cuda-local moves GPU "
+                "buffers: compile for the GPU (zero-compile --target=cuda) and "
+                "run the artifact with zero-launch --backend cuda-local");
   zero::registerAllDialects(registry);
   MLIRContext context(registry);
   context.disableMultithreading(); // each rank runs on its own thread

@@ -66,6 +66,12 @@ struct ZeroToNVVMOptions : public mlir::PassPipelineOptions<ZeroToNVVMOptions> {
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit", llvm::cl::desc("The CUDA toolkit (ptxas, libdevice)"),
       llvm::cl::init(ZERO_DEFAULT_CUDA_PATH)};
+  PassOptions::Option<std::string> collectives{
+      *this, "collectives",
+      llvm::cl::desc("Where collectives move data: device (the cuda-local "
+                     "and nccl backends; buffers may stay in device memory) "
+                     "or host (local and mpi, on managed memory)"),
+      llvm::cl::init("device")};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size", llvm::cl::desc("Threads per block of a kernel"),
       llvm::cl::init(256)};

@@ -80,14 +80,20 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
 
     - `memref.load`, `memref.store`, `memref.copy` and any op that reads or
       writes memory other than allocation and freeing;
-    - a collective's buffer form (the local and mpi backends move and reduce
-      elements on host threads);
+    - a collective's buffer form, when `collectives=host` (the local and mpi
+      backends move and reduce elements on host threads); with
+      `collectives=device` (the default: the cuda-local and nccl backends
+      run collectives on the GPU) a collective does not touch elements on
+      the host;
     - a call that takes a buffer.
 
     Views, shapes, allocation and kernel launches do not touch elements.
     `zero-gpu-host-memory` allocates accordingly, and `zero-compile` writes
     the choice into the artifact's description (`"memory"`), where
-    `zero-launch` reads it to copy arguments in and results out.
+    `zero-launch` reads it to copy arguments in and results out. The module
+    also gets `zero.gpu_collectives` (the option's value), which the
+    description records as `"collectives"`: an artifact whose collectives
+    run on the device needs a GPU backend.
 
     ```mlir
     // device: the host only allocates and launches
@@ -97,6 +103,11 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
     %v = memref.load %norm[] : memref<f32>
     ```
   }];
+  let options = [
+    Option<"collectives", "collectives", "std::string", /*default=*/"\"device\"",
+           "Where collectives move data: device (the cuda-local and nccl "
+           "backends) or host (local and mpi, on managed memory)">,
+  ];
 }
 
 def ZeroGpuHostMemory : Pass<"zero-gpu-host-memory", "mlir::ModuleOp"> {

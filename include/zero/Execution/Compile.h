@@ -27,6 +27,9 @@ struct ArtifactOptions {
   /// by ptxas) or "isa" (PTX, compiled by the driver when loaded).
   std::string chip = "sm_90";
   std::string gpuFormat = "bin";
+  /// cuda: where collectives move data: "device" (the cuda-local and nccl
+  /// backends) or "host" (local and mpi, on managed memory).
+  std::string gpuCollectives = "device";
   /// cuda: the CUDA toolkit (empty: zero-to-nvvm's default).
   std::string cudaPath;
   /// The host code's CPU: a name LLVM knows ("x86-64-v3", "znver4") or

@@ -49,7 +49,9 @@ const char *usage =
     "  --per-rank I,J,... generated arguments that differ per rank\n"
     "  --range I=LOW:HIGH generate argument I in [LOW, HIGH) (integers:\n"
     "                     [LOW, HIGH])\n"
-    "  --backend NAME     local (threads, the default) or mpi\n"
+    "  --backend NAME     local (threads; the default for a CPU artifact),\n"
+    "                     cuda-local (threads sharing GPU 0, collectives on\n"
+    "                     the GPU; the default for a GPU artifact) or mpi\n"
     "  --ranks N          ranks of a local world (default: the artifact's "
     "mesh)\n"
     "  --timeout S        seconds a rank waits for the others (default 60)\n"
@@ -76,7 +78,8 @@ struct Options {
   bool generate = false;
   uint64_t seed = 1;
   std::map<size_t, Generated> generated;
-  std::string backend = "local";
+  /// Empty: by the artifact (cuda-local for a GPU's, else local).
+  std::string backend;
   int32_t ranks = 0;
   double timeout = 60;
   std::string outputDir;
@@ -265,6 +268,24 @@ std::string checkGpu(const ArtifactDescription &d) {
 }
 
 /// The values of one rank's arguments, read from their files or generated.
+/// Whether `backend` can run the artifact: cuda-local moves GPU buffers,
+/// local and mpi host memory.
+std::string checkBackend(const ArtifactDescription &d,
+                         const std::string &backend) {
+  bool onGpu = backend == "cuda-local";
+  if (onGpu && d.target != "cuda")
+    return "the cuda-local backend moves GPU buffers, but the artifact runs "
+           "on the CPU: use --backend local or mpi";
+  bool onHost = backend == "local" || backend == "mpi";
+  if (onHost && d.target == "cuda" && d.collectives == "device")
+    return "the artifact's collectives run on the GPU (zero-compile "
+           "--gpu-collectives=device, the default), which the " +
+           backend +
+           " backend cannot do: use --backend cuda-local, or compile with "
+           "--gpu-collectives=host for the local and mpi backends";
+  return "";
+}
+
 std::string readInputs(const ArtifactDescription &d, const Options &options,
                        int32_t rank, std::vector<Array> &inputs) {
   inputs.clear();
@@ -432,6 +453,11 @@ int main(int argc, char **argv) {
                        : d.arguments[i].type.str()) +
                   "): pass --arg " + std::to_string(i) +
                   "=FILE.npy, or --generate");
+  std::string backend = options.backend;
+  if (backend.empty())
+    backend = d.target == "cuda" ? "cuda-local" : "local";
+  if (std::string problem = checkBackend(d, backend); !problem.empty())
+    return fail(problem);
   Memory memory{allocateHost, std::free, copyBytes, copyBytes};
   if (d.target == "cuda") {
     if (std::string problem = checkGpu(d); !problem.empty())
@@ -444,7 +470,7 @@ int main(int argc, char **argv) {
 
   zero_options worldOptions;
   zero_options_init(&worldOptions);
-  worldOptions.backend = options.backend.c_str();
+  worldOptions.backend = backend.c_str();
   worldOptions.ranks = options.ranks ? options.ranks
                        : d.ranks > 0 ? int32_t(d.ranks)
                                      : 1;

@@ -13,6 +13,9 @@
 //     "memory": "host" | "device" | "managed", where the buffers live (cuda:
 //               "device" when the host code never touches their elements,
 //               else "managed" and "memory_reason" says which op does),
+//     "collectives": "device" | "host" (cuda only: whether collectives
+//               move data on the GPU, with cuda-local or nccl, or on the
+//               host, with local or mpi),
 //     "entry": "step",
 //     "ranks": 4,                        (ranks of the mesh; 0: no mesh)
 //     "arguments": [ { "name": "arg0", "dtype": "f32", "shape": [7, 13],
@@ -71,6 +74,8 @@ struct ArtifactDescription {
   /// "host", "device" or "managed" (older descriptions: by target).
   std::string memory;
   std::string memoryReason;
+  /// "host" or "device" (older descriptions: host).
+  std::string collectives;
   std::string entry;
   int64_t ranks = 0;
   std::vector<ArtifactValue> arguments, results;

@@ -71,9 +71,14 @@ typedef struct zero_rank zero_rank;
 typedef struct zero_handle zero_handle;
 
 typedef struct zero_options {
-  /* "local" (the default when NULL) or "mpi". */
+  /* "local" (the default when NULL), "cuda-local" or "mpi". local: each
+     rank a thread, collectives on the host. cuda-local: each rank a thread
+     sharing GPU 0, collectives as kernels on the GPU, ordered against each
+     rank's stream by CUDA events (buffers must be GPU memory: a GPU
+     artifact's). mpi: one process per rank, under mpirun. */
   const char *backend;
-  /* Ranks of a local world; ignored by mpi (the world is mpirun's). */
+  /* Ranks of a local or cuda-local world (cuda-local: at most 64); ignored
+     by mpi (the world is mpirun's). */
   int32_t ranks;
   /* Seconds a rank waits for the others in a collective before the world
      fails; <= 0 means 60. */

@@ -1,0 +1,86 @@
+//===- CudaDriver.h - the CUDA driver, loaded at run time -------*- C++ -*-===//
+//
+// The driver entry points the runtime uses, as libcuda.so.1 exports them
+// (the runtime opens it with dlopen, so it builds and runs without CUDA),
+// shared by the launch ABI (Cuda.cpp) and the cuda-local backend.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_CUDADRIVER_H
+#define ZERO_RUNTIME_CUDADRIVER_H
+
+#include <cstddef>
+#include <string>
+
+namespace zero::rt::cuda {
+
+// The few driver types and constants used, as cuda.h defines them.
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
+constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
+constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+constexpr int CU_JIT_OPTIMIZATION_LEVEL = 7;
+
+/// The driver's entry points, by the names libcuda exports.
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuMemAllocManaged)(void **, size_t, unsigned);
+  CUresult (*cuMemAlloc)(void **, size_t);
+  CUresult (*cuMemcpyHtoD)(void *, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, const void *, size_t);
+  CUresult (*cuMemcpyDtoD)(void *, const void *, size_t);
+  CUresult (*cuMemFree)(void *);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
+                                 void **);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuPointerGetAttribute)(void *, int, void *);
+};
+
+/// The driver, with device 0's context current on the calling thread; null
+/// when there is no GPU, the reason (naming `call`) then being the
+/// process's first GPU error.
+const Driver *driver(const char *call);
+/// Why there is no GPU, after driver() returned null.
+std::string unavailableReason();
+/// "CUDA error in WHAT: TEXT" for a failed call.
+std::string errorMessage(CUresult result, const std::string &what);
+/// The calling thread's stream for kernels and copies: compiled code
+/// launches on it (mgpuStreamCreate returns it), so it is the rank's compute
+/// stream. Null, with the error recorded, when it cannot be made.
+CUstream threadStream();
+
+} // namespace zero::rt::cuda
+
+#endif // ZERO_RUNTIME_CUDADRIVER_H
