@@ -90,6 +90,9 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   // Each parallel loop nest becomes a kernel: tiles of `blockSize` iterations
   // are blocks, the iterations of a tile its threads (a guard, not a min,
   // bounds the last tile, so every block has the same size).
+  // Matmuls call cuBLAS (as XLA does); the rest are loop nests, kernels.
+  if (options.cublas)
+    pm.addPass(zero::createZeroGpuMatmulCalls());
   addGpuLoopPasses(pm);
   pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
       {options.blockSize}, /*noMinMaxBounds=*/true));

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeCalls.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -23,123 +24,6 @@ using namespace mlir;
 using namespace zero;
 
 namespace {
-
-/// The runtime's dtype code for `type` (zero_runtime.h), or none.
-std::optional<int32_t> dtypeCode(Type type) {
-  if (type.isF32())
-    return 0;
-  if (type.isBF16())
-    return 1;
-  if (type.isF16())
-    return 2;
-  if (type.isF64())
-    return 3;
-  if (type.isSignlessInteger(32))
-    return 4;
-  if (type.isSignlessInteger(64))
-    return 5;
-  return std::nullopt;
-}
-
-class RuntimeCallBuilder {
-public:
-  RuntimeCallBuilder(ModuleOp module) : module(module), symbols(module) {}
-
-  /// Declares `name` as a private runtime function once.
-  func::FuncOp declare(StringRef name, TypeRange inputs, TypeRange results) {
-    if (auto existing = symbols.lookup<func::FuncOp>(name))
-      return existing;
-    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-    auto fn = func::FuncOp::create(
-        b, module.getLoc(), name,
-        FunctionType::get(module.getContext(), inputs, results));
-    fn.setPrivate();
-    symbols.insert(fn);
-    return fn;
-  }
-
-  /// A pointer to the constant group descriptor of `mesh` and `axes`.
-  Value groupPointer(OpBuilder &b, Location loc, MeshOp mesh,
-                     DenseI64ArrayAttr axes) {
-    SmallVector<int64_t> groupAxes = getGroupAxes(mesh, axes);
-    std::string name = ("__zero_group_" + mesh.getSymName()).str();
-    if (axes)
-      name += "_axes_" + llvm::join(llvm::map_range(groupAxes,
-                                                    [](int64_t a) {
-                                                      return std::to_string(a);
-                                                    }),
-                                    "_");
-    SmallVector<int64_t> descriptor = {mesh.getNumAxes()};
-    llvm::append_range(descriptor, mesh.getShape());
-    descriptor.push_back(groupAxes.size());
-    llvm::append_range(descriptor, groupAxes);
-    return constantPointer(
-        b, loc, name,
-        DenseIntElementsAttr::get(
-            RankedTensorType::get({static_cast<int64_t>(descriptor.size())},
-                                  b.getI64Type()),
-            ArrayRef<int64_t>(descriptor)));
-  }
-
-  /// A pointer to the private constant global `name` holding `value`,
-  /// declared once per module.
-  Value constantPointer(OpBuilder &b, Location loc, StringRef name,
-                        DenseElementsAttr value) {
-    auto type = MemRefType::get(value.getType().getShape(),
-                                value.getType().getElementType());
-    if (!symbols.lookup(name)) {
-      OpBuilder gb = OpBuilder::atBlockBegin(module.getBody());
-      auto global = memref::GlobalOp::create(
-          gb, module.getLoc(), name, gb.getStringAttr("private"), type, value,
-          /*constant=*/true, /*alignment=*/nullptr);
-      symbols.insert(global);
-    }
-    return pointerTo(b, loc, memref::GetGlobalOp::create(b, loc, type, name));
-  }
-
-  /// The address of the first element of `buffer` as an !llvm.ptr.
-  Value pointerTo(OpBuilder &b, Location loc, Value buffer) {
-    auto type = cast<MemRefType>(buffer.getType());
-    Value address =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-    auto [strides, offset] = type.getStridesAndOffset();
-    if (offset != 0) {
-      Value elements;
-      if (ShapedType::isDynamic(offset))
-        elements = memref::ExtractStridedMetadataOp::create(b, loc, buffer)
-                       .getOffset();
-      else
-        elements = arith::ConstantIndexOp::create(b, loc, offset);
-      unsigned bytes = type.getElementTypeBitWidth() / 8;
-      Value byteOffset = arith::MulIOp::create(
-          b, loc, elements, arith::ConstantIndexOp::create(b, loc, bytes));
-      address = arith::AddIOp::create(b, loc, address, byteOffset);
-    }
-    Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-    return LLVM::IntToPtrOp::create(b, loc, pointerType(), asInt);
-  }
-
-  Type pointerType() { return LLVM::LLVMPointerType::get(module.getContext()); }
-
-  /// A pointer to a constant NUL-terminated copy of `text`.
-  Value stringPointer(OpBuilder &b, Location loc, StringRef text) {
-    std::string name = "__zero_label_";
-    for (char c : text)
-      name += llvm::isAlnum(c) ? c : '_';
-    SmallVector<int8_t> bytes(text.begin(), text.end());
-    bytes.push_back(0);
-    return constantPointer(
-        b, loc, name,
-        DenseIntElementsAttr::get(
-            RankedTensorType::get({static_cast<int64_t>(bytes.size())},
-                                  b.getI8Type()),
-            ArrayRef<int8_t>(bytes)));
-  }
-
-private:
-  ModuleOp module;
-  SymbolTable symbols;
-};
 
 /// `buffer` when it is contiguous; else a new contiguous buffer, holding a
 /// copy of `buffer`'s data when `copyIn` (an input). The caller copies an

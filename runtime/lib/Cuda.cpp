@@ -142,15 +142,7 @@ Gpu *ready(const char *call) {
 /// rank bound, prints it). Returns the message.
 std::string report(Gpu &g, CUresult result, const std::string &what) {
   std::string message = errorMessage(result, what);
-  {
-    std::lock_guard<std::mutex> lock(g.mutex);
-    if (g.firstError.empty())
-      g.firstError = message;
-  }
-  if (zero_rank *rank = zero_bound_rank())
-    zero_rank_fail(rank, message.c_str());
-  else
-    std::fprintf(stderr, "zero: error: %s\n", message.c_str());
+  recordError(message);
   return message;
 }
 
@@ -178,6 +170,19 @@ const Driver *zero::rt::cuda::driver(const char *call) {
 }
 
 std::string zero::rt::cuda::unavailableReason() { return gpu().initError; }
+
+void zero::rt::cuda::recordError(const std::string &message) {
+  Gpu &g = gpu();
+  {
+    std::lock_guard<std::mutex> lock(g.mutex);
+    if (g.firstError.empty())
+      g.firstError = message;
+  }
+  if (zero_rank *rank = zero_bound_rank())
+    zero_rank_fail(rank, message.c_str());
+  else
+    std::fprintf(stderr, "zero: error: %s\n", message.c_str());
+}
 
 std::string zero::rt::cuda::errorMessage(CUresult result,
                                          const std::string &what) {

@@ -76,6 +76,9 @@ const Driver *driver(const char *call);
 std::string unavailableReason();
 /// "CUDA error in WHAT: TEXT" for a failed call.
 std::string errorMessage(CUresult result, const std::string &what);
+/// Records `message` as the process's first GPU error (zero_gpu_error) and
+/// fails the bound rank's world with it; with no rank bound, prints it.
+void recordError(const std::string &message);
 /// The calling thread's stream for kernels and copies: compiled code
 /// launches on it (mgpuStreamCreate returns it), so it is the rank's compute
 /// stream. Null, with the error recorded, when it cannot be made.

@@ -5,6 +5,13 @@
 // RUN: zero-opt %s --zero-weight-update-sharding --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=SHARDED
 // RUN: zero-opt %s --zero-to-nvvm='format=isa chip=sm_80 features=+ptx70' | FileCheck %s --check-prefix=SM80
 // RUN: zero-opt %zero_src/examples/adamw.mlir --zero-weight-update-sharding=shard-function-boundary --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=BUCKET
+// The MLP's six matmuls call cuBLAS through the runtime (cublas=false:
+// loop nests, kernels of their own).
+// RUN: zero-opt %zero_src/examples/mlp_training.mlir --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=CUBLAS
+// RUN: zero-opt %zero_src/examples/mlp_training.mlir --zero-to-nvvm='format=isa cublas=false' | FileCheck %s --check-prefix=NOCUBLAS
+// CUBLAS-COUNT-6: llvm.call @zero_rt_gpu_matmul(
+// CUBLAS-NOT: llvm.call @zero_rt_gpu_matmul(
+// NOCUBLAS-NOT: zero_rt_gpu_matmul
 
 // CHECK-LABEL: llvm.func @step(
 // CHECK: llvm.call @zero_rt_gpu_alloc

@@ -72,6 +72,11 @@ struct ZeroToNVVMOptions : public mlir::PassPipelineOptions<ZeroToNVVMOptions> {
                      "and nccl backends; buffers may stay in device memory) "
                      "or host (local and mpi, on managed memory)"),
       llvm::cl::init("device")};
+  PassOptions::Option<bool> cublas{
+      *this, "cublas",
+      llvm::cl::desc("Matmuls as calls of cuBLAS through the runtime "
+                     "(zero-gpu-matmul-calls); false: loop nests, as kernels"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size", llvm::cl::desc("Threads per block of a kernel"),
       llvm::cl::init(256)};

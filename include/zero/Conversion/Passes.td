@@ -110,6 +110,46 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
   ];
 }
 
+def ZeroGpuMatmulCalls : Pass<"zero-gpu-matmul-calls", "mlir::ModuleOp"> {
+  let summary = "Turns matmuls on row-major buffers into calls of the "
+                "runtime's cuBLAS GEMM";
+  let description = [{
+    Runs in `zero-to-nvvm` after bufferization, before loop nests become
+    kernels (as XLA calls cuBLAS for its dots). A `linalg.matmul` with the
+    default indexing maps, C[m, n] += A[m, k] B[k, n], whose operands are 2-D
+    buffers with unit inner stride (row-major, any leading dimension)
+    becomes a call of the runtime's
+
+    ```c
+    void zero_rt_gpu_matmul(int32_t input_dtype, int32_t output_dtype,
+                            int64_t m, int64_t n, int64_t k,
+                            const void *a, int64_t lda, const void *b,
+                            int64_t ldb, void *c, int64_t ldc);
+    ```
+
+    which runs `cublasGemmEx` (beta = 1: it accumulates into C, as the op
+    does) on the calling rank's stream, after the kernels before it and
+    before those after it. Element types: f32, f64, and bf16 or f16 inputs
+    with an output of the same type or f32 (accumulated in f32). A matmul
+    the pass cannot call cuBLAS for stays a loop nest (a kernel) and gets a
+    remark saying why. cuBLAS sums in its own order, so results differ from
+    the loop nest's in the last bits; they do not change between runs or
+    between the replicated and the sharded program.
+
+    ```mlir
+    linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>)
+                  outs(%c : memref<8x16xf32>)
+    // becomes
+    func.call @zero_rt_gpu_matmul(%c0_i32, %c0_i32, %c8, %c16, %c4, %pa, %c4,
+        %pb, %c16, %pc, %c16) : (i32, i32, i64, i64, i64, !llvm.ptr, i64,
+        !llvm.ptr, i64, !llvm.ptr, i64) -> ()
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def ZeroGpuHostMemory : Pass<"zero-gpu-host-memory", "mlir::ModuleOp"> {
   let summary = "Places the host's buffers in GPU-visible (managed) memory";
   let description = [{

@@ -198,6 +198,14 @@ int zero_gpu_copy_to_host(void *host, const void *device, size_t bytes);
 int zero_gpu_copy_on_device(void *to, const void *from, size_t bytes);
 /* Waits until the device is idle. */
 void zero_rt_gpu_synchronize(void);
+/* C[m, n] += A[m, k] B[k, n], row-major with leading dimensions (row strides,
+   in elements) lda, ldb, ldc, on the calling thread's stream with cuBLAS
+   (cublasGemmEx, loaded at run time). Inputs f32, f64, bf16 or f16; the
+   output the inputs' type, or f32 for bf16 and f16 inputs (accumulated in
+   f32). Errors fail the bound rank's world. */
+void zero_rt_gpu_matmul(int32_t input_dtype, int32_t output_dtype, int64_t m,
+                        int64_t n, int64_t k, const void *a, int64_t lda,
+                        const void *b, int64_t ldb, void *c, int64_t ldc);
 
 /*--- Compiled-code API (acts on the bound rank) ----------------------------*/
 

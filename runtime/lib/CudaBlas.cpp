@@ -1,0 +1,136 @@
+//===- CudaBlas.cpp - matmuls on cuBLAS, loaded at run time ---------------===//
+//
+// zero_rt_gpu_matmul, which zero-gpu-matmul-calls emits for linalg.matmul:
+// cublasGemmEx on the calling rank's stream (the one its kernels run on), so
+// it runs after the kernels before it and before those after it. cuBLAS is
+// opened with dlopen on the first matmul, like the driver: the runtime links
+// no CUDA library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDriver.h"
+#include "zero/runtime/zero_runtime.h"
+
+#include <dlfcn.h>
+#include <mutex>
+#include <string>
+
+using namespace zero::rt::cuda;
+
+namespace {
+// The few cuBLAS types and constants used, as cublas_api.h and
+// library_types.h define them.
+using cublasStatus_t = int;
+using cublasHandle_t = struct cublasContext *;
+constexpr cublasStatus_t CUBLAS_STATUS_SUCCESS = 0;
+constexpr int CUBLAS_OP_N = 0;
+constexpr int CUBLAS_GEMM_DEFAULT = -1;
+constexpr int CUBLAS_COMPUTE_32F = 68;
+constexpr int CUBLAS_COMPUTE_64F = 70;
+constexpr int CUDA_R_32F = 0, CUDA_R_64F = 1, CUDA_R_16F = 2, CUDA_R_16BF = 14;
+
+struct Blas {
+  std::string error; // why there is no cuBLAS; empty when there is
+  cublasStatus_t (*create)(cublasHandle_t *);
+  cublasStatus_t (*setStream)(cublasHandle_t, CUstream);
+  cublasStatus_t (*gemmEx)(cublasHandle_t, int, int, int, int, int,
+                           const void *, const void *, int, int, const void *,
+                           int, int, const void *, void *, int, int, int, int);
+  const char *(*statusString)(cublasStatus_t);
+};
+
+Blas &blas() {
+  static Blas instance;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void *library = nullptr;
+    for (const char *name :
+         {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
+      if ((library = dlopen(name, RTLD_NOW | RTLD_GLOBAL)))
+        break;
+    if (!library) {
+      instance.error = "cuBLAS (libcublas.so.13 or .12) cannot be loaded";
+      return;
+    }
+    instance.create = reinterpret_cast<decltype(instance.create)>(
+        dlsym(library, "cublasCreate_v2"));
+    instance.setStream = reinterpret_cast<decltype(instance.setStream)>(
+        dlsym(library, "cublasSetStream_v2"));
+    instance.gemmEx = reinterpret_cast<decltype(instance.gemmEx)>(
+        dlsym(library, "cublasGemmEx"));
+    instance.statusString = reinterpret_cast<decltype(instance.statusString)>(
+        dlsym(library, "cublasGetStatusString"));
+    if (!instance.create || !instance.setStream || !instance.gemmEx ||
+        !instance.statusString)
+      instance.error = "cuBLAS lacks a function zero needs (too old?)";
+  });
+  return instance;
+}
+
+/// The CUDA type of a runtime dtype code, or -1.
+int cudaType(int32_t dtype) {
+  switch (dtype) {
+  case ZERO_F32:
+    return CUDA_R_32F;
+  case ZERO_F64:
+    return CUDA_R_64F;
+  case ZERO_F16:
+    return CUDA_R_16F;
+  case ZERO_BF16:
+    return CUDA_R_16BF;
+  default:
+    return -1;
+  }
+}
+
+/// Fails the bound rank's world (or the process's first GPU error).
+void fail(const std::string &message) { recordError(message); }
+} // namespace
+
+extern "C" void zero_rt_gpu_matmul(int32_t inputDtype, int32_t outputDtype,
+                                   int64_t m, int64_t n, int64_t k,
+                                   const void *a, int64_t lda, const void *b,
+                                   int64_t ldb, void *c, int64_t ldc) {
+  std::string what = "cublasGemmEx (" + std::to_string(m) + "x" +
+                     std::to_string(n) + "x" + std::to_string(k) + ")";
+  // After a failure the world ends: later work would run on bad data.
+  if (zero_bound_rank() && zero_gpu_error())
+    return;
+  Blas &library = blas();
+  if (!library.error.empty())
+    return fail(what + ": " + library.error);
+  CUstream stream = threadStream();
+  if (!stream)
+    return; // the reason is recorded
+  if (m == 0 || n == 0)
+    return;
+  const int64_t limit = 2147483647;
+  if (m > limit || n > limit || k > limit || lda > limit || ldb > limit ||
+      ldc > limit)
+    return fail(what + ": a dimension exceeds cuBLAS's 32-bit sizes");
+  int typeIn = cudaType(inputDtype), typeOut = cudaType(outputDtype);
+  if (typeIn < 0 || typeOut < 0)
+    return fail(what + ": no GEMM for dtypes " + std::to_string(inputDtype) +
+                " -> " + std::to_string(outputDtype));
+  // One handle per thread (a rank's), bound to its stream.
+  static thread_local cublasHandle_t handle = nullptr;
+  if (!handle) {
+    if (cublasStatus_t s = library.create(&handle))
+      return fail("cublasCreate: " + std::string(library.statusString(s)));
+  }
+  if (cublasStatus_t s = library.setStream(handle, stream))
+    return fail("cublasSetStream: " + std::string(library.statusString(s)));
+  // Row-major C = A B is column-major C^T = B^T A^T: swap the operands.
+  // beta = 1: the matmul accumulates into C.
+  float one = 1.0f;
+  double oneDouble = 1.0;
+  bool f64 = typeOut == CUDA_R_64F;
+  const void *scale = f64 ? static_cast<const void *>(&oneDouble)
+                          : static_cast<const void *>(&one);
+  cublasStatus_t s = library.gemmEx(
+      handle, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), scale, b,
+      typeIn, int(ldb), a, typeIn, int(lda), scale, c, typeOut, int(ldc),
+      f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (s != CUBLAS_STATUS_SUCCESS)
+    fail(what + ": " + library.statusString(s));
+}

@@ -1,0 +1,71 @@
+// zero-gpu-matmul-calls: a matmul on row-major buffers becomes a call of the
+// runtime's cuBLAS GEMM (dtype codes, m, n, k, and each operand's pointer and
+// leading dimension); one it cannot call cuBLAS for stays a loop nest, with a
+// remark.
+
+// RUN: zero-opt %s --split-input-file --zero-gpu-matmul-calls --cse --verify-diagnostics | FileCheck %s
+
+// f32: C[8x16] += A[8x4] B[4x16].
+// CHECK-LABEL: func.func @f32
+// CHECK-DAG: %[[F32:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[M:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK-DAG: %[[LDA:.*]] = arith.constant 4 : i64
+// CHECK-DAG: %[[LDB:.*]] = arith.constant 16 : i64
+// CHECK: call @zero_rt_gpu_matmul(%[[F32]], %[[F32]], %[[M]], %{{.*}}, %{{.*}}, %{{.*}}, %[[LDA]], %{{.*}}, %[[LDB]], %{{.*}}, %[[LDB]]) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()
+// CHECK-NOT: linalg.matmul
+func.func @f32(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>)
+                outs(%c : memref<8x16xf32>)
+  return
+}
+
+// -----
+
+// bf16 inputs into an f32 output (codes 1 and 0); A is a view of a wider
+// buffer, so its leading dimension is the row stride, 10, and its pointer
+// is offset by the view's first element.
+// CHECK-LABEL: func.func @bf16_view
+// CHECK-DAG: %[[BF16:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[F32:.*]] = arith.constant 0 : i32
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<8x6xbf16, strided<[10, 1], offset: 2>>
+// CHECK: arith.addi %[[BASE]]
+// CHECK: %[[LDA:.*]] = arith.constant 10 : i64
+// CHECK: call @zero_rt_gpu_matmul(%[[BF16]], %[[F32]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LDA]],
+func.func @bf16_view(%wide: memref<8x10xbf16>, %b: memref<6x3xbf16>, %c: memref<8x3xf32>) {
+  %a = memref.subview %wide[0, 2] [8, 6] [1, 1] : memref<8x10xbf16> to memref<8x6xbf16, strided<[10, 1], offset: 2>>
+  linalg.matmul ins(%a, %b : memref<8x6xbf16, strided<[10, 1], offset: 2>>, memref<6x3xbf16>)
+                outs(%c : memref<8x3xf32>)
+  return
+}
+
+// -----
+
+// A dynamic leading dimension is read from the buffer at run time.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: %[[BASE:.*]], %[[OFF:.*]], %[[SIZES:.*]]:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %arg0
+// CHECK: %[[LD:.*]] = arith.index_cast %[[STRIDES]]#0 : index to i64
+// CHECK: call @zero_rt_gpu_matmul({{.*}}, %[[LD]],
+func.func @dynamic(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %b: memref<?x16xf32>, %c: memref<?x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x16xf32>)
+                outs(%c : memref<?x16xf32>)
+  return
+}
+
+// -----
+
+// Left as loop nests, each with a remark: integers (no cuBLAS GEMM), a
+// transposed operand (rows not contiguous), and tensors (not bufferized).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-3: linalg.matmul
+// CHECK-NOT: zero_rt_gpu_matmul
+func.func @left_alone(%ai: memref<4x4xi32>, %c: memref<4x4xi32>,
+                      %at: memref<4x4xf32, strided<[1, 4]>>, %b: memref<4x4xf32>,
+                      %cf: memref<4x4xf32>, %t: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-remark @+1 {{matmul left as a loop nest: cuBLAS has no GEMM for these element types}}
+  linalg.matmul ins(%ai, %ai : memref<4x4xi32>, memref<4x4xi32>) outs(%c : memref<4x4xi32>)
+  // expected-remark @+1 {{matmul left as a loop nest: an operand's rows are not contiguous}}
+  linalg.matmul ins(%at, %b : memref<4x4xf32, strided<[1, 4]>>, memref<4x4xf32>) outs(%cf : memref<4x4xf32>)
+  // expected-remark @+1 {{matmul left as a loop nest: it is not on buffers}}
+  %r = linalg.matmul ins(%t, %t : tensor<4x4xf32>, tensor<4x4xf32>) outs(%t : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
