@@ -33,9 +33,13 @@ struct Gpu {
   std::map<CUfunction, std::string> kernelNames;
   /// Device allocations by size, and those freed, kept for reuse: a
   /// program allocates the same buffers every step, and cuMemAlloc costs
-  /// far more than a kernel on them.
+  /// far more than a kernel on them. Freed buffers are kept per rank (-1:
+  /// no rank bound) and reused by the same rank only: its stream's later
+  /// work is ordered after everything that used the buffer, collectives of
+  /// cuda-local included (another rank's stream may not yet have waited for
+  /// a collective that still reads the buffer).
   std::map<void *, size_t> deviceSizes;
-  std::multimap<size_t, void *> freeDevice;
+  std::map<int32_t, std::multimap<size_t, void *>> freeDevice;
 };
 
 Gpu &gpu() {
@@ -231,21 +235,31 @@ const char *zero_gpu_error(void) {
   return g.firstError.empty() ? nullptr : g.firstError.c_str();
 }
 
-/// Device memory of `size` bytes from the pool, or new (after returning the
-/// pool to the driver when the device is full).
+/// The pool of the rank bound to the calling thread.
+static int32_t poolKey() {
+  zero_rank *rank = zero_bound_rank();
+  return rank ? zero_rank_id(rank) : -1;
+}
+
+/// Device memory of `size` bytes from the rank's pool, or new (after
+/// returning every pool to the driver, once the device is idle, when the
+/// device is full).
 static CUresult allocateDevice(Gpu &g, size_t size, void *&pointer) {
   std::lock_guard<std::mutex> lock(g.mutex);
-  if (auto it = g.freeDevice.find(size); it != g.freeDevice.end()) {
+  std::multimap<size_t, void *> &pool = g.freeDevice[poolKey()];
+  if (auto it = pool.find(size); it != pool.end()) {
     pointer = it->second;
-    g.freeDevice.erase(it);
+    pool.erase(it);
     return CUDA_SUCCESS;
   }
   CUresult result = g.driver.cuMemAlloc(&pointer, size);
-  if (result != CUDA_SUCCESS && !g.freeDevice.empty()) {
-    for (auto [bytes, cached] : g.freeDevice) {
-      g.driver.cuMemFree(cached);
-      g.deviceSizes.erase(cached);
-    }
+  if (result != CUDA_SUCCESS) {
+    g.driver.cuCtxSynchronize(); // nothing in flight uses a cached buffer
+    for (auto &[key, cached] : g.freeDevice)
+      for (auto [bytes, buffer] : cached) {
+        g.driver.cuMemFree(buffer);
+        g.deviceSizes.erase(buffer);
+      }
     g.freeDevice.clear();
     result = g.driver.cuMemAlloc(&pointer, size);
   }
@@ -309,7 +323,7 @@ void zero_rt_gpu_free(void *pointer) {
   {
     std::lock_guard<std::mutex> lock(g->mutex);
     if (auto it = g->deviceSizes.find(pointer); it != g->deviceSizes.end()) {
-      g->freeDevice.insert({it->second, pointer});
+      g->freeDevice[poolKey()].insert({it->second, pointer});
       return;
     }
   }
