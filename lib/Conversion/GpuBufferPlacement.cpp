@@ -29,7 +29,9 @@ std::string touchesElements(Operation *op, bool hostCollectives) {
     return llvm::any_of(
         values, [](Value v) { return isa<BaseMemRefType>(v.getType()); });
   };
-  if (zero::isBufferCollective(op))
+  // A collective and the wait that completes a started one move data where
+  // the backend does: on the device, or on host threads.
+  if (zero::isBufferCollective(op) || isa<zero::WaitOp>(op))
     return hostCollectives ? "is a collective, which the host runs" : "";
   if (isa<CallOpInterface>(op) && hasBuffer(op->getOperands()))
     return "passes a buffer to a call";

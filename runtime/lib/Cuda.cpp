@@ -31,15 +31,17 @@ struct Gpu {
   std::mutex mutex;
   std::string firstError;
   std::map<CUfunction, std::string> kernelNames;
-  /// Device allocations by size, and those freed, kept for reuse: a
+  /// GPU allocations by size, and those freed, kept for reuse: a
   /// program allocates the same buffers every step, and cuMemAlloc costs
   /// far more than a kernel on them. Freed buffers are kept per rank (-1:
   /// no rank bound) and reused by the same rank only: its stream's later
   /// work is ordered after everything that used the buffer, collectives of
   /// cuda-local included (another rank's stream may not yet have waited for
   /// a collective that still reads the buffer).
-  std::map<void *, size_t> deviceSizes;
-  std::map<int32_t, std::multimap<size_t, void *>> freeDevice;
+  /// Every pooled allocation: its size and whether it is managed memory.
+  std::map<void *, std::pair<size_t, bool>> allocations;
+  /// Freed buffers by (rank, managed), then size.
+  std::map<std::pair<int32_t, bool>, std::multimap<size_t, void *>> freed;
 };
 
 Gpu &gpu() {
@@ -241,30 +243,35 @@ static int32_t poolKey() {
   return rank ? zero_rank_id(rank) : -1;
 }
 
-/// Device memory of `size` bytes from the rank's pool, or new (after
-/// returning every pool to the driver, once the device is idle, when the
-/// device is full).
-static CUresult allocateDevice(Gpu &g, size_t size, void *&pointer) {
+/// GPU memory (managed or device only) of `size` bytes from the rank's
+/// pool, or new (after returning every pool to the driver, once the device
+/// is idle, when the device is full).
+static CUresult allocate(Gpu &g, size_t size, bool managed, void *&pointer) {
   std::lock_guard<std::mutex> lock(g.mutex);
-  std::multimap<size_t, void *> &pool = g.freeDevice[poolKey()];
+  std::multimap<size_t, void *> &pool = g.freed[{poolKey(), managed}];
   if (auto it = pool.find(size); it != pool.end()) {
     pointer = it->second;
     pool.erase(it);
     return CUDA_SUCCESS;
   }
-  CUresult result = g.driver.cuMemAlloc(&pointer, size);
+  auto fresh = [&] {
+    return managed ? g.driver.cuMemAllocManaged(&pointer, size,
+                                                CU_MEM_ATTACH_GLOBAL)
+                   : g.driver.cuMemAlloc(&pointer, size);
+  };
+  CUresult result = fresh();
   if (result != CUDA_SUCCESS) {
     g.driver.cuCtxSynchronize(); // nothing in flight uses a cached buffer
-    for (auto &[key, cached] : g.freeDevice)
+    for (auto &[key, cached] : g.freed)
       for (auto [bytes, buffer] : cached) {
         g.driver.cuMemFree(buffer);
-        g.deviceSizes.erase(buffer);
+        g.allocations.erase(buffer);
       }
-    g.freeDevice.clear();
-    result = g.driver.cuMemAlloc(&pointer, size);
+    g.freed.clear();
+    result = fresh();
   }
   if (result == CUDA_SUCCESS)
-    g.deviceSizes[pointer] = size;
+    g.allocations[pointer] = {size, managed};
   return result;
 }
 
@@ -278,10 +285,7 @@ static void *allocateOrExit(const char *caller, int64_t bytes, bool managed) {
   if (!g) {
     message = std::string(caller) + ": " + gpu().initError;
     std::fprintf(stderr, "zero: error: %s\n", message.c_str());
-  } else if (CUresult result =
-                 managed ? g->driver.cuMemAllocManaged(&pointer, size,
-                                                       CU_MEM_ATTACH_GLOBAL)
-                         : allocateDevice(*g, size, pointer)) {
+  } else if (CUresult result = allocate(*g, size, managed, pointer)) {
     message =
         report(*g, result,
                "allocating " + std::to_string(bytes) + " bytes of GPU memory");
@@ -322,8 +326,9 @@ void zero_rt_gpu_free(void *pointer) {
     return;
   {
     std::lock_guard<std::mutex> lock(g->mutex);
-    if (auto it = g->deviceSizes.find(pointer); it != g->deviceSizes.end()) {
-      g->freeDevice[poolKey()].insert({it->second, pointer});
+    if (auto it = g->allocations.find(pointer); it != g->allocations.end()) {
+      auto [size, managed] = it->second;
+      g->freed[{poolKey(), managed}].insert({size, pointer});
       return;
     }
   }

@@ -185,11 +185,13 @@ const char *zero_gpu_error(void);
    cannot continue without its buffer. */
 void *zero_rt_gpu_alloc(int64_t bytes);
 /* Device memory, which only kernels and the copies below reach; failure as
-   for zero_rt_gpu_alloc. Freed device memory is kept for the next
-   allocation of the same size (a program allocates the same buffers every
-   step), and returned to the driver when an allocation does not fit. */
+   for zero_rt_gpu_alloc. */
 void *zero_rt_gpu_alloc_device(int64_t bytes);
-/* Frees either kind. */
+/* Frees either kind. Freed memory is kept for the next allocation of the
+   same size and kind by the same rank (a program allocates the same buffers
+   every step; another rank's stream may not yet be ordered after the work
+   that used it), and returned to the driver, once the device is idle, when
+   an allocation does not fit. */
 void zero_rt_gpu_free(void *pointer);
 /* Copies `bytes` between host and device memory (or within the device);
    returns 0, or non-zero with the reason in zero_gpu_error(). */
