@@ -55,6 +55,19 @@ func.func @reduce(%g: memref<8xf32>) {
 
 // -----
 
+// A started collective and its wait, likewise.
+// CHECK: module attributes {zero.gpu_collectives = "device", zero.gpu_memory = "device"}
+// HOST: module attributes {zero.gpu_collectives = "host", zero.gpu_memory = "managed", zero.gpu_memory_reason = "'zero.reduce_scatter_buffer' at {{.*}} is a collective, which the host runs"}
+zero.mesh @dp(shape = [4])
+func.func @started(%g: memref<8xf32>) -> memref<2xf32> {
+  %out = memref.alloc() : memref<2xf32>
+  %r = zero.reduce_scatter_buffer %g, %out on @dp reduce = sum : memref<8xf32>, memref<2xf32> -> !zero.request
+  zero.wait %r, %g, %out : memref<8xf32>, memref<2xf32>
+  return %out : memref<2xf32>
+}
+
+// -----
+
 // A copy between buffers on the host.
 // CHECK: zero.gpu_memory = "managed", zero.gpu_memory_reason = "'memref.copy' at {{.*}} reads a buffer on the host"
 func.func @copy(%a: memref<8xf32>, %b: memref<8xf32>) {
