@@ -64,6 +64,19 @@ Order &orderOf(const Collective &c) {
 class CudaExchange : public LocalExchange {
 public:
   CudaExchange(const Driver &d, int32_t ranks) : d(d), streams(ranks) {}
+  /// After the world's threads have ended: the streams' work finishes, then
+  /// they and the kernels go.
+  ~CudaExchange() override {
+    if (!driver("ending a cuda-local world"))
+      return;
+    for (CUstream stream : streams)
+      if (stream) {
+        d.cuStreamSynchronize(stream);
+        d.cuStreamDestroy(stream);
+      }
+    if (module)
+      d.cuModuleUnload(module);
+  }
 
   /// Loads the kernels; an error message, or empty.
   std::string load();
