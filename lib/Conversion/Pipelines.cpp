@@ -49,6 +49,8 @@ static void addHostToLLVMPasses(OpPassManager &pm) {
   expand.includeBf16 = true;
   expand.includeF8E8M0 = false;
   pm.addPass(arith::createArithExpandOpsPass(expand));
+  // Wide accesses (zero-gpu-wide-access) when the GPU's loops run here.
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
@@ -60,10 +62,13 @@ static void addHostToLLVMPasses(OpPassManager &pm) {
 }
 
 /// Loop nests as the GPU runs them, before they are tiled into blocks and
-/// threads: copies as loop nests, parallel loops, independent ones merged.
+/// threads: copies as loop nests, parallel loops, 16-byte accesses,
+/// independent ones merged.
 static void addGpuLoopPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(zero::createZeroGpuCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // 16-byte loads and stores in elementwise loops.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroGpuWideAccess());
   // Independent loop nests (the updates of a bucket's parameters) as one.
   pm.addNestedPass<func::FuncOp>(zero::createZeroFuseIndependentLoops());
 }

@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -30,8 +32,9 @@ struct ZeroToLLVMOptions : public mlir::PassPipelineOptions<ZeroToLLVMOptions> {
       *this, "gpu-loops",
       llvm::cl::desc(
           "Structure the loop nests as zero-to-nvvm does before it maps them "
-          "to kernels (reductions split, copies as loop nests, independent "
-          "loops merged) and run them in order on the CPU: the GPU "
+          "to kernels (reductions split, copies as loop nests, 16-byte "
+          "accesses, independent loops merged) and run them in order on the "
+          "CPU: the GPU "
           "pipeline's rewrites, checked without a GPU"),
       llvm::cl::init(false)};
 };

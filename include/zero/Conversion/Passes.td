@@ -150,6 +150,52 @@ def ZeroGpuMatmulCalls : Pass<"zero-gpu-matmul-calls", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def ZeroGpuWideAccess : Pass<"zero-gpu-wide-access"> {
+  let summary = "Gives 1-D elementwise loops 16-byte loads and stores";
+  let description = [{
+    Runs in `zero-to-nvvm` on parallel loops, before independent loops are
+    merged and loops become kernels. A GPU thread moves memory fastest 16
+    bytes at a time. A 1-D `scf.parallel` from 0 by 1 to a static N whose
+    body reads and writes buffers only at its own index (element i of every
+    buffer in, element i of every buffer out: an optimizer's update, a
+    bf16 copy) becomes a loop over N / V groups of V = 16 / (widest element
+    in bytes) elements: each buffer's V elements are read with one
+    `vector.load` (16 bytes for the widest type), the scalar body runs once
+    per lane on `vector.extract`s, and each stored buffer gets one
+    `vector.store` of the lanes' values (`vector.from_elements`). Each
+    element sees the same operations as before, so results do not change.
+
+    Whether the buffers start on 16-byte boundaries is known only at run
+    time (a shard is a view at the rank's offset), so the host checks, and
+    runs the wide loop when all do and the loop as it was otherwise.
+
+    Loops stay as they are when N is not a multiple of V, when the body has
+    control flow or other memory effects, when a buffer is stored twice or
+    read after it is stored, or when an access is not at the loop's own
+    index.
+
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+      %g = memref.load %grad[%i] : memref<1024xf32>
+      ...
+      memref.store %w2, %out[%i] : memref<1024xf32>
+    }
+    // becomes, where every buffer is 16-byte aligned
+    scf.parallel (%j) = (%c0) to (%c256) step (%c1) {
+      %i = arith.muli %j, %c4 : index
+      %g4 = vector.load %grad[%i] {alignment = 16 : i64} : memref<1024xf32>, vector<4xf32>
+      // the body four times, on vector.extract %g4[0] ... [3]
+      %w4 = vector.from_elements %a, %b, %c, %d : vector<4xf32>
+      vector.store %w4, %out[%i] {alignment = 16 : i64} : memref<1024xf32>, vector<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::vector::VectorDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def ZeroGpuHostMemory : Pass<"zero-gpu-host-memory", "mlir::ModuleOp"> {
   let summary = "Places the host's buffers in GPU-visible (managed) memory";
   let description = [{
