@@ -110,8 +110,7 @@ compare_printed() {
 
 run() {
   local rt=$dir/runtime-build
-  cmake -G Ninja -S "$root/runtime" -B "$rt" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$rt" >/dev/null
+  build_runtime "$rt"
   local launch=$rt/zero-launch failures=0 runs=0
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   for case in "$dir"/*/*/; do

@@ -8,3 +8,14 @@ dir=${2:-}
   { echo "usage: $0 prepare|run DIR" >&2; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=${ZERO_BIN:-$root/build/bin}
+
+# Builds runtime/ alone into $1 (on the GPU machine), with NCCL from the
+# nvidia-nccl wheel when there is no system NCCL; prints nothing on success.
+build_runtime() {
+  local nccl_root
+  nccl_root=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' \
+    2>/dev/null || true)
+  cmake -G Ninja -S "$root/runtime" -B "$1" -DCMAKE_BUILD_TYPE=Release \
+    ${nccl_root:+-DZERO_NCCL_ROOT="$nccl_root"} >/dev/null
+  cmake --build "$1" >/dev/null
+}

@@ -45,8 +45,7 @@ slowest() { sed -n 's/^rank [0-9]*: \([0-9.]*\) ms;.*/\1/p' | sort -g | tail -1;
 
 run() {
   local rt=$dir/runtime-build
-  cmake -G Ninja -S "$root/runtime" -B "$rt" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$rt" >/dev/null
+  build_runtime "$rt"
   read -r layers width batch steps <"$dir/sizes"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   # x, the batch, is the last argument and differs per rank.

@@ -109,6 +109,11 @@ std::unique_ptr<LocalExchange> createCudaExchange(int32_t ranks,
 /// Null with `error` set when the runtime was built without MPI.
 std::unique_ptr<Backend> createMpiBackend(double timeout, bool check,
                                           std::string &error);
+/// One process per GPU over NCCL, started under mpirun or torchrun-style
+/// (NcclBackend.cpp). Null with `error` set when NCCL, the GPU or the other
+/// ranks cannot be had.
+std::unique_ptr<Backend> createNcclBackend(double timeout, bool check,
+                                           std::string &error);
 
 } // namespace zero::rt
 

@@ -28,6 +28,7 @@ struct Gpu {
   Driver driver = {};
   CUcontext context = nullptr;
   std::string chip, name;
+  int ordinal = 0;
   std::mutex mutex;
   std::string firstError;
   std::map<CUfunction, std::string> kernelNames;
@@ -91,7 +92,8 @@ void initialize(Gpu &g) {
       bind(library, "cuEventCreate", d.cuEventCreate) &&
       bind(library, "cuEventRecord", d.cuEventRecord) &&
       bind(library, "cuEventDestroy_v2", d.cuEventDestroy) &&
-      bind(library, "cuPointerGetAttribute", d.cuPointerGetAttribute);
+      bind(library, "cuPointerGetAttribute", d.cuPointerGetAttribute) &&
+      bind(library, "cuEventQuery", d.cuEventQuery);
   if (!ok) {
     g.initError = "the CUDA driver lacks a function zero needs (too old?)";
     return;
@@ -113,7 +115,17 @@ void initialize(Gpu &g) {
   }
   int major = 0, minor = 0;
   char name[256] = {};
-  d.cuDeviceGet(&device, 0);
+  // One process per GPU (nccl): the GPU of the process's local rank.
+  int ordinal = 0;
+  for (const char *variable :
+       {"ZERO_GPU_DEVICE", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const char *value = std::getenv(variable)) {
+      ordinal = std::atoi(value) % count;
+      break;
+    }
+  g.ordinal = ordinal;
+  d.cuDeviceGet(&device, ordinal);
   d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
                          device);
   d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,

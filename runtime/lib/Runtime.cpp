@@ -309,9 +309,11 @@ int zero_world_create(const zero_options *options, zero_world **world,
                                    std::move(exchange));
   } else if (name == "mpi") {
     backend = createMpiBackend(timeout, options->check != 0, message);
+  } else if (name == "nccl") {
+    backend = createNcclBackend(timeout, options->check != 0, message);
   } else {
-    message =
-        "unknown backend '" + name + "' (expected local, cuda-local or mpi)";
+    message = "unknown backend '" + name +
+              "' (expected local, cuda-local, mpi or nccl)";
   }
   if (!backend) {
     if (error && error_size)

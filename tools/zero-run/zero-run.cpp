@@ -317,10 +317,12 @@ int main(int argc, char **argv) {
                               "zero-run: run a zero program on N ranks\n");
 
   DialectRegistry registry;
-  if (backend == "cuda-local")
-    return fail("zero-run runs programs on the CPU, and cuda-local moves GPU "
-                "buffers: compile for the GPU (zero-compile --target=cuda) and "
-                "run the artifact with zero-launch --backend cuda-local");
+  if (backend == "cuda-local" || backend == "nccl")
+    return fail("zero-run runs programs on the CPU, and " + backend +
+                " moves GPU buffers: compile for the GPU (zero-compile "
+                "--target=cuda) and run the artifact with zero-launch "
+                "--backend " +
+                backend);
   zero::registerAllDialects(registry);
   MLIRContext context(registry);
   context.disableMultithreading(); // each rank runs on its own thread

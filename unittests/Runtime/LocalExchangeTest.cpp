@@ -185,3 +185,51 @@ TEST(LocalExchange, CudaLocalNeedsAGpu) {
 }
 
 } // namespace
+
+namespace {
+
+/// Creates a world of `backend` with `env` set (restored after).
+std::string worldError(const char *backend,
+                       std::vector<std::pair<const char *, const char *>> env) {
+  for (auto [name, value] : env)
+    setenv(name, value, 1);
+  zero_options options;
+  zero_options_init(&options);
+  options.backend = backend;
+  options.timeout_seconds = 5;
+  zero_world *world = nullptr;
+  char error[512] = {};
+  int failed = zero_world_create(&options, &world, error, sizeof error);
+  for (auto [name, value] : env)
+    unsetenv(name);
+  if (!failed) {
+    zero_world_destroy(world);
+    return "";
+  }
+  return error;
+}
+
+// The nccl backend starts torchrun-style or under mpirun; without either it
+// says how, and on a machine without a GPU (CI) it gets as far as the
+// rendezvous and then says there is no GPU.
+TEST(NcclBackend, SaysHowToStartAndThatItNeedsAGpu) {
+  char why[256] = {};
+  if (zero_gpu_init(why, sizeof why) == 0)
+    GTEST_SKIP() << "a GPU is visible; this checks the errors without one";
+  std::string noLauncher = worldError("nccl", {});
+  if (noLauncher.find("built without NCCL") != std::string::npos ||
+      noLauncher.find("cannot be loaded") != std::string::npos)
+    GTEST_SKIP() << noLauncher;
+  EXPECT_NE(noLauncher.find("the nccl backend starts under mpirun or "
+                            "torchrun-style"),
+            std::string::npos)
+      << noLauncher;
+  std::string noGpu = worldError("nccl", {{"RANK", "0"},
+                                          {"WORLD_SIZE", "1"},
+                                          {"MASTER_ADDR", "127.0.0.1"},
+                                          {"MASTER_PORT", "29631"}});
+  EXPECT_EQ(noGpu, std::string("the nccl backend needs a GPU: ") + why)
+      << noGpu;
+}
+
+} // namespace

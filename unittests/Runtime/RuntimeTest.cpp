@@ -278,8 +278,8 @@ TEST(Runtime, UnknownBackendIsAnError) {
   char error[256] = {};
   EXPECT_NE(zero_world_create(&options, &world, error, sizeof error), 0);
   EXPECT_EQ(std::string(error),
-            "unknown backend 'carrier-pigeon' (expected local, cuda-local or "
-            "mpi)");
+            "unknown backend 'carrier-pigeon' (expected local, cuda-local, "
+            "mpi or nccl)");
 }
 
 } // namespace

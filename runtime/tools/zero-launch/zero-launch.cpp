@@ -51,7 +51,9 @@ const char *usage =
     "                     [LOW, HIGH])\n"
     "  --backend NAME     local (threads; the default for a CPU artifact),\n"
     "                     cuda-local (threads sharing GPU 0, collectives on\n"
-    "                     the GPU; the default for a GPU artifact) or mpi\n"
+    "                     the GPU; the default for a GPU artifact), mpi, or\n"
+    "                     nccl (one process per GPU, under mpirun or\n"
+    "                     torchrun-style: RANK, WORLD_SIZE, MASTER_ADDR, ...)\n"
     "  --ranks N          ranks of a local world (default: the artifact's "
     "mesh)\n"
     "  --timeout S        seconds a rank waits for the others (default 60)\n"
@@ -272,16 +274,18 @@ std::string checkGpu(const ArtifactDescription &d) {
 /// local and mpi host memory.
 std::string checkBackend(const ArtifactDescription &d,
                          const std::string &backend) {
-  bool onGpu = backend == "cuda-local";
+  bool onGpu = backend == "cuda-local" || backend == "nccl";
   if (onGpu && d.target != "cuda")
-    return "the cuda-local backend moves GPU buffers, but the artifact runs "
-           "on the CPU: use --backend local or mpi";
+    return "the " + backend +
+           " backend moves GPU buffers, but the artifact runs on the CPU: use "
+           "--backend local or mpi";
   bool onHost = backend == "local" || backend == "mpi";
   if (onHost && d.target == "cuda" && d.collectives == "device")
     return "the artifact's collectives run on the GPU (zero-compile "
            "--gpu-collectives=device, the default), which the " +
            backend +
-           " backend cannot do: use --backend cuda-local, or compile with "
+           " backend cannot do: use --backend cuda-local or nccl, or compile "
+           "with "
            "--gpu-collectives=host for the local and mpi backends";
   return "";
 }

@@ -167,12 +167,15 @@ int zero_wait(zero_handle *handle);
    their host code never touches a buffer's elements (the artifact's
    "memory": "device"), else in managed memory, and launch kernels through
    the mgpu* functions below (the names and signatures
-   MLIR's gpu-to-llvm lowering calls), on device 0 of the process. A CUDA
+   MLIR's gpu-to-llvm lowering calls), on the process's GPU (zero_gpu_init). A CUDA
    error fails the bound rank's world with a message naming the call, the
    kernel and CUDA's text; zero_gpu_error() holds the first one. */
 
 /* Sets up the GPU: returns 0, or non-zero with the reason (no driver, no
-   device) copied into `error`. */
+   device) copied into `error`. The process uses one GPU: ZERO_GPU_DEVICE
+   if set, else its local rank (LOCAL_RANK from torchrun,
+   OMPI_COMM_WORLD_LOCAL_RANK from mpirun, ...) modulo the visible devices,
+   else device 0. */
 int zero_gpu_init(char *error, size_t error_size);
 /* The device's architecture, as "sm_90", and its name; after
    zero_gpu_init. */
