@@ -370,7 +370,12 @@ void NcclBackend::checkAgreement(const Collective &c) {
 }
 
 ncclComm_t NcclBackend::groupComm(const Collective &c) {
-  if (c.group.size() == host->size())
+  // The whole world in rank order is the world's communicator; any other
+  // group (or order) gets its own.
+  bool wholeWorld = c.group.size() == host->size();
+  for (int32_t i = 0; wholeWorld && i < c.group.size(); ++i)
+    wholeWorld = c.group.members[i] == i;
+  if (wholeWorld)
     return world;
   auto it = groupComms.find(c.group.key);
   if (it != groupComms.end())
