@@ -73,6 +73,10 @@ public:
                                          const Collective &c) = 0;
   /// Fails the world with `message` unless it failed already.
   virtual void fail(const std::string &message) = 0;
+  /// Whether the world traces: a GPU backend then times its collectives
+  /// on the device (Pending::began and finished), at the price of the
+  /// host waiting for each one's end when it is waited for.
+  virtual void setTracing(bool on) {}
   /// The first failure, or empty.
   virtual std::string error() const = 0;
 };
@@ -93,8 +97,12 @@ public:
   virtual std::string exchange(const std::vector<const Collective *> &posted,
                                const Collective &c) = 0;
   /// On the thread that waits for `c`, once it has finished (`ok` false when
-  /// the world failed); called exactly once per prepared call.
-  virtual std::string finish(Collective &c, bool ok) { return ""; }
+  /// the world failed); called exactly once per prepared call. `pending`'s
+  /// times are the host's; an exchange that knows the device's sets them.
+  virtual std::string finish(Collective &c, bool ok, Pending &pending) {
+    return "";
+  }
+  virtual void setTracing(bool on) {}
 };
 
 /// A world of `ranks` threads; `exchange` null: on the host.

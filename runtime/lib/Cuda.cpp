@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Backend.h"
 #include "CudaDriver.h"
 #include "zero/runtime/zero_runtime.h"
 
@@ -93,7 +94,10 @@ void initialize(Gpu &g) {
       bind(library, "cuEventRecord", d.cuEventRecord) &&
       bind(library, "cuEventDestroy_v2", d.cuEventDestroy) &&
       bind(library, "cuPointerGetAttribute", d.cuPointerGetAttribute) &&
-      bind(library, "cuEventQuery", d.cuEventQuery);
+      bind(library, "cuEventQuery", d.cuEventQuery) &&
+      bind(library, "cuEventSynchronize", d.cuEventSynchronize) &&
+      (bind(library, "cuEventElapsedTime_v2", d.cuEventElapsedTime) ||
+       bind(library, "cuEventElapsedTime", d.cuEventElapsedTime));
   if (!ok) {
     g.initError = "the CUDA driver lacks a function zero needs (too old?)";
     return;
@@ -208,6 +212,39 @@ std::string zero::rt::cuda::errorMessage(CUresult result,
   if (const Driver *d = &gpu().driver; d->cuGetErrorString)
     d->cuGetErrorString(result, &text);
   return "CUDA error in " + what + ": " + (text ? text : "unknown error");
+}
+
+zero::rt::cuda::DeviceClock::DeviceClock(const Driver &d, std::string &error)
+    : d(d) {
+  if (CUresult r = d.cuEventCreate(&reference, 0)) {
+    error = errorMessage(r, "cuEventCreate (the trace's clock)");
+    return;
+  }
+  // On the legacy default stream, once everything before it is done.
+  d.cuCtxSynchronize();
+  if (CUresult r = d.cuEventRecord(reference, nullptr))
+    error = errorMessage(r, "cuEventRecord (the trace's clock)");
+  else if (CUresult r = d.cuEventSynchronize(reference))
+    error = errorMessage(r, "cuEventSynchronize (the trace's clock)");
+  referenceHost = zero::rt::now();
+}
+
+zero::rt::cuda::DeviceClock::~DeviceClock() {
+  if (reference)
+    d.cuEventDestroy(reference);
+}
+
+CUevent zero::rt::cuda::DeviceClock::timingEvent() const {
+  CUevent event = nullptr;
+  return d.cuEventCreate(&event, 0) == CUDA_SUCCESS ? event : nullptr;
+}
+
+double zero::rt::cuda::DeviceClock::hostTime(CUevent event) const {
+  float ms = 0;
+  if (!event || d.cuEventSynchronize(event) != CUDA_SUCCESS ||
+      d.cuEventElapsedTime(&ms, reference, event) != CUDA_SUCCESS)
+    return -1;
+  return referenceHost + ms / 1e3;
 }
 
 // Compiled code creates, synchronizes and destroys a stream around its

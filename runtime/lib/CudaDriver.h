@@ -68,6 +68,8 @@ struct Driver {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuPointerGetAttribute)(void *, int, void *);
   CUresult (*cuEventQuery)(CUevent);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
 };
 
 /// The driver, with device 0's context current on the calling thread; null
@@ -81,6 +83,27 @@ std::string errorMessage(CUresult result, const std::string &what);
 /// Records `message` as the process's first GPU error (zero_gpu_error) and
 /// fails the bound rank's world with it; with no rank bound, prints it.
 void recordError(const std::string &message);
+/// Device times on the host's clock (zero::rt::now()): a reference event,
+/// recorded and waited for when the clock is made, and the host's time
+/// then. Times of events recorded later are the reference plus the elapsed
+/// time between the events (the GPU's timer).
+class DeviceClock {
+public:
+  /// Sets `error` when the reference cannot be made.
+  DeviceClock(const Driver &d, std::string &error);
+  ~DeviceClock();
+  /// A new event that records time; null when it cannot be made.
+  CUevent timingEvent() const;
+  /// When `event` (a recorded timing event) happened; waits for it.
+  /// Negative when unknown.
+  double hostTime(CUevent event) const;
+
+private:
+  const Driver &d;
+  CUevent reference = nullptr;
+  double referenceHost = 0;
+};
+
 /// The calling thread's stream for kernels and copies: compiled code
 /// launches on it (mgpuStreamCreate returns it), so it is the rank's compute
 /// stream. Null, with the error recorded, when it cannot be made.

@@ -23,6 +23,7 @@
 #include "Backend.h"
 #include "CudaDriver.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -55,6 +56,9 @@ struct Order {
   CUevent ready = nullptr;
   /// The collective is done: recorded by the leader, shared by the members.
   std::shared_ptr<CUevent_st> done;
+  /// While tracing: when the collective's kernel began and ended on the
+  /// device (timing events around it), shared likewise.
+  std::shared_ptr<CUevent_st> began, ended;
 };
 
 Order &orderOf(const Collective &c) {
@@ -83,7 +87,8 @@ public:
   std::string prepare(Collective &c) override;
   std::string exchange(const std::vector<const Collective *> &posted,
                        const Collective &c) override;
-  std::string finish(Collective &c, bool ok) override;
+  std::string finish(Collective &c, bool ok, Pending &pending) override;
+  void setTracing(bool on) override;
 
 private:
   CUfunction kernelFor(const Collective &c) const;
@@ -97,7 +102,28 @@ private:
   /// Each rank's communication stream, made by the rank's own thread when
   /// it first leads a collective.
   std::vector<CUstream> streams;
+  /// While tracing: the device's clock on the host's.
+  std::unique_ptr<DeviceClock> clock;
+  std::atomic<bool> tracing{false};
 };
+
+void CudaExchange::setTracing(bool on) {
+  if (on && !clock && driver("tracing cuda-local")) {
+    std::string error;
+    clock = std::make_unique<DeviceClock>(d, error);
+    if (!error.empty()) {
+      recordError(error);
+      clock.reset();
+    }
+  }
+  tracing = on && clock;
+}
+
+/// An event that owns itself: destroyed with its last user.
+std::shared_ptr<CUevent_st> shareEvent(const Driver &d, CUevent event) {
+  return std::shared_ptr<CUevent_st>(
+      event, [driver = &d](CUevent e) { driver->cuEventDestroy(e); });
+}
 
 std::string CudaExchange::load() {
 #ifdef ZERO_RUNTIME_HAS_CUDA_KERNELS
@@ -206,6 +232,13 @@ CudaExchange::exchange(const std::vector<const Collective *> &posted,
   buffers.n = n;
   buffers.reduction = c.reduction;
   int64_t elements = c.kind == ZERO_ALL_GATHER ? c.count * n : c.count;
+  std::shared_ptr<CUevent_st> began, ended;
+  if (tracing) {
+    began = shareEvent(d, clock->timingEvent());
+    ended = shareEvent(d, clock->timingEvent());
+    if (began.get())
+      d.cuEventRecord(began.get(), stream);
+  }
   if (elements > 0) {
     constexpr int64_t threads = 256, maxBlocks = 65536;
     int64_t blocks = (elements + threads - 1) / threads;
@@ -218,20 +251,24 @@ CudaExchange::exchange(const std::vector<const Collective *> &posted,
       return errorMessage(r, std::string("launching the ") + kindName(c.kind) +
                                  " kernel");
   }
+  if (ended.get())
+    d.cuEventRecord(ended.get(), stream);
   CUevent done = nullptr;
   if (CUresult r = d.cuEventCreate(&done, CU_EVENT_DISABLE_TIMING))
     return errorMessage(r, "cuEventCreate");
-  std::shared_ptr<CUevent_st> shared(
-      done, [driver = &d](CUevent e) { driver->cuEventDestroy(e); });
+  std::shared_ptr<CUevent_st> shared = shareEvent(d, done);
   if (CUresult r = d.cuEventRecord(done, stream))
     return errorMessage(r, "cuEventRecord on the communication stream");
   // Every member still waits at the rendezvous, so nobody reads `done` yet.
-  for (const Collective *member : posted)
+  for (const Collective *member : posted) {
     orderOf(*member).done = shared;
+    orderOf(*member).began = began;
+    orderOf(*member).ended = ended;
+  }
   return "";
 }
 
-std::string CudaExchange::finish(Collective &c, bool ok) {
+std::string CudaExchange::finish(Collective &c, bool ok, Pending &pending) {
   std::unique_ptr<Order> order(static_cast<Order *>(c.backendData));
   c.backendData = nullptr;
   std::string error;
@@ -241,6 +278,11 @@ std::string CudaExchange::finish(Collective &c, bool ok) {
       error = "the rank has no CUDA stream";
     else if (CUresult r = d.cuStreamWaitEvent(stream, order->done.get(), 0))
       error = errorMessage(r, "cuStreamWaitEvent (the collective's end)");
+  }
+  // Traced: the device's times (the host waits for the collective here).
+  if (ok && order->began && order->ended && clock) {
+    pending.began = clock->hostTime(order->began.get());
+    pending.finished = clock->hostTime(order->ended.get());
   }
   d.cuEventDestroy(order->ready);
   return error;

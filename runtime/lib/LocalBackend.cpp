@@ -188,6 +188,7 @@ public:
   }
 
   LocalExchange &getExchange() { return *exchange; }
+  void setTracing(bool on) override { exchange->setTracing(on); }
 
   void fail(const std::string &message) override {
     std::lock_guard<std::mutex> lock(mutex);
@@ -235,7 +236,8 @@ bool LocalPending::wait() {
   }
   if (!job->prepared)
     return false;
-  std::string error = backend.getExchange().finish(job->collective, job->ok);
+  std::string error =
+      backend.getExchange().finish(job->collective, job->ok, *this);
   if (!error.empty()) {
     backend.fail(describe(job->collective) + ": " + error);
     return false;

@@ -236,14 +236,17 @@ struct InFlight {
 class NcclPending : public Pending {
 public:
   NcclPending(NcclBackend &backend, CUevent done,
-              std::list<InFlight>::iterator entry)
-      : backend(backend), done(done), entry(entry) {}
+              std::list<InFlight>::iterator entry, CUevent began, CUevent ended)
+      : backend(backend), done(done), entry(entry), beganEvent(began),
+        endedEvent(ended) {}
   bool wait() override;
 
 private:
   NcclBackend &backend;
   CUevent done;
   std::list<InFlight>::iterator entry;
+  /// While tracing: timing events around the NCCL call.
+  CUevent beganEvent, endedEvent;
 };
 
 class NcclBackend : public Backend {
@@ -275,6 +278,23 @@ public:
   std::unique_ptr<Pending> start(int32_t, const Collective &c) override;
   void fail(const std::string &message) override { abortWith(message); }
   std::string error() const override { return {}; }
+  void setTracing(bool on) override {
+    if (on && !clock) {
+      std::string error;
+      clock = std::make_unique<DeviceClock>(d, error);
+      if (!error.empty())
+        clock.reset();
+    }
+    tracing = on && clock;
+  }
+  /// The device time of `event` on the host's clock (waits for it), and
+  /// frees the event.
+  double hostTime(CUevent event) {
+    double time = clock && event ? clock->hostTime(event) : -1;
+    if (event)
+      d.cuEventDestroy(event);
+    return time;
+  }
 
   /// Prints `message`, aborts every communicator and ends the process.
   [[noreturn]] void abortWith(const std::string &message) {
@@ -318,6 +338,8 @@ private:
   CUstream stream = nullptr;
   uint64_t worldSequence = 0;
   int64_t injectErrorAt = -1;
+  std::unique_ptr<DeviceClock> clock;
+  bool tracing = false;
 
   std::mutex mutex;
   std::list<InFlight> inFlight;
@@ -409,6 +431,10 @@ std::unique_ptr<Pending> NcclBackend::start(int32_t, const Collective &c) {
   d.cuEventDestroy(ready); // the wait holds what it needs
   size_t groupSize = static_cast<size_t>(c.group.size());
   cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
+  CUevent began = tracing ? clock->timingEvent() : nullptr;
+  CUevent ended = tracing ? clock->timingEvent() : nullptr;
+  if (began)
+    d.cuEventRecord(began, stream);
   ncclResult_t r = n.groupStart();
   if (r == ncclSuccess) {
     switch (c.kind) {
@@ -435,6 +461,8 @@ std::unique_ptr<Pending> NcclBackend::start(int32_t, const Collective &c) {
                      c.group.describe();
   if (r != ncclSuccess)
     abortWith(ncclError(r, what));
+  if (ended)
+    d.cuEventRecord(ended, stream);
   cuda(d.cuEventRecord(done, stream), "cuEventRecord (collective done)");
   std::list<InFlight>::iterator entry;
   {
@@ -443,7 +471,7 @@ std::unique_ptr<Pending> NcclBackend::start(int32_t, const Collective &c) {
         inFlight.end(), {what, sequence, done, std::chrono::steady_clock::now(),
                          static_cast<int64_t>(sequence) == injectErrorAt});
   }
-  return std::make_unique<NcclPending>(*this, done, entry);
+  return std::make_unique<NcclPending>(*this, done, entry, began, ended);
 }
 
 bool NcclPending::wait() {
@@ -455,6 +483,11 @@ bool NcclPending::wait() {
   if (!compute || d.cuStreamWaitEvent(compute, done, 0) != CUDA_SUCCESS)
     backend.abortWith("waiting for a collective: the rank's stream cannot "
                       "wait for it");
+  // Traced: the device's times (the host waits for the collective here).
+  if (beganEvent || endedEvent) {
+    began = backend.hostTime(beganEvent);
+    finished = backend.hostTime(endedEvent);
+  }
   backend.finished(entry);
   return true;
 }

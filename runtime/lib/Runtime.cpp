@@ -429,6 +429,7 @@ int zero_wait(zero_handle *handle) {
 
 void zero_world_set_tracing(zero_world *world, int32_t enable) {
   world->tracing = enable != 0;
+  world->backend->setTracing(enable != 0);
 }
 
 void zero_rank_trace_begin(zero_rank *rank) {

@@ -70,7 +70,7 @@ public:
     *static_cast<float *>(c.out) = sum;
     return "";
   }
-  std::string finish(Collective &c, bool ok) override {
+  std::string finish(Collective &c, bool ok, Pending &) override {
     delete static_cast<int *>(c.backendData);
     c.backendData = nullptr;
     ++(ok ? finishedOk : finishedFailed);
