@@ -72,8 +72,12 @@ std::string planWideAccess(scf::ParallelOp loop, Plan &plan) {
     if (indices.size() != 1 || indices[0] != iv)
       return "an access is not at the loop's own index";
     auto [strides, offset] = type.getStridesAndOffset();
-    if (strides[0] != 1 || !type.getElementType().isIntOrFloat())
+    if (strides[0] != 1)
       return "an accessed buffer is not contiguous";
+    // Whole bytes only (an i1 mask is not).
+    if (!type.getElementType().isIntOrFloat() ||
+        type.getElementTypeBitWidth() % 8 != 0)
+      return "an element is not a whole number of bytes";
     widest = std::max<int64_t>(widest, type.getElementTypeBitWidth() / 8);
     if (!llvm::is_contained(plan.buffers, buffer))
       plan.buffers.push_back(buffer);

@@ -43,12 +43,14 @@ func.func @update(%whole: memref<1024xf32>, %g: memref<256xf32>, %out: memref<25
 
 // Left alone: 23 elements (not a multiple of 4); a view at offset 2 (not on
 // a 16-byte boundary); a view at the rank's offset times 23; an access at
-// another index; a load after a store to the same buffer; control flow.
+// another index; a load after a store to the same buffer; control flow; an
+// i1 mask (not a whole number of bytes).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: vector.
-// CHECK-COUNT-6: scf.parallel
+// CHECK-COUNT-7: scf.parallel
 // CHECK-NOT: vector.
-func.func @left_alone(%a: memref<23xf32>, %b: memref<64xf32>, %c: memref<64xf32>, %rank: index) {
+func.func @left_alone(%a: memref<23xf32>, %b: memref<64xf32>, %c: memref<64xf32>, %rank: index,
+                      %mask: memref<64xi1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -88,6 +90,12 @@ func.func @left_alone(%a: memref<23xf32>, %b: memref<64xf32>, %c: memref<64xf32>
     scf.if %p {
       memref.store %x, %c[%i] : memref<64xf32>
     }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %x = memref.load %b[%i] : memref<64xf32>
+    %p = arith.cmpf ogt, %x, %z : f32
+    memref.store %p, %mask[%i] : memref<64xi1>
     scf.reduce
   }
   return
