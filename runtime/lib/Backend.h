@@ -114,6 +114,9 @@ createLocalBackend(int32_t ranks, double timeout, std::string &error,
 /// there is no GPU or the runtime was built without nvcc.
 std::unique_ptr<LocalExchange> createCudaExchange(int32_t ranks,
                                                   std::string &error);
+/// Initializes MPI for the process once (MPI_THREAD_MULTIPLE; finalized at
+/// exit). Returns an error message, or "".
+std::string initializeMpi();
 /// Null with `error` set when the runtime was built without MPI.
 std::unique_ptr<Backend> createMpiBackend(double timeout, bool check,
                                           std::string &error);

@@ -347,8 +347,7 @@ std::unique_ptr<Pending> MpiBackend::start(int32_t, const Collective &c) {
 
 } // namespace
 
-std::unique_ptr<Backend> zero::rt::createMpiBackend(double timeout, bool check,
-                                                    std::string &error) {
+std::string zero::rt::initializeMpi() {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -356,15 +355,11 @@ std::unique_ptr<Backend> zero::rt::createMpiBackend(double timeout, bool check,
     // The rank's thread starts collectives while the progress thread tests
     // them.
     if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) !=
-        MPI_SUCCESS) {
-      error = "MPI_Init_thread failed";
-      return nullptr;
-    }
-    if (provided < MPI_THREAD_MULTIPLE) {
-      error = "this MPI library does not provide MPI_THREAD_MULTIPLE, which "
-              "the progress thread of zero's mpi backend needs";
-      return nullptr;
-    }
+        MPI_SUCCESS)
+      return "MPI_Init_thread failed";
+    if (provided < MPI_THREAD_MULTIPLE)
+      return "this MPI library does not provide MPI_THREAD_MULTIPLE, which "
+             "the progress thread of zero's mpi backend needs";
     // MPI can be initialized once per process, and a process may run
     // several worlds in turn (a benchmark's variants): it ends with the
     // process, not with a world.
@@ -374,24 +369,34 @@ std::unique_ptr<Backend> zero::rt::createMpiBackend(double timeout, bool check,
       if (!finalized)
         MPI_Finalize();
     });
-  } else {
-    int provided = 0;
-    MPI_Query_thread(&provided);
-    if (provided < MPI_THREAD_MULTIPLE) {
-      error = "MPI was initialized without MPI_THREAD_MULTIPLE, which the "
-              "progress thread of zero's mpi backend needs";
-      return nullptr;
-    }
+    return "";
   }
+  int provided = 0;
+  MPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_MULTIPLE)
+    return "MPI was initialized without MPI_THREAD_MULTIPLE, which the "
+           "progress thread of zero's mpi backend needs";
+  return "";
+}
+
+std::unique_ptr<Backend> zero::rt::createMpiBackend(double timeout, bool check,
+                                                    std::string &error) {
+  error = initializeMpi();
+  if (!error.empty())
+    return nullptr;
   return std::make_unique<MpiBackend>(timeout, check);
 }
 
 #else // !ZERO_RUNTIME_HAS_MPI
 
+std::string zero::rt::initializeMpi() {
+  return "this zero runtime was built without MPI (install libopenmpi-dev "
+         "and rebuild)";
+}
+
 std::unique_ptr<zero::rt::Backend>
 zero::rt::createMpiBackend(double, bool, std::string &error) {
-  error = "this zero runtime was built without MPI (install libopenmpi-dev "
-          "and rebuild)";
+  error = initializeMpi();
   return nullptr;
 }
 

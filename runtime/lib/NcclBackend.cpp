@@ -543,24 +543,14 @@ std::unique_ptr<Backend> zero::rt::createNcclBackend(double timeout, bool check,
   bool underMpi = std::getenv("OMPI_COMM_WORLD_SIZE") ||
                   std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
   if (underMpi && !std::getenv("MASTER_ADDR")) {
-#ifdef ZERO_RUNTIME_HAS_MPI
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-      MPI_Init(nullptr, nullptr);
-      std::atexit([] {
-        int finalized = 0;
-        MPI_Finalized(&finalized);
-        if (!finalized)
-          MPI_Finalize();
-      });
+    if (std::string e = initializeMpi(); !e.empty()) {
+      error = "started by mpirun, but " + e +
+              "; or start it torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR, "
+              "MASTER_PORT)";
+      return nullptr;
     }
+#ifdef ZERO_RUNTIME_HAS_MPI
     host = std::make_unique<MpiExchange>();
-#else
-    error = "started by mpirun, but this runtime was built without MPI: "
-            "start it torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR, "
-            "MASTER_PORT) or rebuild with MPI";
-    return nullptr;
 #endif
   } else {
     RendezvousOptions options;

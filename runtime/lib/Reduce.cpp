@@ -1,6 +1,7 @@
 //===- Reduce.cpp - elementwise reductions over dtypes --------------------===//
 
 #include "Reduce.h"
+#include "HalfFloat.h"
 
 #include <cmath>
 #include <cstring>
@@ -9,78 +10,10 @@
 
 using namespace zero::rt;
 
-/// The IEEE-754 bits of `value`, and the float of `bits` (std::bit_cast is
-/// C++20).
-static uint32_t bitsOf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-}
-static float floatOf(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
-
-float zero::rt::bf16ToFloat(uint16_t value) {
-  return floatOf(static_cast<uint32_t>(value) << 16);
-}
-
-uint16_t zero::rt::floatToBf16(float value) {
-  uint32_t bits = bitsOf(value);
-  if (std::isnan(value))
-    return static_cast<uint16_t>((bits >> 16) | 0x40); // stay a quiet NaN
-  // Round to nearest, ties to even.
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-float zero::rt::f16ToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else { // subnormal: normalize
-      exp = 127 - 15 + 1;
-      while (!(mant & 0x400)) {
-        mant <<= 1;
-        --exp;
-      }
-      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
-    }
-  } else if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  return floatOf(bits);
-}
-
-uint16_t zero::rt::floatToF16(float value) {
-  uint32_t bits = bitsOf(value);
-  uint32_t sign = (bits >> 16) & 0x8000u;
-  if (std::isnan(value))
-    return static_cast<uint16_t>(sign | 0x7e00);
-  float a = std::fabs(value);
-  if (a >= 65520.0f) // rounds to infinity
-    return static_cast<uint16_t>(sign | 0x7c00);
-  if (a < 6.103515625e-05f) {       // subnormal or zero: scale and round
-    float scaled = a * 16777216.0f; // 2^24: units of the smallest subnormal
-    return static_cast<uint16_t>(sign |
-                                 static_cast<uint32_t>(std::nearbyint(scaled)));
-  }
-  uint32_t abits = bits & 0x7fffffffu;
-  uint32_t exp = (abits >> 23) - 127 + 15;
-  uint32_t mant = abits & 0x7fffff;
-  uint32_t h = (exp << 10) | (mant >> 13);
-  uint32_t rest = mant & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-    ++h; // carries into the exponent correctly
-  return static_cast<uint16_t>(sign | h);
-}
+float zero::rt::bf16ToFloat(uint16_t value) { return half::bf16ToFloat(value); }
+uint16_t zero::rt::floatToBf16(float value) { return half::floatToBf16(value); }
+float zero::rt::f16ToFloat(uint16_t value) { return half::f16ToFloat(value); }
+uint16_t zero::rt::floatToF16(float value) { return half::floatToF16(value); }
 
 namespace {
 

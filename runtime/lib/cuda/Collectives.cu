@@ -7,7 +7,7 @@
 //   all-gather:     out_k[r*count + e] = in_r[e]                  for every k
 // The arithmetic is the CPU backends' (Reduce.cpp), operation for operation:
 // ranks combined in order 0..n-1, bf16 and f16 accumulated in f32 and
-// rounded once (round to nearest even, by the same bit operations), the mean
+// rounded once (by the same code, HalfFloat.h), the mean
 // divided at the end. So cuda-local agrees bit for bit with the local
 // backend. Each thread reads every input of its element before it writes
 // any output, so an output may alias its own rank's input.
@@ -16,6 +16,8 @@
 // cuModuleLoadData: the runtime links no CUDA library.
 //
 //===----------------------------------------------------------------------===//
+
+#include "../HalfFloat.h"
 
 #include <cstdint>
 #include <type_traits>
@@ -32,63 +34,10 @@ struct Buffers {
   int32_t reduction; // 0 sum, 1 mean, 2 max, 3 min (zero_reduction)
 };
 
-__device__ float floatOf(uint32_t bits) { return __uint_as_float(bits); }
-__device__ uint32_t bitsOf(float value) { return __float_as_uint(value); }
-
-__device__ float bf16ToFloat(uint16_t value) {
-  return floatOf(static_cast<uint32_t>(value) << 16);
-}
-__device__ uint16_t floatToBf16(float value) {
-  uint32_t bits = bitsOf(value);
-  if (isnan(value))
-    return static_cast<uint16_t>((bits >> 16) | 0x40);
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
-}
-__device__ float f16ToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {
-      exp = 127 - 15 + 1;
-      while (!(mant & 0x400)) {
-        mant <<= 1;
-        --exp;
-      }
-      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
-    }
-  } else if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  return floatOf(bits);
-}
-__device__ uint16_t floatToF16(float value) {
-  uint32_t bits = bitsOf(value);
-  uint32_t sign = (bits >> 16) & 0x8000u;
-  if (isnan(value))
-    return static_cast<uint16_t>(sign | 0x7e00);
-  float a = fabsf(value);
-  if (a >= 65520.0f)
-    return static_cast<uint16_t>(sign | 0x7c00);
-  if (a < 6.103515625e-05f) {
-    float scaled = __fmul_rn(a, 16777216.0f);
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(rintf(scaled)));
-  }
-  uint32_t abits = bits & 0x7fffffffu;
-  uint32_t exp = (abits >> 23) - 127 + 15;
-  uint32_t mant = abits & 0x7fffff;
-  uint32_t h = (exp << 10) | (mant >> 13);
-  uint32_t rest = mant & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-    ++h;
-  return static_cast<uint16_t>(sign | h);
-}
+using zero::rt::half::bf16ToFloat;
+using zero::rt::half::f16ToFloat;
+using zero::rt::half::floatToBf16;
+using zero::rt::half::floatToF16;
 
 template <typename T, typename Acc> struct Plain {
   __device__ static Acc load(const void *p, int64_t i) {
