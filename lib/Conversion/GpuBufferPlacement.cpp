@@ -5,10 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "zero/Conversion/Passes.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -22,12 +26,116 @@ using namespace mlir;
 
 namespace {
 
+/// Buffers of at most this many bytes that only the host touches live on
+/// its stack (buffer deallocation's bookkeeping: which buffers a loop owns).
+constexpr int64_t kStackBytes = 4096;
+
+/// The buffer `value` is a view of.
+Value viewRoot(Value value) {
+  while (true) {
+    if (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+      value = view.getViewSource();
+    else if (auto cast = value.getDefiningOp<memref::CastOp>())
+      value = cast.getSource();
+    else
+      return value;
+  }
+}
+
+/// Whether `value` is (a view of) a buffer on the host's stack.
+bool onHostStack(Value value) {
+  return viewRoot(value).getDefiningOp<memref::AllocaOp>() != nullptr;
+}
+
+/// Whether every use of `buffer` (through casts and views) reads or writes
+/// its elements on the host, frees it, or passes it to a function of the
+/// module that only reads and writes it (buffer deallocation's helper).
+bool onlyHostUses(Value buffer, ModuleOp module) {
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<memref::CastOp, memref::SubViewOp>(user)) {
+      if (!onlyHostUses(user->getResult(0), module))
+        return false;
+    } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
+      if (store.getValueToStore() == buffer)
+        return false;
+    } else if (auto call = dyn_cast<func::CallOp>(user)) {
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      if (!callee || callee.isExternal() || !callee.isPrivate())
+        return false;
+      for (Operation *inner :
+           callee.getArgument(use.getOperandNumber()).getUsers())
+        if (!isa<memref::LoadOp, memref::StoreOp, memref::DimOp>(inner) ||
+            (isa<memref::StoreOp>(inner) &&
+             cast<memref::StoreOp>(inner).getValueToStore() ==
+                 callee.getArgument(use.getOperandNumber())))
+          return false;
+    } else if (!isa<memref::LoadOp, memref::DeallocOp, memref::DimOp>(user)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Moves the small buffers that only the host touches to the stack of their
+/// function (at its entry, so that a loop reuses one slot): they then need
+/// no GPU-visible memory, and do not keep the others out of device memory.
+void moveHostBuffersToStack(ModuleOp module) {
+  SmallVector<memref::AllocOp> allocs;
+  module.walk([&](memref::AllocOp alloc) {
+    MemRefType type = alloc.getType();
+    if (!type.hasStaticShape() || !type.getElementType().isIntOrIndexOrFloat())
+      return;
+    int64_t bits =
+        type.getElementType().isIndex() ? 64 : type.getElementTypeBitWidth();
+    if (type.getNumElements() * bits / 8 > kStackBytes ||
+        alloc->getParentOfType<gpu::GPUModuleOp>() ||
+        alloc->getParentOfType<scf::ParallelOp>() ||
+        alloc->getParentOfType<gpu::LaunchOp>())
+      return;
+    if (onlyHostUses(alloc.getResult(), module))
+      allocs.push_back(alloc);
+  });
+  for (memref::AllocOp alloc : allocs) {
+    auto function = alloc->getParentOfType<FunctionOpInterface>();
+    if (!function)
+      continue;
+    OpBuilder b = OpBuilder::atBlockBegin(&function.getFunctionBody().front());
+    auto stack = memref::AllocaOp::create(b, alloc.getLoc(), alloc.getType(),
+                                          alloc.getAlignmentAttr());
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    alloc.replaceAllUsesWith(stack.getResult());
+    alloc.erase();
+  }
+}
+
+/// The module's private functions that are only ever given buffers on the
+/// host's stack: what they do to those is the host's business.
+llvm::DenseSet<Operation *> stackOnlyFunctions(ModuleOp module) {
+  llvm::DenseSet<Operation *> candidates, excluded;
+  module.walk([&](func::CallOp call) {
+    auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+    if (!callee || callee.isExternal() || !callee.isPrivate())
+      return;
+    bool stackOnly = llvm::all_of(call.getOperands(), [](Value v) {
+      return !isa<BaseMemRefType>(v.getType()) || onHostStack(v);
+    });
+    (stackOnly ? candidates : excluded).insert(callee);
+  });
+  for (Operation *op : excluded)
+    candidates.erase(op);
+  return candidates;
+}
+
 /// How `op`, on the host, touches a buffer's elements ("" when it does
 /// not).
 std::string touchesElements(Operation *op, bool hostCollectives) {
   auto hasBuffer = [](ValueRange values) {
-    return llvm::any_of(
-        values, [](Value v) { return isa<BaseMemRefType>(v.getType()); });
+    return llvm::any_of(values, [](Value v) {
+      return isa<BaseMemRefType>(v.getType()) && !onHostStack(v);
+    });
   };
   // A collective and the wait that completes a started one move data where
   // the backend does: on the device, or on host threads.
@@ -45,7 +153,9 @@ std::string touchesElements(Operation *op, bool hostCollectives) {
   SmallVector<MemoryEffects::EffectInstance> instances;
   effects.getEffects(instances);
   for (const MemoryEffects::EffectInstance &effect : instances)
-    if (isa<MemoryEffects::Read>(effect.getEffect()))
+    if (effect.getValue() && onHostStack(effect.getValue()))
+      continue; // the host's own memory
+    else if (isa<MemoryEffects::Read>(effect.getEffect()))
       return "reads a buffer on the host";
     else if (isa<MemoryEffects::Write>(effect.getEffect()))
       return "writes a buffer on the host";
@@ -65,9 +175,11 @@ struct ZeroGpuBufferPlacementPass
       return signalPassFailure();
     }
     bool hostCollectives = collectives == "host";
+    moveHostBuffersToStack(module);
+    llvm::DenseSet<Operation *> stackOnly = stackOnlyFunctions(module);
     std::string reason;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<gpu::GPUModuleOp>(op))
+      if (isa<gpu::GPUModuleOp>(op) || stackOnly.contains(op))
         return WalkResult::skip();
       std::string how = touchesElements(op, hostCollectives);
       if (how.empty())

@@ -84,3 +84,62 @@ func.func @call(%a: memref<8xf32>) {
   func.call @consume(%a) : (memref<8xf32>) -> ()
   return
 }
+
+// -----
+
+// Buffer deallocation's bookkeeping: small buffers that only the host reads
+// and writes, and passes to a private helper that only reads and writes
+// them, move to the host's stack (at the function's entry: a loop reuses
+// the slot; their deallocations go); they keep nothing out of device memory.
+// CHECK: module attributes {zero.gpu_collectives = "device", zero.gpu_memory = "device"}
+// CHECK-LABEL: func.func @bookkeeping
+// CHECK-NEXT: %[[FLAGS:.*]] = memref.alloca() : memref<2xi1>
+// CHECK: scf.for
+// CHECK-NOT: memref.alloc()
+// CHECK: memref.store %{{.*}}, %[[FLAGS]]
+// CHECK: call @helper
+// CHECK-NOT: memref.dealloc %[[FLAGS]]
+// CHECK: return
+func.func private @helper(%f: memref<?xi1>) {
+  %c0 = arith.constant 0 : index
+  %x = memref.load %f[%c0] : memref<?xi1>
+  memref.store %x, %f[%c0] : memref<?xi1>
+  return
+}
+func.func @bookkeeping(%n: index, %b: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %flags = memref.alloc() : memref<2xi1>
+    memref.store %b, %flags[%c0] : memref<2xi1>
+    %dynamic = memref.cast %flags : memref<2xi1> to memref<?xi1>
+    func.call @helper(%dynamic) : (memref<?xi1>) -> ()
+    %x = memref.load %flags[%c1] : memref<2xi1>
+    memref.dealloc %flags : memref<2xi1>
+  }
+  return
+}
+
+// -----
+
+// A small buffer that a kernel also reads is not the host's alone: it stays
+// (in managed memory, since the host writes it).
+// CHECK: zero.gpu_memory = "managed", zero.gpu_memory_reason = "'memref.store' at {{.*}} writes a buffer on the host"
+// CHECK-LABEL: func.func @shared
+// CHECK: memref.alloc()
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @read(%b: memref<2xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @shared(%v: f32) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %b = memref.alloc() : memref<2xf32>
+    memref.store %v, %b[%c0] : memref<2xf32>
+    gpu.launch_func @kernels::@read blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<2xf32>)
+    memref.dealloc %b : memref<2xf32>
+    return
+  }
+}

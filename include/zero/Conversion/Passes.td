@@ -88,6 +88,12 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
     - a call that takes a buffer.
 
     Views, shapes, allocation and kernel launches do not touch elements.
+    Buffer deallocation's bookkeeping (small buffers, at most 4 KiB, that
+    only the host reads and writes, and passes only to private functions of
+    the module that only read and write them) moves to the host's stack, at
+    its function's entry, so that it keeps nothing out of device memory;
+    ops on stack buffers, and functions only ever given stack buffers, do
+    not count.
     `zero-gpu-host-memory` allocates accordingly, and `zero-compile` writes
     the choice into the artifact's description (`"memory"`), where
     `zero-launch` reads it to copy arguments in and results out. The module
