@@ -12,11 +12,13 @@
 #include "CudaDriver.h"
 #include "zero/runtime/zero_runtime.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -247,6 +249,77 @@ double zero::rt::cuda::DeviceClock::hostTime(CUevent event) const {
   return referenceHost + ms / 1e3;
 }
 
+const DeviceClock *zero::rt::cuda::deviceClock() {
+  static std::mutex mutex;
+  static std::unique_ptr<DeviceClock> clock;
+  static bool failed = false;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!clock && !failed) {
+    const Driver *d = driver("the trace's device clock");
+    std::string error = d ? "" : unavailableReason();
+    if (d)
+      clock = std::make_unique<DeviceClock>(*d, error);
+    if (!error.empty()) {
+      recordError(error);
+      clock.reset();
+      failed = true;
+    }
+  }
+  return clock.get();
+}
+
+static std::atomic<bool> tracingKernels{false};
+
+void zero::rt::cuda::setKernelTracing(bool on) { tracingKernels = on; }
+bool zero::rt::cuda::kernelTracing() { return tracingKernels; }
+
+namespace {
+/// A traced region: its name and the timing events around it.
+struct TimedLaunch {
+  std::string name;
+  CUevent begin, end;
+};
+thread_local std::vector<TimedLaunch> timedLaunches;
+} // namespace
+
+zero::rt::cuda::TracedRegion::TracedRegion(CUstream stream, std::string name)
+    : stream(stream), name(std::move(name)) {
+  if (!tracingKernels)
+    return;
+  const DeviceClock *clock = deviceClock();
+  if (!clock)
+    return;
+  begin = clock->timingEvent();
+  end = clock->timingEvent();
+  if (begin)
+    gpu().driver.cuEventRecord(begin, stream);
+}
+
+zero::rt::cuda::TracedRegion::~TracedRegion() {
+  if (!begin || !end) {
+    for (CUevent event : {begin, end})
+      if (event)
+        gpu().driver.cuEventDestroy(event);
+    return;
+  }
+  gpu().driver.cuEventRecord(end, stream);
+  timedLaunches.push_back({std::move(name), begin, end});
+}
+
+std::vector<KernelSpan> zero::rt::cuda::takeKernelSpans() {
+  std::vector<KernelSpan> spans;
+  const DeviceClock *clock = timedLaunches.empty() ? nullptr : deviceClock();
+  for (TimedLaunch &launch : timedLaunches) {
+    if (clock)
+      spans.push_back({launch.name, clock->hostTime(launch.begin),
+                       clock->hostTime(launch.end)});
+    gpu().driver.cuEventDestroy(launch.begin);
+    gpu().driver.cuEventDestroy(launch.end);
+  }
+  timedLaunches.clear();
+  return spans;
+}
+
 // Compiled code creates, synchronizes and destroys a stream around its
 // launches; one stream per thread serves them all (the rank's compute
 // stream, in order) and saves a stream's creation per launch.
@@ -469,6 +542,8 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
   // After a CUDA failure the world ends: later kernels would run on bad data.
   if (zero_bound_rank() && zero_gpu_error())
     return;
+  // Traced: timing events around the kernel, resolved when the trace ends.
+  TracedRegion traced(stream, tracingKernels ? kernelName(*g, function) : "");
   check(*g,
         g->driver.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                                  blockZ, sharedBytes, stream, params, extra),

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace zero::rt::cuda {
 
@@ -102,6 +103,36 @@ private:
   const Driver &d;
   CUevent reference = nullptr;
   double referenceHost = 0;
+};
+
+/// The process's device clock, made on first use (the context must be
+/// current: after driver()); null, with the error recorded, when it cannot
+/// be made.
+const DeviceClock *deviceClock();
+
+/// While a world traces, every kernel launch is timed on the device.
+void setKernelTracing(bool on);
+bool kernelTracing();
+/// A kernel as it ran on the device, on the host's clock.
+struct KernelSpan {
+  std::string name;
+  double begin, end;
+};
+/// The kernels the calling thread launched since the last call, while
+/// tracing; waits for them.
+std::vector<KernelSpan> takeKernelSpans();
+/// While tracing, times the device work enqueued on `stream` during its
+/// lifetime (a kernel, a cuBLAS call) as one span named `name` of the
+/// calling thread; otherwise does nothing.
+class TracedRegion {
+public:
+  TracedRegion(CUstream stream, std::string name);
+  ~TracedRegion();
+
+private:
+  CUstream stream;
+  std::string name;
+  CUevent begin = nullptr, end = nullptr;
 };
 
 /// The calling thread's stream for kernels and copies: compiled code

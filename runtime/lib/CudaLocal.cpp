@@ -102,22 +102,10 @@ private:
   /// Each rank's communication stream, made by the rank's own thread when
   /// it first leads a collective.
   std::vector<CUstream> streams;
-  /// While tracing: the device's clock on the host's.
-  std::unique_ptr<DeviceClock> clock;
   std::atomic<bool> tracing{false};
 };
 
-void CudaExchange::setTracing(bool on) {
-  if (on && !clock && driver("tracing cuda-local")) {
-    std::string error;
-    clock = std::make_unique<DeviceClock>(d, error);
-    if (!error.empty()) {
-      recordError(error);
-      clock.reset();
-    }
-  }
-  tracing = on && clock;
-}
+void CudaExchange::setTracing(bool on) { tracing = on; }
 
 /// An event that owns itself: destroyed with its last user.
 std::shared_ptr<CUevent_st> shareEvent(const Driver &d, CUevent event) {
@@ -233,7 +221,7 @@ CudaExchange::exchange(const std::vector<const Collective *> &posted,
   buffers.reduction = c.reduction;
   int64_t elements = c.kind == ZERO_ALL_GATHER ? c.count * n : c.count;
   std::shared_ptr<CUevent_st> began, ended;
-  if (tracing) {
+  if (const DeviceClock *clock = tracing ? deviceClock() : nullptr) {
     began = shareEvent(d, clock->timingEvent());
     ended = shareEvent(d, clock->timingEvent());
     if (began.get())
@@ -280,7 +268,8 @@ std::string CudaExchange::finish(Collective &c, bool ok, Pending &pending) {
       error = errorMessage(r, "cuStreamWaitEvent (the collective's end)");
   }
   // Traced: the device's times (the host waits for the collective here).
-  if (ok && order->began && order->ended && clock) {
+  if (const DeviceClock *clock = order->began ? deviceClock() : nullptr;
+      ok && clock && order->ended) {
     pending.began = clock->hostTime(order->began.get());
     pending.finished = clock->hostTime(order->ended.get());
   }

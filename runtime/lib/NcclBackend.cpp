@@ -278,19 +278,12 @@ public:
   std::unique_ptr<Pending> start(int32_t, const Collective &c) override;
   void fail(const std::string &message) override { abortWith(message); }
   std::string error() const override { return {}; }
-  void setTracing(bool on) override {
-    if (on && !clock) {
-      std::string error;
-      clock = std::make_unique<DeviceClock>(d, error);
-      if (!error.empty())
-        clock.reset();
-    }
-    tracing = on && clock;
-  }
+  void setTracing(bool on) override { tracing = on; }
   /// The device time of `event` on the host's clock (waits for it), and
   /// frees the event.
   double hostTime(CUevent event) {
-    double time = clock && event ? clock->hostTime(event) : -1;
+    const DeviceClock *clock = event ? deviceClock() : nullptr;
+    double time = clock ? clock->hostTime(event) : -1;
     if (event)
       d.cuEventDestroy(event);
     return time;
@@ -338,7 +331,6 @@ private:
   CUstream stream = nullptr;
   uint64_t worldSequence = 0;
   int64_t injectErrorAt = -1;
-  std::unique_ptr<DeviceClock> clock;
   bool tracing = false;
 
   std::mutex mutex;
@@ -431,8 +423,9 @@ std::unique_ptr<Pending> NcclBackend::start(int32_t, const Collective &c) {
   d.cuEventDestroy(ready); // the wait holds what it needs
   size_t groupSize = static_cast<size_t>(c.group.size());
   cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
-  CUevent began = tracing ? clock->timingEvent() : nullptr;
-  CUevent ended = tracing ? clock->timingEvent() : nullptr;
+  const DeviceClock *clock = tracing ? deviceClock() : nullptr;
+  CUevent began = clock ? clock->timingEvent() : nullptr;
+  CUevent ended = clock ? clock->timingEvent() : nullptr;
   if (began)
     d.cuEventRecord(began, stream);
   ncclResult_t r = n.groupStart();

@@ -6,6 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+#include "CudaDriver.h"
+
+#include <algorithm>
 
 #include <atomic>
 #include <chrono>
@@ -430,6 +433,7 @@ int zero_wait(zero_handle *handle) {
 void zero_world_set_tracing(zero_world *world, int32_t enable) {
   world->tracing = enable != 0;
   world->backend->setTracing(enable != 0);
+  cuda::setKernelTracing(enable != 0);
 }
 
 void zero_rank_trace_begin(zero_rank *rank) {
@@ -442,6 +446,19 @@ void zero_rank_trace_end(zero_rank *rank) {
     return;
   traceCompute(rank, now());
   rank->resumed = -1;
+  // On a GPU, computation is the rank's kernels on the device: they replace
+  // the host's spans on the computation track.
+  std::vector<cuda::KernelSpan> kernels = cuda::takeKernelSpans();
+  if (kernels.empty())
+    return;
+  rank->trace.erase(
+      std::remove_if(rank->trace.begin(), rank->trace.end(),
+                     [](const TraceEvent &event) { return event.track == 0; }),
+      rank->trace.end());
+  for (cuda::KernelSpan &kernel : kernels)
+    if (kernel.begin >= 0 && kernel.end >= kernel.begin)
+      rank->trace.push_back(
+          {0, std::move(kernel.name), kernel.begin, kernel.end});
 }
 
 /// `text` as a JSON string literal.

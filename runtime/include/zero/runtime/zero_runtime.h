@@ -131,9 +131,12 @@ void zero_rank_counters(const zero_rank *rank, zero_counters *counters);
    spent blocked in waits) and communication (each collective from when the
    backend began it to when it finished; on mpi, from its start to the wait
    that saw it complete; on cuda-local and nccl, its kernels on the device,
-   by CUDA event timestamps, the wait then waiting for its end).
-   zero_rank_trace_begin clears the rank's timeline and starts its
-   computation track now; zero_rank_trace_end closes it. */
+   by CUDA event timestamps, the wait then waiting for its end). On a GPU
+   the computation track is the rank's kernels and cuBLAS calls on the
+   device, by CUDA event timestamps, which zero_rank_trace_end (on the
+   rank's thread, after the device is done) reads. zero_rank_trace_begin
+   clears the rank's timeline and starts its computation track now;
+   zero_rank_trace_end closes it. */
 void zero_world_set_tracing(zero_world *world, int32_t enable);
 void zero_rank_trace_begin(zero_rank *rank);
 void zero_rank_trace_end(zero_rank *rank);
