@@ -14,8 +14,11 @@
 #       (matmuls on cuBLAS, collectives on each group leader's communication
 #       stream), with generated inputs; prints the time per step (the slowest
 #       rank, best of REPEAT runs), the matmul rate, and what the overlap
-#       schedule saves against the sharded program without it. The sharded
-#       programs' results must equal the program as given, bit for bit.
+#       schedule saves against the sharded program without it; then one
+#       traced run of each sharded program and the share of communication
+#       hidden under computation, both read from the device's clock
+#       (hidden.py). The sharded programs' results must equal the program
+#       as given, bit for bit.
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 layers=${LAYERS:-8} width=${WIDTH:-2048} batch=${BATCH:-512}
@@ -67,6 +70,15 @@ run() {
   done
   awk -v s="${ms[sharded]}" -v o="${ms[overlap]}" \
     'BEGIN { printf "overlap schedule: %.1f%% less time a step than sharded without it\n", (s - o) / s * 100 }'
+  # One traced run of each sharded program: both tracks from the device's
+  # clock (kernels and cuBLAS calls; collectives), and how much of the
+  # communication ran under computation.
+  for name in sharded overlap; do
+    "$rt/zero-launch" "$dir/$name.so" --generate --per-rank "$layers" \
+      --trace "$dir/trace-$name.json" >/dev/null
+  done
+  python3 "$root/benchmarks/gpu/hidden.py" "$dir/trace-sharded.json" \
+    "$dir/trace-overlap.json"
 }
 
 "$mode"
