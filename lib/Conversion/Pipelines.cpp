@@ -25,9 +25,12 @@ static void addBufferizationPasses(OpPassManager &pm, bool gpu) {
   // per web (fusion keeps each element's sequence of operations): a
   // bucket's whole update is one loop nest, one kernel on the GPU.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  pm.addNestedPass<func::FuncOp>(zero::createZeroFuseElementwise());
+  // On the GPU, reductions split before fusion: fusing a norm's squares
+  // (and the reshape before it) into the reduction makes a reduction over
+  // several dimensions, which no longer splits and would run on the host.
   if (gpu)
     pm.addNestedPass<func::FuncOp>(zero::createZeroSplitReductions());
+  pm.addNestedPass<func::FuncOp>(zero::createZeroFuseElementwise());
   // Tensors to buffers. Function arguments and results get identity layouts
   // so that a launcher can pass plain dense buffers.
   bufferization::OneShotBufferizePassOptions bufferize;
