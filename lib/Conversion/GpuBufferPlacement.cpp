@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeCalls.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -111,6 +112,90 @@ void moveHostBuffersToStack(ModuleOp module) {
   }
 }
 
+/// Whether every index is a constant or the step of a loop that launches
+/// kernels (a training loop recording its loss): one element, not an
+/// element of a host loop over the buffer, which would copy element by
+/// element.
+bool atFixedPlace(ValueRange indices) {
+  return llvm::all_of(indices, [](Value index) {
+    if (getConstantIntValue(index))
+      return true;
+    auto loop = scf::getForInductionVarOwner(index);
+    if (!loop)
+      return false;
+    return loop->walk([](gpu::LaunchFuncOp) { return WalkResult::interrupt(); })
+        .wasInterrupted();
+  });
+}
+
+/// The host's reads and writes of single elements at fixed places of GPU
+/// buffers (a norm the host turns into a factor, the initial value of a
+/// reduction) become copies through a stack slot (zero_rt_gpu_read and
+/// zero_rt_gpu_write), so that the buffers can live in device memory. The
+/// host waits for the kernels before each (gpu-async-region runs later).
+void copyScalarsThroughStack(ModuleOp module) {
+  zero::RuntimeCallBuilder calls(module);
+  SmallVector<Operation *> accesses;
+  module.walk([&](Operation *op) {
+    if (op->getParentOfType<gpu::GPUModuleOp>())
+      return;
+    if (auto load = dyn_cast<memref::LoadOp>(op);
+        load && !onHostStack(load.getMemRef()) &&
+        atFixedPlace(load.getIndices()))
+      accesses.push_back(op);
+    if (auto store = dyn_cast<memref::StoreOp>(op);
+        store && !onHostStack(store.getMemRef()) &&
+        atFixedPlace(store.getIndices()))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
+    auto function = op->getParentOfType<FunctionOpInterface>();
+    if (!function)
+      continue;
+    bool isLoad = isa<memref::LoadOp>(op);
+    Value buffer = isLoad ? cast<memref::LoadOp>(op).getMemRef()
+                          : cast<memref::StoreOp>(op).getMemRef();
+    ValueRange indices = isLoad ? cast<memref::LoadOp>(op).getIndices()
+                                : cast<memref::StoreOp>(op).getIndices();
+    auto type = cast<MemRefType>(buffer.getType());
+    Type element = type.getElementType();
+    // Whole bytes (an i1 is not), so that addresses are exact.
+    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+      continue;
+    Location loc = op->getLoc();
+    // One slot per access, at the function's entry.
+    OpBuilder entry =
+        OpBuilder::atBlockBegin(&function.getFunctionBody().front());
+    auto slotType = MemRefType::get({}, element);
+    Value slot = memref::AllocaOp::create(entry, loc, slotType);
+    OpBuilder b(op);
+    // The element's address: a one-element view at the indices.
+    SmallVector<OpFoldResult> offsets(indices.begin(), indices.end());
+    SmallVector<OpFoldResult> ones(type.getRank(), b.getIndexAttr(1));
+    Value element1 = buffer;
+    if (type.getRank() > 0)
+      element1 = memref::SubViewOp::create(b, loc, buffer, offsets, ones, ones);
+    Value bytes = arith::ConstantIntOp::create(
+        b, loc, b.getI64Type(), element.getIntOrFloatBitWidth() / 8);
+    Type ptr = calls.pointerType();
+    func::FuncOp copy =
+        calls.declare(isLoad ? "zero_rt_gpu_read" : "zero_rt_gpu_write",
+                      {ptr, ptr, b.getI64Type()}, {});
+    Value device = calls.pointerTo(b, loc, element1);
+    Value host = calls.pointerTo(b, loc, slot);
+    if (isLoad) {
+      func::CallOp::create(b, loc, copy, ValueRange{host, device, bytes});
+      Value value = memref::LoadOp::create(b, loc, slot, ValueRange{});
+      op->getResult(0).replaceAllUsesWith(value);
+    } else {
+      memref::StoreOp::create(b, loc, cast<memref::StoreOp>(op).getValue(),
+                              slot, ValueRange{});
+      func::CallOp::create(b, loc, copy, ValueRange{device, host, bytes});
+    }
+    op->erase();
+  }
+}
+
 /// The module's private functions that are only ever given buffers on the
 /// host's stack: what they do to those is the host's business.
 llvm::DenseSet<Operation *> stackOnlyFunctions(ModuleOp module) {
@@ -176,6 +261,8 @@ struct ZeroGpuBufferPlacementPass
     }
     bool hostCollectives = collectives == "host";
     moveHostBuffersToStack(module);
+    if (!hostCollectives)
+      copyScalarsThroughStack(module);
     llvm::DenseSet<Operation *> stackOnly = stackOnlyFunctions(module);
     std::string reason;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) {

@@ -82,6 +82,7 @@ void initialize(Gpu &g) {
       bind(library, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD) &&
       bind(library, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
       bind(library, "cuMemcpyDtoD_v2", d.cuMemcpyDtoD) &&
+      bind(library, "cuMemcpyAsync", d.cuMemcpyAsync) &&
       bind(library, "cuMemFree_v2", d.cuMemFree) &&
       bind(library, "cuModuleLoadData", d.cuModuleLoadData) &&
       bind(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
@@ -440,6 +441,26 @@ int zero_gpu_copy_to_host(void *host, const void *device, size_t bytes) {
   Gpu *g = ready("zero_gpu_copy_to_host");
   return !g || !check(*g, g->driver.cuMemcpyDtoH(host, device, bytes),
                       "cuMemcpyDtoH");
+}
+
+// On the calling rank's stream, so that a read comes after the kernels
+// (and collectives) that wrote the element, and a write before the kernels
+// that read it; a copy from pageable memory is staged before it returns.
+void zero_rt_gpu_read(void *host, const void *gpu, int64_t bytes) {
+  Gpu *g = ready("zero_rt_gpu_read");
+  CUstream stream = g ? threadStream() : nullptr;
+  if (stream &&
+      check(*g, g->driver.cuMemcpyAsync(host, gpu, size_t(bytes), stream),
+            "cuMemcpyAsync (a scalar read of a GPU buffer)"))
+    check(*g, g->driver.cuStreamSynchronize(stream),
+          "cuStreamSynchronize (a scalar read of a GPU buffer)");
+}
+
+void zero_rt_gpu_write(void *gpu, const void *host, int64_t bytes) {
+  Gpu *g = ready("zero_rt_gpu_write");
+  if (CUstream stream = g ? threadStream() : nullptr)
+    check(*g, g->driver.cuMemcpyAsync(gpu, host, size_t(bytes), stream),
+          "cuMemcpyAsync (a scalar write of a GPU buffer)");
 }
 
 void zero_rt_gpu_free(void *pointer) {

@@ -51,6 +51,7 @@ struct Driver {
   CUresult (*cuMemcpyHtoD)(void *, const void *, size_t);
   CUresult (*cuMemcpyDtoH)(void *, const void *, size_t);
   CUresult (*cuMemcpyDtoD)(void *, const void *, size_t);
+  CUresult (*cuMemcpyAsync)(void *, const void *, size_t, CUstream);
   CUresult (*cuMemFree)(void *);
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,

@@ -31,8 +31,17 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// A scalar read on the host (a norm that the host turns into a factor).
-// CHECK: module attributes {zero.gpu_collectives = "device", zero.gpu_memory = "managed", zero.gpu_memory_reason = "'memref.load' at {{.*}}gpu-buffer-placement.mlir:[[# @LINE + 3]]:8 reads a buffer on the host"}
+// A scalar read on the host (a norm that the host turns into a factor)
+// becomes a copy into a stack slot (zero_rt_gpu_read), so the norm can stay
+// in device memory. With collectives on the host the module is in managed
+// memory anyway, and the read stays as it is.
+// CHECK: module attributes {zero.gpu_collectives = "device", zero.gpu_memory = "device"}
+// CHECK-LABEL: func.func @norm
+// CHECK: %[[SLOT:.*]] = memref.alloca() : memref<f32>
+// CHECK: call @zero_rt_gpu_read(%{{.*}}, %{{.*}}, %c4_i64) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// CHECK: %[[V:.*]] = memref.load %[[SLOT]][] : memref<f32>
+// CHECK: return %[[V]]
+// HOST: module attributes {zero.gpu_collectives = "host", zero.gpu_memory = "managed", zero.gpu_memory_reason = "'memref.load' at {{.*}}gpu-buffer-placement.mlir:[[# @LINE + 3]]:8 reads a buffer on the host"}
 func.func @norm(%n: memref<f32>) -> f32 {
   %a = memref.alloc() : memref<8xf32>
   %v = memref.load %n[] : memref<f32>
@@ -123,10 +132,15 @@ func.func @bookkeeping(%n: index, %b: i1) {
 // -----
 
 // A small buffer that a kernel also reads is not the host's alone: it stays
-// (in managed memory, since the host writes it).
-// CHECK: zero.gpu_memory = "managed", zero.gpu_memory_reason = "'memref.store' at {{.*}} writes a buffer on the host"
+// a GPU buffer, and the host's write of one element at a fixed place goes
+// through a stack slot (zero_rt_gpu_write).
+// CHECK: zero.gpu_memory = "device"
 // CHECK-LABEL: func.func @shared
+// CHECK: %[[SLOT:.*]] = memref.alloca() : memref<f32>
 // CHECK: memref.alloc()
+// CHECK: memref.store %{{.*}}, %[[SLOT]][] : memref<f32>
+// CHECK: call @zero_rt_gpu_write
+// CHECK: gpu.launch_func
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @read(%b: memref<2xf32>) kernel {
@@ -142,4 +156,24 @@ module attributes {gpu.container_module} {
     memref.dealloc %b : memref<2xf32>
     return
   }
+}
+
+// -----
+
+// A host loop over a buffer's elements (no kernel in the loop) would copy
+// element by element: it stays, in managed memory.
+// CHECK: zero.gpu_memory = "managed", zero.gpu_memory_reason = "'memref.load' at {{.*}} reads a buffer on the host"
+// CHECK-LABEL: func.func @host_loop
+// CHECK-NOT: zero_rt_gpu_read
+func.func @host_loop(%b: memref<8xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %z = arith.constant 0.0 : f32
+  %s = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %z) -> f32 {
+    %x = memref.load %b[%i] : memref<8xf32>
+    %n = arith.addf %acc, %x : f32
+    scf.yield %n : f32
+  }
+  return %s : f32
 }

@@ -88,6 +88,12 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
     - a call that takes a buffer.
 
     Views, shapes, allocation and kernel launches do not touch elements.
+    With `collectives=device`, the host's reads and writes of one element
+    of a GPU buffer at a fixed place (constant indices, or the step of a
+    loop that launches kernels: a norm the host turns into a factor, a
+    loss recorded each step) become copies through a stack slot, calls of
+    the runtime's `zero_rt_gpu_read` and `zero_rt_gpu_write`, so they keep
+    nothing out of device memory.
     Buffer deallocation's bookkeeping (small buffers, at most 4 KiB, that
     only the host reads and writes, and passes only to private functions of
     the module that only read and write them) moves to the host's stack, at
@@ -114,6 +120,9 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
            "Where collectives move data: device (the cuda-local and nccl "
            "backends) or host (local and mpi, on managed memory)">,
   ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def ZeroGpuMatmulCalls : Pass<"zero-gpu-matmul-calls", "mlir::ModuleOp"> {

@@ -208,6 +208,14 @@ int zero_gpu_copy_to_host(void *host, const void *device, size_t bytes);
 int zero_gpu_copy_on_device(void *to, const void *from, size_t bytes);
 /* Waits until the device is idle. */
 void zero_rt_gpu_synchronize(void);
+/* Copies `bytes` from GPU memory to the host, or from the host to GPU
+   memory (compiled code's scalar reads and writes of device buffers: a
+   norm the host turns into a factor), in order on the calling thread's
+   stream: a read returns once the stream's earlier work and the copy are
+   done; a write is staged before it returns, and the stream's later
+   kernels see it. Errors fail the bound rank's world. */
+void zero_rt_gpu_read(void *host, const void *gpu, int64_t bytes);
+void zero_rt_gpu_write(void *gpu, const void *host, int64_t bytes);
 /* C[m, n] += A[m, k] B[k, n], row-major with leading dimensions (row strides,
    in elements) lda, ldb, ldc, on the calling thread's stream with cuBLAS
    (cublasGemmEx, loaded at run time). Inputs f32, f64, bf16 or f16; the
