@@ -9,11 +9,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "zero/Conversion/Passes.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -31,21 +31,12 @@ namespace {
 /// its stack (buffer deallocation's bookkeeping: which buffers a loop owns).
 constexpr int64_t kStackBytes = 4096;
 
-/// The buffer `value` is a view of.
-Value viewRoot(Value value) {
-  while (true) {
-    if (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-      value = view.getViewSource();
-    else if (auto cast = value.getDefiningOp<memref::CastOp>())
-      value = cast.getSource();
-    else
-      return value;
-  }
-}
-
 /// Whether `value` is (a view of) a buffer on the host's stack.
 bool onHostStack(Value value) {
-  return viewRoot(value).getDefiningOp<memref::AllocaOp>() != nullptr;
+  auto buffer = dyn_cast<MemrefValue>(value);
+  return buffer &&
+         memref::skipViewLikeOps(buffer).getDefiningOp<memref::AllocaOp>() !=
+             nullptr;
 }
 
 /// Whether every use of `buffer` (through casts and views) reads or writes

@@ -34,7 +34,7 @@ constexpr int64_t kAccessBytes = 16;
 struct Plan {
   int64_t lanes = 0;
   int64_t trips = 0;
-  /// The buffers accessed, each once per kind (loads may repeat).
+  /// The buffers accessed, each once.
   SmallVector<Value> buffers;
 };
 
@@ -49,7 +49,7 @@ std::string planWideAccess(scf::ParallelOp loop, Plan &plan) {
     return "bounds not static from 0 by 1";
   Value iv = loop.getInductionVars()[0];
   int64_t widest = 0;
-  llvm::SmallPtrSet<Value, 8> stored, loadedAfterStore;
+  llvm::SmallPtrSet<Value, 8> stored;
   for (Operation &op : loop.getBody()->without_terminator()) {
     Value buffer;
     ValueRange indices;

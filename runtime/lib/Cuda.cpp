@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,14 +52,10 @@ Gpu &gpu() {
   return *instance;
 }
 
-template <typename Fn> bool bind(void *library, const char *name, Fn &fn) {
-  fn = reinterpret_cast<Fn>(dlsym(library, name));
-  return fn != nullptr;
-}
-
-/// Loads the driver and sets up device 0; records why when it cannot.
+/// Loads the driver and sets up the process's GPU; records why when it
+/// cannot.
 void initialize(Gpu &g) {
-  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  void *library = openFirstLibrary({"libcuda.so.1"});
   if (!library) {
     g.initError = "no CUDA driver (libcuda.so.1 cannot be loaded: the "
                   "machine has no NVIDIA GPU or driver)";
@@ -68,39 +63,40 @@ void initialize(Gpu &g) {
   }
   Driver &d = g.driver;
   bool ok =
-      bind(library, "cuInit", d.cuInit) &&
-      bind(library, "cuDeviceGetCount", d.cuDeviceGetCount) &&
-      bind(library, "cuDeviceGet", d.cuDeviceGet) &&
-      bind(library, "cuDeviceGetAttribute", d.cuDeviceGetAttribute) &&
-      bind(library, "cuDeviceGetName", d.cuDeviceGetName) &&
-      bind(library, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain) &&
-      bind(library, "cuCtxSetCurrent", d.cuCtxSetCurrent) &&
-      bind(library, "cuCtxSynchronize", d.cuCtxSynchronize) &&
-      bind(library, "cuGetErrorString", d.cuGetErrorString) &&
-      bind(library, "cuMemAllocManaged", d.cuMemAllocManaged) &&
-      bind(library, "cuMemAlloc_v2", d.cuMemAlloc) &&
-      bind(library, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD) &&
-      bind(library, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
-      bind(library, "cuMemcpyDtoD_v2", d.cuMemcpyDtoD) &&
-      bind(library, "cuMemcpyAsync", d.cuMemcpyAsync) &&
-      bind(library, "cuMemFree_v2", d.cuMemFree) &&
-      bind(library, "cuModuleLoadData", d.cuModuleLoadData) &&
-      bind(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
-      bind(library, "cuModuleUnload", d.cuModuleUnload) &&
-      bind(library, "cuModuleGetFunction", d.cuModuleGetFunction) &&
-      bind(library, "cuLaunchKernel", d.cuLaunchKernel) &&
-      bind(library, "cuStreamCreate", d.cuStreamCreate) &&
-      bind(library, "cuStreamSynchronize", d.cuStreamSynchronize) &&
-      bind(library, "cuStreamDestroy_v2", d.cuStreamDestroy) &&
-      bind(library, "cuStreamWaitEvent", d.cuStreamWaitEvent) &&
-      bind(library, "cuEventCreate", d.cuEventCreate) &&
-      bind(library, "cuEventRecord", d.cuEventRecord) &&
-      bind(library, "cuEventDestroy_v2", d.cuEventDestroy) &&
-      bind(library, "cuPointerGetAttribute", d.cuPointerGetAttribute) &&
-      bind(library, "cuEventQuery", d.cuEventQuery) &&
-      bind(library, "cuEventSynchronize", d.cuEventSynchronize) &&
-      (bind(library, "cuEventElapsedTime_v2", d.cuEventElapsedTime) ||
-       bind(library, "cuEventElapsedTime", d.cuEventElapsedTime));
+      bindSymbol(library, "cuInit", d.cuInit) &&
+      bindSymbol(library, "cuDeviceGetCount", d.cuDeviceGetCount) &&
+      bindSymbol(library, "cuDeviceGet", d.cuDeviceGet) &&
+      bindSymbol(library, "cuDeviceGetAttribute", d.cuDeviceGetAttribute) &&
+      bindSymbol(library, "cuDeviceGetName", d.cuDeviceGetName) &&
+      bindSymbol(library, "cuDevicePrimaryCtxRetain",
+                 d.cuDevicePrimaryCtxRetain) &&
+      bindSymbol(library, "cuCtxSetCurrent", d.cuCtxSetCurrent) &&
+      bindSymbol(library, "cuCtxSynchronize", d.cuCtxSynchronize) &&
+      bindSymbol(library, "cuGetErrorString", d.cuGetErrorString) &&
+      bindSymbol(library, "cuMemAllocManaged", d.cuMemAllocManaged) &&
+      bindSymbol(library, "cuMemAlloc_v2", d.cuMemAlloc) &&
+      bindSymbol(library, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD) &&
+      bindSymbol(library, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
+      bindSymbol(library, "cuMemcpyDtoD_v2", d.cuMemcpyDtoD) &&
+      bindSymbol(library, "cuMemcpyAsync", d.cuMemcpyAsync) &&
+      bindSymbol(library, "cuMemFree_v2", d.cuMemFree) &&
+      bindSymbol(library, "cuModuleLoadData", d.cuModuleLoadData) &&
+      bindSymbol(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
+      bindSymbol(library, "cuModuleUnload", d.cuModuleUnload) &&
+      bindSymbol(library, "cuModuleGetFunction", d.cuModuleGetFunction) &&
+      bindSymbol(library, "cuLaunchKernel", d.cuLaunchKernel) &&
+      bindSymbol(library, "cuStreamCreate", d.cuStreamCreate) &&
+      bindSymbol(library, "cuStreamSynchronize", d.cuStreamSynchronize) &&
+      bindSymbol(library, "cuStreamDestroy_v2", d.cuStreamDestroy) &&
+      bindSymbol(library, "cuStreamWaitEvent", d.cuStreamWaitEvent) &&
+      bindSymbol(library, "cuEventCreate", d.cuEventCreate) &&
+      bindSymbol(library, "cuEventRecord", d.cuEventRecord) &&
+      bindSymbol(library, "cuEventDestroy_v2", d.cuEventDestroy) &&
+      bindSymbol(library, "cuPointerGetAttribute", d.cuPointerGetAttribute) &&
+      bindSymbol(library, "cuEventQuery", d.cuEventQuery) &&
+      bindSymbol(library, "cuEventSynchronize", d.cuEventSynchronize) &&
+      (bindSymbol(library, "cuEventElapsedTime_v2", d.cuEventElapsedTime) ||
+       bindSymbol(library, "cuEventElapsedTime", d.cuEventElapsedTime));
   if (!ok) {
     g.initError = "the CUDA driver lacks a function zero needs (too old?)";
     return;
@@ -189,6 +185,13 @@ std::string kernelName(Gpu &g, CUfunction function) {
 // The driver for the rest of the runtime (CudaDriver.h)
 //===----------------------------------------------------------------------===//
 
+void *zero::rt::cuda::openFirstLibrary(const std::vector<std::string> &names) {
+  for (const std::string &name : names)
+    if (void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_GLOBAL))
+      return library;
+  return nullptr;
+}
+
 const Driver *zero::rt::cuda::driver(const char *call) {
   Gpu *g = ready(call);
   return g ? &g->driver : nullptr;
@@ -272,7 +275,6 @@ const DeviceClock *zero::rt::cuda::deviceClock() {
 static std::atomic<bool> tracingKernels{false};
 
 void zero::rt::cuda::setKernelTracing(bool on) { tracingKernels = on; }
-bool zero::rt::cuda::kernelTracing() { return tracingKernels; }
 
 namespace {
 /// A traced region: its name and the timing events around it.

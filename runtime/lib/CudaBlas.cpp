@@ -11,7 +11,6 @@
 #include "CudaDriver.h"
 #include "zero/runtime/zero_runtime.h"
 
-#include <dlfcn.h>
 #include <mutex>
 #include <string>
 
@@ -43,25 +42,16 @@ Blas &blas() {
   static Blas instance;
   static std::once_flag once;
   std::call_once(once, [] {
-    void *library = nullptr;
-    for (const char *name :
-         {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
-      if ((library = dlopen(name, RTLD_NOW | RTLD_GLOBAL)))
-        break;
+    void *library = openFirstLibrary(
+        {"libcublas.so.13", "libcublas.so.12", "libcublas.so"});
     if (!library) {
       instance.error = "cuBLAS (libcublas.so.13 or .12) cannot be loaded";
       return;
     }
-    instance.create = reinterpret_cast<decltype(instance.create)>(
-        dlsym(library, "cublasCreate_v2"));
-    instance.setStream = reinterpret_cast<decltype(instance.setStream)>(
-        dlsym(library, "cublasSetStream_v2"));
-    instance.gemmEx = reinterpret_cast<decltype(instance.gemmEx)>(
-        dlsym(library, "cublasGemmEx"));
-    instance.statusString = reinterpret_cast<decltype(instance.statusString)>(
-        dlsym(library, "cublasGetStatusString"));
-    if (!instance.create || !instance.setStream || !instance.gemmEx ||
-        !instance.statusString)
+    if (!bindSymbol(library, "cublasCreate_v2", instance.create) ||
+        !bindSymbol(library, "cublasSetStream_v2", instance.setStream) ||
+        !bindSymbol(library, "cublasGemmEx", instance.gemmEx) ||
+        !bindSymbol(library, "cublasGetStatusString", instance.statusString))
       instance.error = "cuBLAS lacks a function zero needs (too old?)";
   });
   return instance;
@@ -83,8 +73,6 @@ int cudaType(int32_t dtype) {
   }
 }
 
-/// Fails the bound rank's world (or the process's first GPU error).
-void fail(const std::string &message) { recordError(message); }
 } // namespace
 
 extern "C" void zero_rt_gpu_matmul(int32_t inputDtype, int32_t outputDtype,
@@ -98,7 +86,7 @@ extern "C" void zero_rt_gpu_matmul(int32_t inputDtype, int32_t outputDtype,
     return;
   Blas &library = blas();
   if (!library.error.empty())
-    return fail(what + ": " + library.error);
+    return recordError(what + ": " + library.error);
   CUstream stream = threadStream();
   if (!stream)
     return; // the reason is recorded
@@ -107,19 +95,22 @@ extern "C" void zero_rt_gpu_matmul(int32_t inputDtype, int32_t outputDtype,
   const int64_t limit = 2147483647;
   if (m > limit || n > limit || k > limit || lda > limit || ldb > limit ||
       ldc > limit)
-    return fail(what + ": a dimension exceeds cuBLAS's 32-bit sizes");
+    return recordError(what + ": a dimension exceeds cuBLAS's 32-bit sizes");
   int typeIn = cudaType(inputDtype), typeOut = cudaType(outputDtype);
   if (typeIn < 0 || typeOut < 0)
-    return fail(what + ": no GEMM for dtypes " + std::to_string(inputDtype) +
-                " -> " + std::to_string(outputDtype));
+    return recordError(what + ": no GEMM for dtypes " +
+                       std::to_string(inputDtype) + " -> " +
+                       std::to_string(outputDtype));
   // One handle per thread (a rank's), bound to its stream.
   static thread_local cublasHandle_t handle = nullptr;
   if (!handle) {
     if (cublasStatus_t s = library.create(&handle))
-      return fail("cublasCreate: " + std::string(library.statusString(s)));
+      return recordError("cublasCreate: " +
+                         std::string(library.statusString(s)));
   }
   if (cublasStatus_t s = library.setStream(handle, stream))
-    return fail("cublasSetStream: " + std::string(library.statusString(s)));
+    return recordError("cublasSetStream: " +
+                       std::string(library.statusString(s)));
   // Row-major C = A B is column-major C^T = B^T A^T: swap the operands.
   // beta = 1: the matmul accumulates into C.
   float one = 1.0f;
@@ -133,5 +124,5 @@ extern "C" void zero_rt_gpu_matmul(int32_t inputDtype, int32_t outputDtype,
       typeIn, int(ldb), a, typeIn, int(lda), scale, c, typeOut, int(ldc),
       f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS)
-    fail(what + ": " + library.statusString(s));
+    recordError(what + ": " + library.statusString(s));
 }

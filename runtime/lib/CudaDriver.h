@@ -10,6 +10,7 @@
 #define ZERO_RUNTIME_CUDADRIVER_H
 
 #include <cstddef>
+#include <dlfcn.h>
 #include <string>
 #include <vector>
 
@@ -74,8 +75,19 @@ struct Driver {
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
 };
 
-/// The driver, with device 0's context current on the calling thread; null
-/// when there is no GPU, the reason (naming `call`) then being the
+/// The first of `names` that dlopen loads (RTLD_NOW | RTLD_GLOBAL), or null:
+/// the runtime opens CUDA's libraries at run time, so it builds and runs
+/// without them.
+void *openFirstLibrary(const std::vector<std::string> &names);
+/// Points `fn` at `library`'s symbol `name`; false when it has none.
+template <typename Fn>
+bool bindSymbol(void *library, const char *name, Fn &fn) {
+  fn = reinterpret_cast<Fn>(dlsym(library, name));
+  return fn != nullptr;
+}
+
+/// The driver, with the process GPU's context current on the calling thread;
+/// null when there is no GPU, the reason (naming `call`) then being the
 /// process's first GPU error.
 const Driver *driver(const char *call);
 /// Why there is no GPU, after driver() returned null.
@@ -113,7 +125,6 @@ const DeviceClock *deviceClock();
 
 /// While a world traces, every kernel launch is timed on the device.
 void setKernelTracing(bool on);
-bool kernelTracing();
 /// A kernel as it ran on the device, on the host's clock.
 struct KernelSpan {
   std::string name;

@@ -51,7 +51,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <list>
 #include <map>
 #include <mutex>
@@ -84,7 +83,6 @@ const Nccl &nccl() {
   static Nccl instance;
   static std::once_flag once;
   std::call_once(once, [] {
-    void *library = nullptr;
     std::vector<std::string> names;
     if (const char *path = std::getenv("ZERO_NCCL_LIBRARY"))
       names.push_back(path);
@@ -92,9 +90,7 @@ const Nccl &nccl() {
     names.push_back(ZERO_RUNTIME_NCCL_LIBRARY);
 #endif
     names.push_back("libnccl.so.2");
-    for (const std::string &name : names)
-      if ((library = dlopen(name.c_str(), RTLD_NOW | RTLD_GLOBAL)))
-        break;
+    void *library = openFirstLibrary(names);
     if (!library) {
       instance.error = "NCCL (libnccl.so.2) cannot be loaded; set "
                        "ZERO_NCCL_LIBRARY to its path";
@@ -102,9 +98,7 @@ const Nccl &nccl() {
     }
     bool ok = true;
     auto bind = [&](auto &fn, const char *name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
-          dlsym(library, name));
-      ok &= fn != nullptr;
+      ok &= bindSymbol(library, name, fn);
     };
     bind(instance.getUniqueId, "ncclGetUniqueId");
     bind(instance.commInitRank, "ncclCommInitRank");

@@ -158,44 +158,16 @@ TEST(LocalExchange, APrepareErrorEndsTheWorldWithoutAFinish) {
   EXPECT_EQ(exchange.finishedOk + exchange.finishedFailed, 1);
 }
 
-// Without a GPU (CI), asking for cuda-local says why; with one, the world
-// starts.
-TEST(LocalExchange, CudaLocalNeedsAGpu) {
-  char why[256] = {};
-  bool haveGpu = zero_gpu_init(why, sizeof why) == 0;
-  zero_options options;
-  zero_options_init(&options);
-  options.backend = "cuda-local";
-  options.ranks = 2;
-  zero_world *world = nullptr;
-  char error[512] = {};
-  int failed = zero_world_create(&options, &world, error, sizeof error);
-  if (haveGpu) {
-    EXPECT_EQ(failed, 0) << error;
-    zero_world_destroy(world);
-    return;
-  }
-  EXPECT_NE(failed, 0);
-  EXPECT_EQ(std::string(error),
-            std::string("the cuda-local backend needs a GPU: ") + why);
-  options.ranks = 65;
-  EXPECT_NE(zero_world_create(&options, &world, error, sizeof error), 0);
-  EXPECT_EQ(std::string(error),
-            "a cuda-local world runs 1 to 64 ranks, not 65");
-}
-
-} // namespace
-
-namespace {
-
-/// Creates a world of `backend` with `env` set (restored after).
-std::string worldError(const char *backend,
+/// Creates a world of `ranks` on `backend` with `env` set (restored after);
+/// returns why it failed, or "" (the world is then ended).
+std::string worldError(const char *backend, int32_t ranks,
                        std::vector<std::pair<const char *, const char *>> env) {
   for (auto [name, value] : env)
     setenv(name, value, 1);
   zero_options options;
   zero_options_init(&options);
   options.backend = backend;
+  options.ranks = ranks;
   options.timeout_seconds = 5;
   zero_world *world = nullptr;
   char error[512] = {};
@@ -209,6 +181,21 @@ std::string worldError(const char *backend,
   return error;
 }
 
+// Without a GPU (CI), asking for cuda-local says why; with one, the world
+// starts.
+TEST(LocalExchange, CudaLocalNeedsAGpu) {
+  char why[256] = {};
+  bool haveGpu = zero_gpu_init(why, sizeof why) == 0;
+  std::string error = worldError("cuda-local", 2, {});
+  if (haveGpu) {
+    EXPECT_EQ(error, "");
+    return;
+  }
+  EXPECT_EQ(error, std::string("the cuda-local backend needs a GPU: ") + why);
+  EXPECT_EQ(worldError("cuda-local", 65, {}),
+            "a cuda-local world runs 1 to 64 ranks, not 65");
+}
+
 // The nccl backend starts torchrun-style or under mpirun; without either it
 // says how, and on a machine without a GPU (CI) it gets as far as the
 // rendezvous and then says there is no GPU.
@@ -216,7 +203,7 @@ TEST(NcclBackend, SaysHowToStartAndThatItNeedsAGpu) {
   char why[256] = {};
   if (zero_gpu_init(why, sizeof why) == 0)
     GTEST_SKIP() << "a GPU is visible; this checks the errors without one";
-  std::string noLauncher = worldError("nccl", {});
+  std::string noLauncher = worldError("nccl", 1, {});
   if (noLauncher.find("built without NCCL") != std::string::npos ||
       noLauncher.find("cannot be loaded") != std::string::npos)
     GTEST_SKIP() << noLauncher;
@@ -224,10 +211,11 @@ TEST(NcclBackend, SaysHowToStartAndThatItNeedsAGpu) {
                             "torchrun-style"),
             std::string::npos)
       << noLauncher;
-  std::string noGpu = worldError("nccl", {{"RANK", "0"},
-                                          {"WORLD_SIZE", "1"},
-                                          {"MASTER_ADDR", "127.0.0.1"},
-                                          {"MASTER_PORT", "29631"}});
+  std::string noGpu = worldError("nccl", 1,
+                                 {{"RANK", "0"},
+                                  {"WORLD_SIZE", "1"},
+                                  {"MASTER_ADDR", "127.0.0.1"},
+                                  {"MASTER_PORT", "29631"}});
   EXPECT_EQ(noGpu, std::string("the nccl backend needs a GPU: ") + why)
       << noGpu;
 }

@@ -13,10 +13,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
@@ -55,8 +55,7 @@ struct Root {
 };
 
 Root getRoot(Value buffer) {
-  while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
-    buffer = view.getViewSource();
+  buffer = memref::skipViewLikeOps(cast<MemrefValue>(buffer));
   Root root;
   root.key = buffer.getAsOpaquePointer();
   if (auto global = buffer.getDefiningOp<memref::GetGlobalOp>()) {
@@ -96,8 +95,7 @@ struct Accesses {
       }
       // A buffer that lives inside `op` (an alloca in a loop body) is no
       // other op's business.
-      if (op->isProperAncestor(value.getParentBlock()->getParentOp()) ||
-          value.getParentBlock()->getParentOp() == op)
+      if (op->isAncestor(value.getParentBlock()->getParentOp()))
         continue;
       (isa<MemoryEffects::Read>(effect.getEffect()) ? reads : writes)
           .push_back(getRoot(value));
@@ -147,7 +145,8 @@ private:
   Value index(int64_t value) {
     return b.createOrFold<arith::ConstantIndexOp>(loc, value);
   }
-  /// Iterations of `loop`, all dimensions.
+  /// Iterations of `loop` in dimension `d`, and in all of them.
+  Value iterations(scf::ParallelOp loop, int64_t d);
   Value tripCount(scf::ParallelOp loop);
   /// Emits the body of the member among `[lo, hi)` that linear iteration
   /// `iv` belongs to.
@@ -159,14 +158,16 @@ private:
   Location loc = b.getUnknownLoc();
 };
 
+Value LoopMerger::iterations(scf::ParallelOp loop, int64_t d) {
+  Value span = b.createOrFold<arith::SubIOp>(loc, loop.getUpperBound()[d],
+                                             loop.getLowerBound()[d]);
+  return b.createOrFold<arith::CeilDivUIOp>(loc, span, loop.getStep()[d]);
+}
+
 Value LoopMerger::tripCount(scf::ParallelOp loop) {
   Value total = index(1);
-  for (auto [lb, ub, step] :
-       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-    Value span = b.createOrFold<arith::SubIOp>(loc, ub, lb);
-    Value count = b.createOrFold<arith::CeilDivUIOp>(loc, span, step);
-    total = b.createOrFold<arith::MulIOp>(loc, total, count);
-  }
+  for (int64_t d = 0, e = loop.getNumLoops(); d < e; ++d)
+    total = b.createOrFold<arith::MulIOp>(loc, total, iterations(loop, d));
   return total;
 }
 
@@ -176,9 +177,7 @@ void LoopMerger::emitMember(scf::ParallelOp loop, Value local) {
   Value rest = local;
   for (int64_t d = loop.getNumLoops() - 1; d >= 0; --d) {
     Value lb = loop.getLowerBound()[d], step = loop.getStep()[d];
-    Value span =
-        b.createOrFold<arith::SubIOp>(loc, loop.getUpperBound()[d], lb);
-    Value count = b.createOrFold<arith::CeilDivUIOp>(loc, span, step);
+    Value count = iterations(loop, d);
     Value position =
         d == 0 ? rest : b.createOrFold<arith::RemUIOp>(loc, rest, count);
     if (d > 0)
@@ -221,26 +220,27 @@ void LoopMerger::merge(ArrayRef<scf::ParallelOp> loops) {
   for (scf::ParallelOp loop : loops)
     offsets.push_back(
         b.createOrFold<arith::AddIOp>(loc, offsets.back(), tripCount(loop)));
-  auto merged = scf::ParallelOp::create(
+  scf::ParallelOp::create(
       b, loc, ValueRange{index(0)}, ValueRange{offsets.back()},
       ValueRange{index(1)}, [&](OpBuilder &, Location, ValueRange ivs) {
         emitMembers(loops, offsets, 0, loops.size(), ivs.front());
       });
-  (void)merged;
   for (scf::ParallelOp loop : loops)
     loop.erase();
 }
 
-/// Adds the buffers defined outside `loop` that its body uses: each is an
+/// The buffers defined outside `loop` that its body uses: each is an
 /// argument of the kernel the loop becomes, and a kernel's arguments have a
 /// size limit (4 KiB before CUDA 12.1).
-void addBuffersUsedIn(Operation &loop, llvm::SetVector<Value> &buffers) {
+llvm::SetVector<Value> buffersUsedIn(Operation &loop) {
+  llvm::SetVector<Value> buffers;
   loop.walk([&](Operation *op) {
     for (Value operand : op->getOperands())
       if (isa<BaseMemRefType>(operand.getType()) &&
           !loop.isAncestor(operand.getParentBlock()->getParentOp()))
         buffers.insert(operand);
   });
+  return buffers;
 }
 
 struct ZeroFuseIndependentLoopsPass
@@ -275,18 +275,21 @@ struct ZeroFuseIndependentLoopsPass
       if (isCandidate(&op)) {
         Accesses loop;
         loop.add(&op);
+        llvm::SetVector<Value> loopBuffers = buffersUsedIn(op);
         llvm::SetVector<Value> buffers = groupBuffers;
-        addBuffersUsedIn(op, buffers);
+        buffers.insert(loopBuffers.begin(), loopBuffers.end());
         if (!group.empty() &&
             (loop.unknown || loop.conflictsWith(groupAccesses) ||
-             static_cast<int64_t>(buffers.size()) > maxBuffers))
+             static_cast<int64_t>(buffers.size()) > maxBuffers)) {
           flush();
+          buffers = std::move(loopBuffers);
+        }
         if (loop.unknown)
           continue;
         group.push_back(cast<scf::ParallelOp>(op));
         groupAccesses.reads.append(loop.reads);
         groupAccesses.writes.append(loop.writes);
-        addBuffersUsedIn(op, groupBuffers);
+        groupBuffers = std::move(buffers);
         continue;
       }
       if (group.empty())
