@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostAccess.h"
 #include "RuntimeCalls.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -24,20 +25,14 @@ namespace zero {
 } // namespace zero
 
 using namespace mlir;
+using zero::onHostStack;
+using zero::touchesElements;
 
 namespace {
 
 /// Buffers of at most this many bytes that only the host touches live on
 /// its stack (buffer deallocation's bookkeeping: which buffers a loop owns).
 constexpr int64_t kStackBytes = 4096;
-
-/// Whether `value` is (a view of) a buffer on the host's stack.
-bool onHostStack(Value value) {
-  auto buffer = dyn_cast<MemrefValue>(value);
-  return buffer &&
-         memref::skipViewLikeOps(buffer).getDefiningOp<memref::AllocaOp>() !=
-             nullptr;
-}
 
 /// Whether every use of `buffer` (through casts and views) reads or writes
 /// its elements on the host, frees it, or passes it to a function of the
@@ -203,39 +198,6 @@ llvm::DenseSet<Operation *> stackOnlyFunctions(ModuleOp module) {
   for (Operation *op : excluded)
     candidates.erase(op);
   return candidates;
-}
-
-/// How `op`, on the host, touches a buffer's elements ("" when it does
-/// not).
-std::string touchesElements(Operation *op, bool hostCollectives) {
-  auto hasBuffer = [](ValueRange values) {
-    return llvm::any_of(values, [](Value v) {
-      return isa<BaseMemRefType>(v.getType()) && !onHostStack(v);
-    });
-  };
-  // A collective and the wait that completes a started one move data where
-  // the backend does: on the device, or on host threads.
-  if (zero::isBufferCollective(op) || isa<zero::WaitOp>(op))
-    return hostCollectives ? "is a collective, which the host runs" : "";
-  if (isa<CallOpInterface>(op) && hasBuffer(op->getOperands()))
-    return "passes a buffer to a call";
-  if (isa<gpu::LaunchFuncOp>(op))
-    return "";
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!effects)
-    return op->getNumRegions() == 0 && hasBuffer(op->getOperands())
-               ? "may read a buffer on the host"
-               : "";
-  SmallVector<MemoryEffects::EffectInstance> instances;
-  effects.getEffects(instances);
-  for (const MemoryEffects::EffectInstance &effect : instances)
-    if (effect.getValue() && onHostStack(effect.getValue()))
-      continue; // the host's own memory
-    else if (isa<MemoryEffects::Read>(effect.getEffect()))
-      return "reads a buffer on the host";
-    else if (isa<MemoryEffects::Write>(effect.getEffect()))
-      return "writes a buffer on the host";
-  return "";
 }
 
 struct ZeroGpuBufferPlacementPass

@@ -118,6 +118,8 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   // Launches go to a stream in order, and the host waits only before it
   // touches memory (a copy, a scalar read, a collective) or returns.
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  // ... and not before what the runtime orders on the rank's stream.
+  pm.addPass(zero::createZeroGpuDeferHostWaits());
 
   // Collectives, then the host and the kernels to LLVM.
   pm.addPass(zero::createZeroLowerToRuntime());

@@ -59,21 +59,23 @@ func.func @step(%w: tensor<1024xf32>, %g_local: tensor<1024xf32>)
 // bucket and copy the new shards into it, and after the gather one kernel
 // copies the three weights out (zero-fuse-independent-loops merges the three
 // copies): copies between buffers are kernels too (zero-gpu-copies), so the
-// host copies nothing (it waits for the stream before it allocates and
-// before the collectives).
+// host copies nothing. The collectives run on the device, ordered on the
+// rank's stream, so the host waits for the stream once, before it returns
+// (zero-gpu-defer-host-waits).
 // SHARDED-LABEL: llvm.func @adamw(
-// SHARDED-NOT: llvm.intr.memcpy
+// SHARDED-NOT: {{llvm.intr.memcpy|mgpuStreamSynchronize}}
 // SHARDED: llvm.call @zero_rt_reduce_scatter
-// SHARDED-NOT: {{llvm.intr.memcpy|gpu.launch_func}}
+// SHARDED-NOT: {{llvm.intr.memcpy|gpu.launch_func|mgpuStreamSynchronize}}
 // SHARDED: gpu.launch_func <{{[^>]*}}> @adamw_kernel::@adamw_kernel
-// SHARDED-NOT: llvm.intr.memcpy
+// SHARDED-NOT: {{llvm.intr.memcpy|mgpuStreamSynchronize}}
 // SHARDED: gpu.launch_func <{{[^>]*}}> @adamw_kernel_2::@adamw_kernel
-// SHARDED-NEXT: llvm.call @mgpuStreamSynchronize
-// SHARDED-NOT: llvm.intr.memcpy
+// SHARDED-NOT: {{llvm.intr.memcpy|mgpuStreamSynchronize}}
 // SHARDED: llvm.call @zero_rt_all_gather
-// SHARDED-NOT: {{llvm.intr.memcpy|gpu.launch_func}}
+// SHARDED-NOT: {{llvm.intr.memcpy|gpu.launch_func|mgpuStreamSynchronize}}
 // SHARDED: gpu.launch_func <{{[^>]*}}> @adamw_kernel_3::@adamw_kernel
 // SHARDED-NOT: {{llvm.intr.memcpy|gpu.launch_func}}
+// SHARDED: llvm.call @mgpuStreamSynchronize
+// SHARDED-NOT: {{llvm.intr.memcpy|gpu.launch_func|mgpuStreamSynchronize}}
 // SHARDED: llvm.return
 func.func @adamw(%w: tensor<1024xf32>, %m: tensor<1024xf32>, %v: tensor<1024xf32>, %g_local: tensor<1024xf32>)
     -> (tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>) {

@@ -211,6 +211,63 @@ def ZeroGpuWideAccess : Pass<"zero-gpu-wide-access"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def ZeroGpuDeferHostWaits : Pass<"zero-gpu-defer-host-waits",
+                                 "mlir::ModuleOp"> {
+  let summary = "Makes the host wait for the GPU only before it touches "
+                "a buffer's elements";
+  let description = [{
+    Runs in `zero-to-nvvm` right after `gpu-async-region`, which makes the
+    host wait for the kernels in flight (a blocking `gpu.wait`) before every
+    op it cannot see into: every call, every collective. Most of those only
+    enqueue more work on the rank's stream, and a wait before each keeps the
+    GPU idle while the host launches what follows: a training step would
+    wait once per matmul and per collective.
+
+    zero's runtime runs all of a rank's GPU work on one stream (each
+    `mgpuStreamCreate` returns the calling thread's), so work enqueued after
+    a kernel runs after it without the host waiting. A blocking `gpu.wait`
+    therefore moves past the ops that need nothing from the host's side:
+
+    - ops without memory effects, and ops on buffers on the host's stack;
+    - allocation and freeing (the runtime's pools are per rank, and a buffer
+      a rank frees goes to its later work, on the same stream);
+    - calls of the runtime's stream-ordered entry points:
+      `zero_rt_gpu_matmul` (cuBLAS on the rank's stream),
+      `zero_rt_gpu_write` (a copy on the stream, staged before it returns)
+      and `zero_rt_gpu_read` (a copy on the stream that the host waits
+      for itself);
+    - a collective's buffer form and the wait that completes a started one,
+      when the module's collectives run on the device
+      (`zero.gpu_collectives = "device"`, from `zero-gpu-buffer-placement`):
+      the cuda-local and nccl backends order them against the rank's stream
+      with CUDA events.
+
+    If the next op after those enqueues GPU work (a launch, or a new chain's
+    `gpu.wait async`) or is another blocking wait, the wait goes: a later
+    wait on the same stream covers the work it waited for. Otherwise it
+    moves to just before that op: an op that touches a buffer on the host,
+    any other call, an op with regions, or the end of its block.
+
+    ```mlir
+    %1 = gpu.launch_func async [%0] @k::@k ...
+    gpu.wait [%1]
+    func.call @zero_rt_gpu_matmul(...)
+    %2 = gpu.wait async
+    %3 = gpu.launch_func async [%2] @k2::@k2 ...
+    gpu.wait [%3]
+    %v = memref.load %managed[] : memref<f32>
+    // becomes: the matmul queues behind the kernel; the host waits for the
+    // second kernel only before it reads
+    %1 = gpu.launch_func async [%0] @k::@k ...
+    func.call @zero_rt_gpu_matmul(...)
+    %2 = gpu.wait async
+    %3 = gpu.launch_func async [%2] @k2::@k2 ...
+    gpu.wait [%3]
+    %v = memref.load %managed[] : memref<f32>
+    ```
+  }];
+}
+
 def ZeroGpuHostMemory : Pass<"zero-gpu-host-memory", "mlir::ModuleOp"> {
   let summary = "Places the host's buffers in GPU-visible (managed) memory";
   let description = [{

@@ -1,0 +1,31 @@
+//===- HostAccess.h - what the host does to a GPU program's buffers -*- C++
+//-*-===//
+//
+// The host code of a GPU program allocates, launches and calls the runtime;
+// the passes that place its buffers (zero-gpu-buffer-placement) and order it
+// against the device (zero-gpu-defer-host-waits) both ask which of its ops
+// read or write a buffer's elements on the host.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_LIB_CONVERSION_HOSTACCESS_H
+#define ZERO_LIB_CONVERSION_HOSTACCESS_H
+
+#include "mlir/IR/Operation.h"
+
+#include <string>
+
+namespace zero {
+
+/// Whether `value` is (a view of) a buffer on the host's stack.
+bool onHostStack(mlir::Value value);
+
+/// How `op`, on the host, touches the elements of a buffer that is not on
+/// the host's stack ("" when it does not). With `hostCollectives`, a
+/// collective and the wait that completes it count: the backend moves data
+/// on host threads.
+std::string touchesElements(mlir::Operation *op, bool hostCollectives);
+
+} // namespace zero
+
+#endif // ZERO_LIB_CONVERSION_HOSTACCESS_H
