@@ -1,5 +1,4 @@
-//===- HostAccess.h - what the host does to a GPU program's buffers -*- C++
-//-*-===//
+//===- HostAccess.h - what the host does to GPU buffers ---------*- C++ -*-===//
 //
 // The host code of a GPU program allocates, launches and calls the runtime;
 // the passes that place its buffers (zero-gpu-buffer-placement) and order it
