@@ -169,6 +169,17 @@ run() {
       fi
     done
   done
+  # Every collective, dtype and batch on cuda-local's kernels, checked
+  # element by element.
+  for n in 1 2 4 8; do
+    runs=$((runs + 1))
+    if out=$(timeout 300 "$rt/zero-collective-check" --backend cuda-local --ranks "$n" 2>&1); then
+      echo "collectives N=$n: ok ($out)"
+    else
+      failures=$((failures + 1))
+      printf 'collectives N=%s: FAIL\n%s\n' "$n" "$out"
+    fi
+  done
   echo "gpu check: $runs runs, $failures failed"
   [[ $failures == 0 ]]
 }

@@ -6,13 +6,19 @@
 #   benchmarks/gpu/nccl.sh run DIR        (there)
 #
 # NCCL refuses two ranks on one GPU, so on one GPU the backend runs at N = 1:
-# every example at N = 1, as given and after each sharding pipeline (every
-# collective kind, bf16 gathers, async collectives), started torchrun-style
-# (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) and under mpirun
-# when there is one; each result must equal cuda-local's bit for bit. Then
-# the abort path, on purpose (ZERO_NCCL_INJECT=error@0): the process must end
-# with status 1 and a message naming the collective. With two or more GPUs,
-# the examples at N = 2 as well; with one, that is skipped with the reason.
+# - zero-collective-check: every collective kind and reduction on every
+#   dtype (bf16 included), alone and as one batch (one NCCL group), each
+#   element checked;
+# - every example at N = 1, as given and after each sharding pipeline: the
+#   compiler folds a collective on a group of one away, so these check that
+#   artifacts run under the nccl backend's start, not NCCL itself; each
+#   result must equal cuda-local's bit for bit;
+# both started torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
+# MASTER_PORT) and under mpirun when there is one. Then the abort path, on
+# purpose (ZERO_NCCL_INJECT=error@0): the process must end with status 1 and
+# a message naming the collective. With two or more GPUs,
+# zero-collective-check on all of them and the examples at N = 2 as well;
+# with one, that is skipped with the reason.
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 [[ $mode == run ]] || { echo "nccl.sh has no prepare: use check.sh prepare" >&2; exit 2; }
@@ -30,8 +36,23 @@ case_args() {
 run() {
   local rt=$dir/runtime-build failures=0 runs=0
   build_runtime "$rt"
-  local launch=$rt/zero-launch port=29650
+  local launch=$rt/zero-launch check=$rt/zero-collective-check port=29650
   local torchrun=(env RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1)
+  local starts=("torchrun")
+  # mpirun, when MPI was there for the runtime build too.
+  command -v mpirun >/dev/null && command -v mpicc >/dev/null &&
+    starts+=("mpirun")
+  for start in "${starts[@]}"; do
+    local cmd=("${torchrun[@]}" MASTER_PORT=$((port++)))
+    [[ $start == torchrun ]] || cmd=(mpirun --allow-run-as-root -n 1)
+    runs=$((runs + 1))
+    if out=$(timeout 300 "${cmd[@]}" "$check" --backend nccl 2>&1); then
+      echo "collectives N=1 $start: ok ($out)"
+    else
+      failures=$((failures + 1))
+      printf 'collectives N=1 %s: FAIL\n%s\n' "$start" "$out"
+    fi
+  done
   for case in "$dir"/*/1/; do
     case=${case%/}
     [[ -f $case/given.so && ! -f $case/generate ]] || continue
@@ -40,10 +61,6 @@ run() {
     mapfile -t args < <(case_args "$case")
     for variant in given sharded overlap stage3; do
       [[ -d $case/gpu-$variant ]] || continue
-      local starts=("torchrun")
-      # mpirun, when MPI was there for the runtime build too.
-      command -v mpirun >/dev/null && command -v mpicc >/dev/null &&
-        starts+=("mpirun")
       for start in "${starts[@]}"; do
         local cmd=("${torchrun[@]}" MASTER_PORT=$((port++)))
         [[ $start == torchrun ]] ||
@@ -62,10 +79,11 @@ run() {
     done
   done
 
-  # The abort path: the watchdog ends the process with the collective named.
-  local case=$dir/sgd/1 status=0 out
+  # The abort path: the watchdog ends the process with the collective named
+  # (zero-collective-check's first collective is an f32 all-reduce).
+  local status=0 out
   out=$(ZERO_NCCL_INJECT=error@0 timeout 60 "${torchrun[@]}" MASTER_PORT=$((port++)) \
-          "$launch" "$case/given.so" --backend nccl --generate --per-rank 2,3 2>&1) ||
+          "$check" --backend nccl 2>&1) ||
     status=$?
   runs=$((runs + 1))
   if [[ $status == 1 && $out == *"injected fault (ZERO_NCCL_INJECT)"* &&
@@ -80,6 +98,16 @@ run() {
   local gpus
   gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
   if ((gpus >= 2)); then
+    local p=$((port++)) pids=() ok=1
+    for ((r = 0; r < gpus; ++r)); do
+      env RANK=$r WORLD_SIZE=$gpus LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$p \
+        "$check" --backend nccl >"$dir/collectives-rank$r.log" 2>&1 &
+      pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || ok=0; done
+    runs=$((runs + 1))
+    if ((ok)); then echo "collectives N=$gpus: ok"; cat "$dir"/collectives-rank*.log; else
+      failures=$((failures + 1)); echo "collectives N=$gpus: FAIL"; cat "$dir"/collectives-rank*.log; fi
     for case in "$dir"/*/2/; do
       case=${case%/}
       [[ -f $case/sharded.so && ! -f $case/generate ]] || continue

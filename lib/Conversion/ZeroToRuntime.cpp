@@ -7,10 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeCalls.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Conversion/Passes.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -128,6 +130,58 @@ LogicalResult verifyContiguousParts(Operation *op, MemRefType type,
              << " gives parts that are not contiguous (only unit dimensions "
                 "may precede it); flatten the buffer first";
   return success();
+}
+
+/// Whether `op` calls the runtime to start a collective (it returns a
+/// handle).
+bool isStartCall(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee().starts_with("zero_rt_") &&
+         call.getCallee().ends_with("_start");
+}
+
+/// Whether `op` may stand between two started collectives of one batch: it
+/// allocates or computes their arguments (pointers, constants, a group's
+/// descriptor), or names the next one.
+bool mayStandInBatch(Operation *op) {
+  if (auto call = dyn_cast<func::CallOp>(op))
+    return call.getCallee() == "zero_rt_label";
+  if (isa<memref::AllocOp>(op))
+    return true;
+  return !isa<gpu::GPUDialect>(op->getDialect()) && isMemoryEffectFree(op);
+}
+
+/// Brackets each run of two or more collectives started one after another,
+/// with nothing but their arguments between them, by `zero_rt_batch_begin`
+/// and `zero_rt_batch_end`: what one step of the schedule issues together,
+/// which the nccl backend issues as one NCCL group.
+void batchStartedCollectives(ModuleOp module, RuntimeCallBuilder &calls) {
+  SmallVector<std::pair<Operation *, Operation *>> runs;
+  module.walk([&](Block *block) {
+    Operation *first = nullptr, *last = nullptr;
+    for (Operation &op : *block) {
+      if (isStartCall(&op)) {
+        first = first ? first : &op;
+        last = &op;
+        continue;
+      }
+      if (first && mayStandInBatch(&op))
+        continue;
+      if (first != last)
+        runs.push_back({first, last});
+      first = last = nullptr;
+    }
+  });
+  if (runs.empty())
+    return;
+  func::FuncOp begin = calls.declare("zero_rt_batch_begin", {}, {});
+  func::FuncOp end = calls.declare("zero_rt_batch_end", {}, {});
+  for (auto [first, last] : runs) {
+    OpBuilder b(first);
+    func::CallOp::create(b, first->getLoc(), begin, ValueRange());
+    b.setInsertionPointAfter(last);
+    func::CallOp::create(b, last->getLoc(), end, ValueRange());
+  }
 }
 
 struct ZeroLowerToRuntimePass
@@ -282,6 +336,7 @@ void ZeroLowerToRuntimePass::runOnOperation() {
   // The waits on carried requests, whose handles are now pointers.
   module.walk(
       [&](WaitOp wait) { lowerWait(wait, wait->getOperand(0), calls); });
+  batchStartedCollectives(module, calls);
   for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
     mesh.erase();
 }

@@ -98,6 +98,8 @@ runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
   add("zero_rt_reduce_scatter_start", &zero_rt_reduce_scatter_start);
   add("zero_rt_all_gather_start", &zero_rt_all_gather_start);
   add("zero_rt_wait", &zero_rt_wait);
+  add("zero_rt_batch_begin", &zero_rt_batch_begin);
+  add("zero_rt_batch_end", &zero_rt_batch_end);
   add("zero_rt_label", &zero_rt_label);
   // A copy between buffers of different layouts lowers to this helper.
   add("memrefCopy", &zero_rt_memref_copy);

@@ -71,6 +71,12 @@ public:
   /// start fails the world and returns a pending that reports it.
   virtual std::unique_ptr<Pending> start(int32_t local,
                                          const Collective &c) = 0;
+  /// The collectives local rank `local` starts between these calls form one
+  /// batch (zero_batch_begin), which the backend may issue together; a
+  /// wait for one of them issues the batch so far. By default each
+  /// collective is issued when it starts.
+  virtual void beginBatch(int32_t local) {}
+  virtual void endBatch(int32_t local) {}
   /// Fails the world with `message` unless it failed already.
   virtual void fail(const std::string &message) = 0;
   /// Whether the world traces: a GPU backend then times its collectives

@@ -16,6 +16,13 @@
 // stream, and records `done`; waiting for it makes the compute stream wait
 // for `done`. The host never waits for the device.
 //
+// Batches: the collectives of one batch (zero_batch_begin/end: what one step
+// of the schedule starts together) are one NCCL group, issued at the
+// batch's end, so NCCL launches them together; a wait for one of them
+// issues the batch so far. A collective outside a batch is a group of its
+// own. A communicator is split outside any group: a batch that needs a new
+// one is issued in two parts, before and after the split.
+//
 // Faults: a watchdog thread polls every communicator's asynchronous error
 // and every collective in flight; on an error, or a collective not done
 // within the timeout, it prints a message naming the collective, its
@@ -216,12 +223,19 @@ private:
 
 class NcclBackend;
 
-/// A collective in flight, as the watchdog sees it.
+/// A started collective, as the watchdog sees it.
 struct InFlight {
   std::string what; // "all_reduce #3 of 1000 f32 (sum) on group ranks ..."
   uint64_t sequence;
+  /// Recorded on the communication stream once the collective is issued.
   CUevent done;
+  /// While tracing: recorded with `done`.
+  CUevent ended;
+  /// When it was issued.
   std::chrono::steady_clock::time_point started;
+  /// Its group ended (ncclGroupEnd): NCCL enqueued it. Until then it waits
+  /// in its batch, and `done` is not recorded.
+  bool issued = false;
   /// ZERO_NCCL_INJECT chose it: its rank hangs in the wait, and the
   /// watchdog ends the process.
   bool injected = false;
@@ -229,18 +243,16 @@ struct InFlight {
 
 class NcclPending : public Pending {
 public:
-  NcclPending(NcclBackend &backend, CUevent done,
-              std::list<InFlight>::iterator entry, CUevent began, CUevent ended)
-      : backend(backend), done(done), entry(entry), beganEvent(began),
-        endedEvent(ended) {}
+  NcclPending(NcclBackend &backend, std::list<InFlight>::iterator entry,
+              CUevent began)
+      : backend(backend), entry(entry), beganEvent(began) {}
   bool wait() override;
 
 private:
   NcclBackend &backend;
-  CUevent done;
   std::list<InFlight>::iterator entry;
-  /// While tracing: timing events around the NCCL call.
-  CUevent beganEvent, endedEvent;
+  /// While tracing: recorded before the NCCL call.
+  CUevent beganEvent;
 };
 
 class NcclBackend : public Backend {
@@ -252,6 +264,8 @@ public:
     stopping = true;
     if (watchdog.joinable())
       watchdog.join();
+    if (groupOpen)
+      n.groupEnd();
     for (auto &[key, comm] : groupComms)
       n.commDestroy(comm);
     if (world)
@@ -270,6 +284,18 @@ public:
   int32_t numLocalRanks() const override { return 1; }
   int32_t worldRank(int32_t) const override { return host->rank(); }
   std::unique_ptr<Pending> start(int32_t, const Collective &c) override;
+  void beginBatch(int32_t) override { batching = true; }
+  void endBatch(int32_t) override {
+    batching = false;
+    issueGroup();
+  }
+  /// Ends the open NCCL group, if any: NCCL enqueues its collectives, and
+  /// their `done` events are recorded after them.
+  void issueGroup();
+  bool isIssued(std::list<InFlight>::iterator entry) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return entry->issued;
+  }
   void fail(const std::string &message) override { abortWith(message); }
   std::string error() const override { return {}; }
   void setTracing(bool on) override { tracing = on; }
@@ -326,6 +352,11 @@ private:
   uint64_t worldSequence = 0;
   int64_t injectErrorAt = -1;
   bool tracing = false;
+  /// Between beginBatch and endBatch.
+  bool batching = false;
+  /// Between ncclGroupStart and ncclGroupEnd, with `unissued` in it.
+  bool groupOpen = false;
+  std::vector<std::list<InFlight>::iterator> unissued;
 
   std::mutex mutex;
   std::list<InFlight> inFlight;
@@ -388,6 +419,8 @@ ncclComm_t NcclBackend::groupComm(const Collective &c) {
   auto it = groupComms.find(c.group.key);
   if (it != groupComms.end())
     return it->second;
+  // ncclCommSplit is a collective call of its own: not inside a group.
+  issueGroup();
   ncclComm_t comm = nullptr;
   if (ncclResult_t r = n.commSplit(world, c.group.splitColor(),
                                    c.group.splitKey(), &comm, nullptr))
@@ -422,58 +455,85 @@ std::unique_ptr<Pending> NcclBackend::start(int32_t, const Collective &c) {
   CUevent ended = clock ? clock->timingEvent() : nullptr;
   if (began)
     d.cuEventRecord(began, stream);
-  ncclResult_t r = n.groupStart();
-  if (r == ncclSuccess) {
-    switch (c.kind) {
-    case ZERO_ALL_REDUCE:
-      r = n.allReduce(c.in, c.out, c.count, ncclType(c.dtype),
-                      ncclOp(c.reduction), comm, s);
-      break;
-    case ZERO_REDUCE_SCATTER:
-      r = n.reduceScatter(c.in, c.out, c.count / groupSize, ncclType(c.dtype),
-                          ncclOp(c.reduction), comm, s);
-      break;
-    case ZERO_ALL_GATHER:
-      r = n.allGather(c.in, c.out, c.count, ncclType(c.dtype), comm, s);
-      break;
-    default:
-      break;
-    }
-    ncclResult_t end = n.groupEnd();
-    if (r == ncclSuccess)
-      r = end;
-  }
   std::string what = describe(c) + " (world sequence " +
                      std::to_string(sequence) + ") on group " +
                      c.group.describe();
+  if (!groupOpen) {
+    if (ncclResult_t r = n.groupStart())
+      abortWith(ncclError(r, "ncclGroupStart for " + what));
+    groupOpen = true;
+  }
+  ncclResult_t r = ncclSuccess;
+  switch (c.kind) {
+  case ZERO_ALL_REDUCE:
+    r = n.allReduce(c.in, c.out, c.count, ncclType(c.dtype),
+                    ncclOp(c.reduction), comm, s);
+    break;
+  case ZERO_REDUCE_SCATTER:
+    r = n.reduceScatter(c.in, c.out, c.count / groupSize, ncclType(c.dtype),
+                        ncclOp(c.reduction), comm, s);
+    break;
+  case ZERO_ALL_GATHER:
+    r = n.allGather(c.in, c.out, c.count, ncclType(c.dtype), comm, s);
+    break;
+  default:
+    break;
+  }
   if (r != ncclSuccess)
     abortWith(ncclError(r, what));
-  if (ended)
-    d.cuEventRecord(ended, stream);
-  cuda(d.cuEventRecord(done, stream), "cuEventRecord (collective done)");
   std::list<InFlight>::iterator entry;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    entry = inFlight.insert(
-        inFlight.end(), {what, sequence, done, std::chrono::steady_clock::now(),
-                         static_cast<int64_t>(sequence) == injectErrorAt});
+    entry = inFlight.insert(inFlight.end(),
+                            {what, sequence, done, ended,
+                             std::chrono::steady_clock::now(), /*issued=*/false,
+                             static_cast<int64_t>(sequence) == injectErrorAt});
   }
-  return std::make_unique<NcclPending>(*this, done, entry, began, ended);
+  unissued.push_back(entry);
+  if (!batching)
+    issueGroup();
+  return std::make_unique<NcclPending>(*this, entry, began);
+}
+
+void NcclBackend::issueGroup() {
+  if (!groupOpen)
+    return;
+  groupOpen = false;
+  if (ncclResult_t r = n.groupEnd()) {
+    std::string what = "ncclGroupEnd (a batch of " +
+                       std::to_string(unissued.size()) + " collectives, from " +
+                       unissued.front()->what + ")";
+    abortWith(ncclError(r, what));
+  }
+  for (std::list<InFlight>::iterator entry : unissued) {
+    if (entry->ended)
+      d.cuEventRecord(entry->ended, stream);
+    if (CUresult r = d.cuEventRecord(entry->done, stream))
+      abortWith(entry->what + ": " +
+                errorMessage(r, "cuEventRecord (collective done)"));
+    std::lock_guard<std::mutex> lock(mutex);
+    entry->issued = true;
+    entry->started = std::chrono::steady_clock::now();
+  }
+  unissued.clear();
 }
 
 bool NcclPending::wait() {
   if (entry->injected)
     for (;;) // a hung rank: the watchdog ends the process
       std::this_thread::sleep_for(std::chrono::seconds(1));
+  // A wait inside a batch issues the batch so far.
+  if (!backend.isIssued(entry))
+    backend.issueGroup();
   CUstream compute = threadStream();
   const Driver &d = backend.driverTable();
-  if (!compute || d.cuStreamWaitEvent(compute, done, 0) != CUDA_SUCCESS)
+  if (!compute || d.cuStreamWaitEvent(compute, entry->done, 0) != CUDA_SUCCESS)
     backend.abortWith("waiting for a collective: the rank's stream cannot "
                       "wait for it");
   // Traced: the device's times (the host waits for the collective here).
-  if (beganEvent || endedEvent) {
+  if (beganEvent || entry->ended) {
     began = backend.hostTime(beganEvent);
-    finished = backend.hostTime(endedEvent);
+    finished = backend.hostTime(entry->ended);
   }
   backend.finished(entry);
   return true;
@@ -505,7 +565,7 @@ std::string NcclBackend::findProblem() {
   for (const InFlight &entry : inFlight) {
     if (entry.injected)
       return entry.what + ": injected fault (ZERO_NCCL_INJECT)";
-    if (d.cuEventQuery(entry.done) == CUDA_SUCCESS)
+    if (!entry.issued || d.cuEventQuery(entry.done) == CUDA_SUCCESS)
       continue;
     if (std::chrono::duration<double>(now - entry.started).count() > timeout) {
       std::ostringstream os;

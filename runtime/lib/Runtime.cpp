@@ -47,6 +47,8 @@ struct zero_rank {
   double resumed = -1;
   /// The label of the next collective (zero_rt_label).
   const char *nextLabel = nullptr;
+  /// Between zero_batch_begin and zero_batch_end.
+  bool inBatch = false;
   std::atomic<uint64_t> bytesSent[ZERO_NUM_COLLECTIVE_KINDS] = {};
   std::atomic<uint64_t> issued[ZERO_NUM_COLLECTIVE_KINDS] = {};
   /// Collectives issued per group, for sequence numbers in messages.
@@ -523,6 +525,28 @@ int zero_world_write_trace(const zero_world *world, const char *path,
   return out ? 0 : cannotWrite();
 }
 
+void zero_batch_begin(zero_rank *rank) {
+  Backend &backend = *rank->world->backend;
+  if (rank->inBatch) {
+    backend.fail("rank " + std::to_string(rank->id) +
+                 ": zero_batch_begin in a batch (batches do not nest)");
+    return;
+  }
+  rank->inBatch = true;
+  backend.beginBatch(rank->local);
+}
+
+void zero_batch_end(zero_rank *rank) {
+  Backend &backend = *rank->world->backend;
+  if (!rank->inBatch) {
+    backend.fail("rank " + std::to_string(rank->id) +
+                 ": zero_batch_end without zero_batch_begin");
+    return;
+  }
+  rank->inBatch = false;
+  backend.endBatch(rank->local);
+}
+
 //===----------------------------------------------------------------------===//
 // Compiled-code API
 //===----------------------------------------------------------------------===//
@@ -564,6 +588,10 @@ void zero_rt_wait(zero_handle *handle) {
   if (handle)
     (void)zero_wait(handle);
 }
+
+void zero_rt_batch_begin(void) { zero_batch_begin(currentRank(__func__)); }
+
+void zero_rt_batch_end(void) { zero_batch_end(currentRank(__func__)); }
 
 void zero_rt_label(const char *label) {
   currentRank(__func__)->nextLabel = label;

@@ -92,6 +92,53 @@ func.func @started(%in: memref<4xf32>, %out: memref<16xf32>, %x: memref<8xf32>) 
 
 // -----
 
+// Collectives started one after another, with only their arguments, their
+// output buffers and their labels between them, are one batch: what one
+// step of the schedule issues together (the nccl backend issues a batch as
+// one NCCL group). Work between two starts ends a batch; one start alone is
+// none.
+
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @batched
+// CHECK: call @zero_rt_batch_begin() : () -> ()
+// CHECK-NEXT: %[[A:.*]] = call @zero_rt_reduce_scatter_start
+// CHECK-NOT: zero_rt_batch
+// CHECK: memref.alloc
+// CHECK: call @zero_rt_label
+// CHECK-NEXT: %[[B:.*]] = call @zero_rt_reduce_scatter_start
+// CHECK-NEXT: call @zero_rt_batch_end() : () -> ()
+// CHECK-NOT: zero_rt_batch
+// CHECK: call @zero_rt_wait(%[[A]])
+// CHECK: call @zero_rt_wait(%[[B]])
+func.func @batched(%g1: memref<16xf32>, %g2: memref<32xf32>) -> (memref<4xf32>, memref<8xf32>) {
+  %s1 = memref.alloc() : memref<4xf32>
+  %r1 = zero.reduce_scatter_buffer %g1, %s1 on @dp reduce = sum : memref<16xf32>, memref<4xf32> -> !zero.request
+  %s2 = memref.alloc() : memref<8xf32>
+  %r2 = zero.reduce_scatter_buffer %g2, %s2 on @dp reduce = sum {zero.bucket = {id = 1 : i64}} : memref<32xf32>, memref<8xf32> -> !zero.request
+  zero.wait %r1, %g1, %s1 : memref<16xf32>, memref<4xf32>
+  zero.wait %r2, %g2, %s2 : memref<32xf32>, memref<8xf32>
+  return %s1, %s2 : memref<4xf32>, memref<8xf32>
+}
+
+// CHECK-LABEL: func.func @unbatched
+// CHECK-NOT: zero_rt_batch
+// CHECK: return
+func.func @unbatched(%g1: memref<16xf32>, %g2: memref<32xf32>, %x: memref<8xf32>) -> (memref<4xf32>, memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %f = arith.constant 1.0 : f32
+  %s1 = memref.alloc() : memref<4xf32>
+  %r1 = zero.reduce_scatter_buffer %g1, %s1 on @dp reduce = sum : memref<16xf32>, memref<4xf32> -> !zero.request
+  memref.store %f, %x[%c0] : memref<8xf32>
+  %s2 = memref.alloc() : memref<8xf32>
+  %r2 = zero.reduce_scatter_buffer %g2, %s2 on @dp reduce = sum : memref<32xf32>, memref<8xf32> -> !zero.request
+  zero.wait %r1, %g1, %s1 : memref<16xf32>, memref<4xf32>
+  zero.wait %r2, %g2, %s2 : memref<32xf32>, memref<8xf32>
+  return %s1, %s2 : memref<4xf32>, memref<8xf32>
+}
+
+// -----
+
 // A request that a loop carries (zero-expand-loop-futures) is the handle
 // itself: the loop carries an !llvm.ptr, the first one null, and each
 // zero.wait, in the body and after the loop, calls zero_rt_wait on it.

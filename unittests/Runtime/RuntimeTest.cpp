@@ -245,6 +245,38 @@ TEST(LocalBackend, AStartReturnsBeforeTheCollectiveCompletes) {
   EXPECT_GT(waitTook.count(), 0.1);
 }
 
+TEST(LocalBackend, ABatchGivesTheResultsOfItsCollectives) {
+  LocalWorld world(4);
+  world.run([&](zero_rank *rank, int32_t id) {
+    std::vector<float> in(8, static_cast<float>(id + 1)), sum(8), part(2);
+    zero_batch_begin(rank);
+    zero_handle *a = zero_rt_all_reduce_start(in.data(), sum.data(), 8,
+                                              ZERO_F32, ZERO_SUM, kMesh4);
+    zero_handle *b = zero_rt_reduce_scatter_start(in.data(), part.data(), 8,
+                                                  ZERO_F32, ZERO_MAX, kMesh4);
+    zero_batch_end(rank);
+    zero_rt_wait(b);
+    zero_rt_wait(a);
+    EXPECT_EQ(sum[5], 10.0f);
+    EXPECT_EQ(part[1], 4.0f);
+  });
+  EXPECT_EQ(world.error(), "");
+}
+
+TEST(LocalBackend, UnbalancedBatchesAreErrors) {
+  LocalWorld nested(1);
+  nested.run([&](zero_rank *rank, int32_t) {
+    zero_rt_batch_begin();
+    zero_rt_batch_begin();
+  });
+  EXPECT_EQ(nested.error(),
+            "rank 0: zero_batch_begin in a batch (batches do not nest)");
+  LocalWorld unopened(1);
+  unopened.run([&](zero_rank *rank, int32_t) { zero_rt_batch_end(); });
+  EXPECT_EQ(unopened.error(),
+            "rank 0: zero_batch_end without zero_batch_begin");
+}
+
 TEST(LocalBackend, CountersFollowTheRingFormulas) {
   LocalWorld world(4);
   std::vector<zero_counters> counters(4);

@@ -71,11 +71,13 @@ typedef struct zero_rank zero_rank;
 typedef struct zero_handle zero_handle;
 
 typedef struct zero_options {
-  /* "local" (the default when NULL), "cuda-local" or "mpi". local: each
-     rank a thread, collectives on the host. cuda-local: each rank a thread
-     sharing GPU 0, collectives as kernels on the GPU, ordered against each
-     rank's stream by CUDA events (buffers must be GPU memory: a GPU
-     artifact's). mpi: one process per rank, under mpirun. */
+  /* "local" (the default when NULL), "cuda-local", "mpi" or "nccl". local:
+     each rank a thread, collectives on the host. cuda-local: each rank a
+     thread sharing GPU 0, collectives as kernels on the GPU, ordered against
+     each rank's stream by CUDA events (buffers must be GPU memory: a GPU
+     artifact's). mpi: one process per rank, under mpirun. nccl: one process
+     per GPU, under mpirun or torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR,
+     MASTER_PORT), NCCL on a communication stream ordered by CUDA events. */
   const char *backend;
   /* Ranks of a local or cuda-local world (cuda-local: at most 64); ignored
      by mpi (the world is mpirun's). */
@@ -163,6 +165,13 @@ zero_handle *zero_all_gather(zero_rank *rank, const void *in, void *out,
                              const int64_t *group);
 /* Waits for the collective; returns 0, or non-zero when the world failed. */
 int zero_wait(zero_handle *handle);
+/* The collectives `rank` starts between these two calls form one batch,
+   which a backend may issue together (nccl: one ncclGroupStart/End, so NCCL
+   launches them as one). Every rank of a group must batch the group's
+   collectives alike; batches do not nest. Waiting for a collective of an
+   open batch issues the batch so far. */
+void zero_batch_begin(zero_rank *rank);
+void zero_batch_end(zero_rank *rank);
 
 /*--- GPU (CUDA) ------------------------------------------------------------*/
 
@@ -172,8 +181,8 @@ int zero_wait(zero_handle *handle);
    their host code never touches a buffer's elements (the artifact's
    "memory": "device"), else in managed memory, and launch kernels through
    the mgpu* functions below (the names and signatures
-   MLIR's gpu-to-llvm lowering calls), on the process's GPU (zero_gpu_init). A CUDA
-   error fails the bound rank's world with a message naming the call, the
+   MLIR's gpu-to-llvm lowering calls), on the process's GPU (zero_gpu_init). A
+   CUDA error fails the bound rank's world with a message naming the call, the
    kernel and CUDA's text; zero_gpu_error() holds the first one. */
 
 /* Sets up the GPU: returns 0, or non-zero with the reason (no driver, no
@@ -250,6 +259,10 @@ zero_handle *zero_rt_all_gather_start(const void *in, void *out, int64_t count,
 /* Waits for a started collective; a null handle (a loop's first request,
    with nothing in flight) returns at once. */
 void zero_rt_wait(zero_handle *handle);
+/* zero_batch_begin and zero_batch_end on the bound rank: zero-lower-to-runtime
+   brackets collectives started one after another with them. */
+void zero_rt_batch_begin(void);
+void zero_rt_batch_end(void);
 /* Copies a strided buffer into another of the same shape (MLIR's
    `memrefCopy`, which compiled code calls for a copy between layouts):
    `source` and `target` point at unranked memrefs { int64_t rank; void
