@@ -145,8 +145,7 @@ void copyScalarsThroughStack(ModuleOp module) {
                                 : cast<memref::StoreOp>(op).getIndices();
     auto type = cast<MemRefType>(buffer.getType());
     Type element = type.getElementType();
-    // Whole bytes (an i1 is not), so that addresses are exact.
-    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+    if (!element.isIntOrFloat())
       continue;
     Location loc = op->getLoc();
     // One slot per access, at the function's entry.
@@ -161,8 +160,8 @@ void copyScalarsThroughStack(ModuleOp module) {
     Value element1 = buffer;
     if (type.getRank() > 0)
       element1 = memref::SubViewOp::create(b, loc, buffer, offsets, ones, ones);
-    Value bytes = arith::ConstantIntOp::create(
-        b, loc, b.getI64Type(), element.getIntOrFloatBitWidth() / 8);
+    Value bytes = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                               zero::elementBytes(element));
     Type ptr = calls.pointerType();
     func::FuncOp copy =
         calls.declare(isLoad ? "zero_rt_gpu_read" : "zero_rt_gpu_write",
@@ -179,6 +178,44 @@ void copyScalarsThroughStack(ModuleOp module) {
       func::CallOp::create(b, loc, copy, ValueRange{device, host, bytes});
     }
     op->erase();
+  }
+}
+
+/// The host's copies of a constant (a reduction's initial value, which
+/// bufferization copies into the buffer the reduction writes) become
+/// stream-ordered writes of the constant's bytes (zero_rt_gpu_write), so
+/// that the buffer can live in device memory. zero-gpu-copies left them on
+/// the host: the constant lives in the host program.
+void writeConstantsFromHost(ModuleOp module) {
+  zero::RuntimeCallBuilder calls(module);
+  SmallVector<memref::CopyOp> copies;
+  module.walk([&](memref::CopyOp copy) {
+    auto source = cast<MemRefType>(copy.getSource().getType());
+    auto target = cast<MemRefType>(copy.getTarget().getType());
+    if (!copy->getParentOfType<gpu::GPUModuleOp>() &&
+        memref::skipViewLikeOps(cast<MemrefValue>(copy.getSource()))
+            .getDefiningOp<memref::GetGlobalOp>() &&
+        !onHostStack(copy.getTarget()) &&
+        source.getElementType().isIntOrFloat() &&
+        memref::isStaticShapeAndContiguousRowMajor(source) &&
+        memref::isStaticShapeAndContiguousRowMajor(target))
+      copies.push_back(copy);
+  });
+  for (memref::CopyOp copy : copies) {
+    OpBuilder b(copy);
+    Location loc = copy.getLoc();
+    auto type = cast<MemRefType>(copy.getSource().getType());
+    Type ptr = calls.pointerType();
+    func::FuncOp write =
+        calls.declare("zero_rt_gpu_write", {ptr, ptr, b.getI64Type()}, {});
+    Value bytes = arith::ConstantIntOp::create(
+        b, loc, b.getI64Type(),
+        type.getNumElements() * zero::elementBytes(type.getElementType()));
+    func::CallOp::create(b, loc, write,
+                         ValueRange{calls.pointerTo(b, loc, copy.getTarget()),
+                                    calls.pointerTo(b, loc, copy.getSource()),
+                                    bytes});
+    copy->erase();
   }
 }
 
@@ -216,6 +253,7 @@ struct ZeroGpuBufferPlacementPass
     moveHostBuffersToStack(module);
     if (!hostCollectives)
       copyScalarsThroughStack(module);
+    writeConstantsFromHost(module);
     llvm::DenseSet<Operation *> stackOnly = stackOnlyFunctions(module);
     std::string reason;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) {

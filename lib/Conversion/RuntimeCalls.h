@@ -18,6 +18,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <optional>
 
@@ -38,6 +39,14 @@ inline std::optional<int32_t> dtypeCode(mlir::Type type) {
   if (type.isSignlessInteger(64))
     return 5;
   return std::nullopt;
+}
+
+/// Bytes an element of `type` (an integer or float) takes in memory once
+/// lowered to LLVM: its store size, rounded up to a power of two (an i1 is
+/// one byte).
+inline unsigned elementBytes(mlir::Type type) {
+  return llvm::PowerOf2Ceil(
+      llvm::divideCeil(type.getIntOrFloatBitWidth(), 8u));
 }
 
 /// Declares runtime functions and builds their arguments in one module.
@@ -115,7 +124,7 @@ public:
                 .getOffset();
       else
         elements = mlir::arith::ConstantIndexOp::create(b, loc, offset);
-      unsigned bytes = type.getElementTypeBitWidth() / 8;
+      unsigned bytes = elementBytes(type.getElementType());
       mlir::Value byteOffset = mlir::arith::MulIOp::create(
           b, loc, elements,
           mlir::arith::ConstantIndexOp::create(b, loc, bytes));

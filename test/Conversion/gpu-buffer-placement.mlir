@@ -51,6 +51,45 @@ func.func @norm(%n: memref<f32>) -> f32 {
 
 // -----
 
+// An i1 (loss scaling's all-finite flag) is one byte in memory, as the
+// kernels store it: its read copies one byte.
+// CHECK: module attributes {zero.gpu_collectives = "device", zero.gpu_memory = "device"}
+// CHECK-LABEL: func.func @flag
+// CHECK: %[[SLOT:.*]] = memref.alloca() : memref<i1>
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK: call @zero_rt_gpu_read(%{{.*}}, %{{.*}}, %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// CHECK: memref.load %[[SLOT]][] : memref<i1>
+func.func @flag(%f: memref<4xi1>) -> i1 {
+  %c2 = arith.constant 2 : index
+  %a = memref.alloc() : memref<8xf32>
+  %v = memref.load %f[%c2] : memref<4xi1>
+  memref.dealloc %a : memref<8xf32>
+  return %v : i1
+}
+
+// -----
+
+// A copy of a constant (a reduction's initial value, which bufferization
+// copies into the buffer the reduction writes) becomes a write of the
+// constant's bytes, ordered on the rank's stream: the buffer can stay in
+// device memory.
+// CHECK: module attributes {zero.gpu_collectives = "device", zero.gpu_memory = "device"}
+// CHECK-LABEL: func.func @initial_value
+// CHECK: %[[INIT:.*]] = memref.get_global @init : memref<4xi1>
+// CHECK: %[[BUF:.*]] = memref.alloc() : memref<4xi1>
+// CHECK-NOT: memref.copy
+// CHECK: %[[BYTES:.*]] = arith.constant 4 : i64
+// CHECK: call @zero_rt_gpu_write(%{{.*}}, %{{.*}}, %[[BYTES]]) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+memref.global "private" constant @init : memref<4xi1> = dense<true>
+func.func @initial_value() -> memref<4xi1> {
+  %init = memref.get_global @init : memref<4xi1>
+  %b = memref.alloc() : memref<4xi1>
+  memref.copy %init, %b : memref<4xi1> to memref<4xi1>
+  return %b : memref<4xi1>
+}
+
+// -----
+
 // A collective: on the device by default (cuda-local, nccl), it touches no
 // element on the host; with collectives=host the local and mpi backends run
 // it on host threads, over managed memory.

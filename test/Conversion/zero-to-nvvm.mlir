@@ -105,18 +105,21 @@ func.func @adamw(%w: tensor<1024xf32>, %m: tensor<1024xf32>, %v: tensor<1024xf32
 // loop over the column inside) and their combine (one thread) are kernels,
 // and the host has no loop of its own (zero-split-reductions). The squares
 // and the fill of the partials touch different buffers, so they are one
-// kernel (zero-fuse-independent-loops). Kernels with nothing of the host
-// between them go to one stream in order, the host waiting only before it
-// allocates, copies or returns (gpu-async-region).
+// kernel (zero-fuse-independent-loops). The combine's initial value, a
+// constant, is written from the host on the stream (zero_rt_gpu_write), so
+// every buffer is device memory and the host waits for the stream only
+// before it returns (zero-gpu-defer-host-waits).
 // CHECK-LABEL: llvm.func @norm(
 // CHECK-NOT: llvm.cond_br
 // CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel::@norm_kernel
 // CHECK-NOT: {{llvm.cond_br|mgpuStreamSynchronize}}
 // CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel_0::@norm_kernel
-// CHECK-NOT: llvm.cond_br
-// CHECK: llvm.call @mgpuStreamSynchronize
+// CHECK-NOT: {{llvm.cond_br|mgpuStreamSynchronize}}
+// CHECK: llvm.call @zero_rt_gpu_write
+// CHECK-NOT: {{llvm.cond_br|mgpuStreamSynchronize}}
 // CHECK: gpu.launch_func <{{[^>]*}}> @norm_kernel_1::@norm_kernel
 // CHECK-NOT: {{llvm.cond_br|gpu.launch_func}}
+// CHECK: llvm.call @mgpuStreamSynchronize
 // CHECK: llvm.return
 func.func @norm(%x: tensor<4096xf32>) -> tensor<f32> {
   %zero = arith.constant dense<0.0> : tensor<f32>

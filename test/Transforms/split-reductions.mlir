@@ -1,6 +1,7 @@
-// zero-split-reductions: a 1-D reduction into a 0-d value becomes B partial
-// results over a [K, B] view (padded with the combiner's identity) and a
-// combine of the partials with the original initial value.
+// zero-split-reductions: a reduction into a 0-d value (its input flattened
+// to 1-D) becomes B partial results over a [K, B] view (padded with the
+// combiner's identity) and a combine of the partials with the original
+// initial value.
 
 // RUN: zero-opt %s --split-input-file --zero-split-reductions | FileCheck %s
 // RUN: zero-opt %s --split-input-file --zero-split-reductions 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
@@ -81,8 +82,32 @@ func.func @max(%x: tensor<10xf32>, %init: tensor<f32>) -> tensor<f32> {
 
 // -----
 
+// A reduction over every dimension of a 2-D tensor (loss scaling's check
+// that every gradient is finite) is one over its 91 elements in row-major
+// order: flattened, then split as above, padded with `true`, the identity
+// of `and`.
+// CHECK-LABEL: func.func @all_finite
+// CHECK: %[[TRUE:.*]] = arith.constant true
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<7x13xi1> into tensor<91xi1>
+// CHECK: tensor.pad %[[FLAT]] low[0] high[5]
+// CHECK: tensor.yield %[[TRUE]] : i1
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}} : tensor<6x16xi1>) outs(%{{.*}} : tensor<16xi1>)
+// CHECK: arith.andi
+// CHECK: linalg.reduce ins(%{{.*}} : tensor<1x16xi1>) outs(%{{.*}} : tensor<1xi1>) dimensions = [1]
+func.func @all_finite(%x: tensor<7x13xi1>, %init: tensor<i1>) -> tensor<i1> {
+  %all = linalg.reduce ins(%x : tensor<7x13xi1>) outs(%init : tensor<i1>) dimensions = [0, 1]
+    (%in: i1, %acc: i1) {
+      %both = arith.andi %in, %acc : i1
+      linalg.yield %both : i1
+    }
+  return %all : tensor<i1>
+}
+
+// -----
+
 // A combiner the pass does not know (a sum of squares inside the combiner)
-// is left alone, with a remark; so is a reduction of a 2-D tensor.
+// is left alone, with a remark; so is a reduction that keeps a dimension.
 // REMARK: remark: not split: its combiner is not one known associative operation
 // CHECK-LABEL: func.func @unknown_combiner
 // CHECK: linalg.reduce ins(%{{.*}} : tensor<10xf32>)

@@ -93,7 +93,9 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
     loop that launches kernels: a norm the host turns into a factor, a
     loss recorded each step) become copies through a stack slot, calls of
     the runtime's `zero_rt_gpu_read` and `zero_rt_gpu_write`, so they keep
-    nothing out of device memory.
+    nothing out of device memory; so does a copy of a constant into a
+    buffer (a reduction's initial value), which becomes a
+    `zero_rt_gpu_write` of the constant's bytes.
     Buffer deallocation's bookkeeping (small buffers, at most 4 KiB, that
     only the host reads and writes, and passes only to private functions of
     the module that only read and write them) moves to the host's stack, at

@@ -1,7 +1,7 @@
 //===- SplitReductions.cpp - reductions as partial sums and a combine -----===//
 //
-// A 1-D linalg.reduce becomes partial results over the columns of a [K, B]
-// view (a linalg.generic whose parallel loop is the outer one: B threads,
+// A linalg.reduce into 0-d (its input flattened to 1-D) becomes partial
+// results over the columns of a [K, B] view (a linalg.generic whose parallel loop is the outer one: B threads,
 // neighbouring threads reading neighbouring elements) and a reduce of the B
 // partials: on the GPU, one kernel of B threads and one of a single thread,
 // instead of a loop on the host. See Passes.td for the contract.
@@ -12,6 +12,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include <cmath>
+#include <numeric>
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROSPLITREDUCTIONS
@@ -128,7 +129,7 @@ struct ZeroSplitReductionsPass
     auto inputType =
         dyn_cast<RankedTensorType>(reduce.getInputs()[0].getType());
     auto initType = dyn_cast<RankedTensorType>(reduce.getInits()[0].getType());
-    if (!inputType || !initType || inputType.getRank() != 1 ||
+    if (!inputType || !initType || inputType.getRank() < 1 ||
         !inputType.hasStaticShape() || initType.getRank() != 0)
       return;
     TypedAttr identity = getIdentity(reduce);
@@ -137,7 +138,7 @@ struct ZeroSplitReductionsPass
                         "associative operation");
       return;
     }
-    int64_t n = inputType.getDimSize(0);
+    int64_t n = inputType.getNumElements();
     // About sqrt(n) partials of about sqrt(n) elements each, so that both
     // steps are short: B a power of two, at most max-parts.
     int64_t parts = int64_t(1) << llvm::Log2_64_Ceil(std::max<int64_t>(
@@ -150,6 +151,15 @@ struct ZeroSplitReductionsPass
     Type element = inputType.getElementType();
     Value identityValue = arith::ConstantOp::create(b, loc, identity);
     Value input = reduce.getInputs()[0];
+    // A reduction over every dimension (into 0-d) is one over the elements
+    // in row-major order, the order of the loops it would become.
+    if (inputType.getRank() > 1) {
+      ReassociationIndices all(inputType.getRank());
+      std::iota(all.begin(), all.end(), 0);
+      input = tensor::CollapseShapeOp::create(
+          b, loc, RankedTensorType::get({n}, element), input,
+          ArrayRef<ReassociationIndices>{all});
+    }
     if (rows * parts != n) {
       auto padded = RankedTensorType::get({rows * parts}, element);
       input = tensor::PadOp::create(

@@ -449,13 +449,15 @@ def ZeroFuseElementwise : Pass<"zero-fuse-elementwise"> {
 }
 
 def ZeroSplitReductions : Pass<"zero-split-reductions"> {
-  let summary = "Splits 1-D reductions into partial results and a combine";
+  let summary = "Splits reductions into 0-d values into partial results "
+                "and a combine";
   let description = [{
     Runs in `zero-to-nvvm`, on linalg on tensors, before
     `zero-fuse-elementwise` (which would fuse a norm's squares and the
-    reshape before it into the reduction, making a reduction over several
-    dimensions that this pass does not split). A `linalg.reduce` of a 1-D
-    tensor of N elements into a 0-d one (a norm, a sum, an inf check) becomes
+    reshape before it into the reduction). A
+    `linalg.reduce` of a tensor of N elements into a 0-d one (a norm, a sum,
+    an inf check; a tensor of several dimensions is first flattened, in
+    row-major order, the order of the loops it would have become) becomes
     two reductions: the input, padded with the combiner's identity to K x B
     elements (B a power of two near sqrt(N), at most `max-parts`), is viewed
     as [K, B], and a `linalg.generic` whose outer, parallel loop runs over
