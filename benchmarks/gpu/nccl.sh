@@ -33,6 +33,20 @@ case_args() {
   done
 }
 
+# Runs "$@" as ranks 0..N-1 of a torchrun-style world on the next port,
+# rank r's output in LOG-rank$r.log; succeeds when every rank does.
+run_ranks() {
+  local n=$1 log=$2 p=$((port++)) pids=() status=0 r pid
+  shift 2
+  for ((r = 0; r < n; ++r)); do
+    env RANK="$r" WORLD_SIZE="$n" LOCAL_RANK="$r" MASTER_ADDR=127.0.0.1 MASTER_PORT="$p" \
+      "$@" >"$log-rank$r.log" 2>&1 &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  return "$status"
+}
+
 run() {
   local rt=$dir/runtime-build failures=0 runs=0
   build_runtime "$rt"
@@ -98,15 +112,9 @@ run() {
   local gpus
   gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
   if ((gpus >= 2)); then
-    local p=$((port++)) pids=() ok=1
-    for ((r = 0; r < gpus; ++r)); do
-      env RANK=$r WORLD_SIZE=$gpus LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$p \
-        "$check" --backend nccl >"$dir/collectives-rank$r.log" 2>&1 &
-      pids+=($!)
-    done
-    for pid in "${pids[@]}"; do wait "$pid" || ok=0; done
     runs=$((runs + 1))
-    if ((ok)); then echo "collectives N=$gpus: ok"; cat "$dir"/collectives-rank*.log; else
+    if run_ranks "$gpus" "$dir/collectives" "$check" --backend nccl; then
+      echo "collectives N=$gpus: ok"; cat "$dir"/collectives-rank*.log; else
       failures=$((failures + 1)); echo "collectives N=$gpus: FAIL"; cat "$dir"/collectives-rank*.log; fi
     for case in "$dir"/*/2/; do
       case=${case%/}
@@ -114,16 +122,10 @@ run() {
       local name args
       name=$(basename "$(dirname "$case")")
       mapfile -t args < <(case_args "$case")
-      local p=$((port++)) pids=() ok=1
-      for r in 0 1; do
-        env RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$p \
-          "$launch" "$case/sharded.so" --backend nccl "${args[@]}" \
-          --expect "$case/gpu-sharded" --max-ulp 0 >"$case/nccl-rank$r.log" 2>&1 &
-        pids+=($!)
-      done
-      for pid in "${pids[@]}"; do wait "$pid" || ok=0; done
       runs=$((runs + 1))
-      if ((ok)); then echo "$name N=2 sharded: ok"; else
+      if run_ranks 2 "$case/nccl" "$launch" "$case/sharded.so" --backend nccl \
+           "${args[@]}" --expect "$case/gpu-sharded" --max-ulp 0; then
+        echo "$name N=2 sharded: ok"; else
         failures=$((failures + 1)); echo "$name N=2 sharded: FAIL"; cat "$case"/nccl-rank*.log; fi
     done
   else

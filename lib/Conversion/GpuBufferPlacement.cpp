@@ -251,9 +251,10 @@ struct ZeroGpuBufferPlacementPass
     }
     bool hostCollectives = collectives == "host";
     moveHostBuffersToStack(module);
-    if (!hostCollectives)
+    if (!hostCollectives) {
       copyScalarsThroughStack(module);
-    writeConstantsFromHost(module);
+      writeConstantsFromHost(module);
+    }
     llvm::DenseSet<Operation *> stackOnly = stackOnlyFunctions(module);
     std::string reason;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) {

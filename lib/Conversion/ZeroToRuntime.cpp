@@ -148,7 +148,8 @@ bool mayStandInBatch(Operation *op) {
     return call.getCallee() == "zero_rt_label";
   if (isa<memref::AllocOp>(op))
     return true;
-  return !isa<gpu::GPUDialect>(op->getDialect()) && isMemoryEffectFree(op);
+  return isMemoryEffectFree(op) &&
+         !isa_and_present<gpu::GPUDialect>(op->getDialect());
 }
 
 /// Brackets each run of two or more collectives started one after another,

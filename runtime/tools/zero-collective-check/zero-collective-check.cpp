@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Backend.h"
 #include "HalfFloat.h"
 #include "zero/runtime/zero_runtime.h"
 
@@ -33,6 +34,8 @@
 #include <vector>
 
 using namespace zero::rt::half;
+using zero::rt::dtypeName;
+using zero::rt::dtypeSize;
 
 namespace {
 
@@ -68,16 +71,6 @@ const Kind kKinds[] = {
 
 const zero_dtype kDtypes[] = {ZERO_F32, ZERO_BF16, ZERO_F16,
                               ZERO_F64, ZERO_I32,  ZERO_I64};
-
-const char *dtypeName(zero_dtype dtype) {
-  static const char *names[] = {"f32", "bf16", "f16", "f64", "i32", "i64"};
-  return names[dtype];
-}
-
-size_t dtypeSize(zero_dtype dtype) {
-  static const size_t sizes[] = {4, 2, 2, 8, 4, 8};
-  return sizes[dtype];
-}
 
 bool isFloat(zero_dtype dtype) {
   return dtype != ZERO_I32 && dtype != ZERO_I64;
@@ -144,7 +137,8 @@ double inputOf(int32_t rank, int64_t i) {
 }
 
 /// A group of the world: its runtime descriptor, and the calling rank's
-/// view of it.
+/// view of it, worked out here rather than by the runtime's decodeGroup,
+/// so that a wrong decoding shows as wrong results.
 struct Group {
   std::vector<int64_t> descriptor;
   std::vector<int32_t> members;
