@@ -44,6 +44,9 @@ static void addBufferizationPasses(OpPassManager &pm, bool gpu) {
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createCanonicalizerPass());
+  // The runtime's collectives take dense buffers. Staged here, the copies
+  // become kernels on the GPU, not host copies beside the runtime calls.
+  pm.addPass(zero::createZeroContiguousCollectiveBuffers());
 }
 
 /// The host code's arith, math, memref, func and cf to the LLVM dialect.
@@ -66,7 +69,7 @@ static void addHostToLLVMPasses(OpPassManager &pm) {
 
 /// Loop nests as the GPU runs them, before they are tiled into blocks and
 /// threads: copies as loop nests, parallel loops, 16-byte accesses,
-/// independent ones merged.
+/// independent ones merged, each nest 1-D.
 static void addGpuLoopPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(zero::createZeroGpuCopies());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -74,6 +77,8 @@ static void addGpuLoopPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(zero::createZeroGpuWideAccess());
   // Independent loop nests (the updates of a bucket's parameters) as one.
   pm.addNestedPass<func::FuncOp>(zero::createZeroFuseIndependentLoops());
+  // Every nest 1-D: any shape fits CUDA's grid, and accesses coalesce.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroGpuCollapseLoops());
 }
 
 void zero::buildZeroToLLVMPipeline(OpPassManager &pm,

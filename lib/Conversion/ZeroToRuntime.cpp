@@ -27,30 +27,14 @@ using namespace zero;
 
 namespace {
 
-/// `buffer` when it is contiguous; else a new contiguous buffer, holding a
-/// copy of `buffer`'s data when `copyIn` (an input). The caller copies an
-/// output back and frees the new buffer after the call (this pass runs after
-/// buffer deallocation).
-Value contiguous(OpBuilder &b, Location loc, Value buffer, bool copyIn) {
-  auto type = cast<MemRefType>(buffer.getType());
-  if (memref::isStaticShapeAndContiguousRowMajor(type))
-    return buffer;
-  auto flat = MemRefType::get(type.getShape(), type.getElementType());
-  Value copy = memref::AllocOp::create(b, loc, flat);
-  if (copyIn)
-    memref::CopyOp::create(b, loc, buffer, copy);
-  return copy;
-}
-
 /// `zero_rt_wait` on `handle` (a `zero_handle *`) where `wait` stands, which
-/// goes; returns the call.
-Operation *lowerWait(WaitOp wait, Value handle, RuntimeCallBuilder &calls) {
+/// goes.
+void lowerWait(WaitOp wait, Value handle, RuntimeCallBuilder &calls) {
   OpBuilder b(wait);
   func::FuncOp waitFn =
       calls.declare("zero_rt_wait", {calls.pointerType()}, {});
-  auto call = func::CallOp::create(b, wait.getLoc(), waitFn, handle);
+  func::CallOp::create(b, wait.getLoc(), waitFn, handle);
   wait->erase();
-  return call;
 }
 
 /// Checks that `request` is consumed exactly once: by a zero.wait in its
@@ -253,13 +237,13 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
   Value request = op->getNumResults() ? op->getResult(0) : Value();
   WaitOp localWait =
       request ? dyn_cast<WaitOp>(*request.getUsers().begin()) : WaitOp();
-  if (request && !localWait &&
-      (!memref::isStaticShapeAndContiguousRowMajor(
-           cast<MemRefType>(input.getType())) ||
-       !memref::isStaticShapeAndContiguousRowMajor(
-           cast<MemRefType>(output.getType()))))
-    return op->emitOpError("cannot be lowered: a request carried out of "
-                           "its block needs contiguous buffers");
+  for (Value buffer : {input, output})
+    if (!memref::isStaticShapeAndContiguousRowMajor(
+            cast<MemRefType>(buffer.getType())))
+      return op->emitOpError("cannot be lowered: ")
+             << buffer.getType()
+             << " is not contiguous (zero-contiguous-collective-buffers "
+                "stages such buffers through dense ones)";
 
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -272,10 +256,8 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
       request ? calls.declare((callee + "_start").str(), argTypes, {ptr})
               : calls.declare(callee, argTypes, {});
 
-  Value in = contiguous(b, loc, input, /*copyIn=*/true);
-  Value out = contiguous(b, loc, output, /*copyIn=*/false);
   SmallVector<Value> args = {
-      calls.pointerTo(b, loc, in), calls.pointerTo(b, loc, out),
+      calls.pointerTo(b, loc, input), calls.pointerTo(b, loc, output),
       arith::ConstantIntOp::create(b, loc, i64, inputType.getNumElements()),
       arith::ConstantIntOp::create(b, loc, i32, *dtype)};
   if (reduction)
@@ -290,18 +272,10 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
           calls.stringPointer(b, loc, "bucket " + std::to_string(id.getInt())));
     }
   auto call = func::CallOp::create(b, loc, fn, args);
-  if (localWait) {
-    // Temporaries live until the wait.
-    b.setInsertionPointAfter(lowerWait(localWait, call.getResult(0), calls));
-  } else if (request) {
+  if (localWait)
+    lowerWait(localWait, call.getResult(0), calls);
+  else if (request)
     request.replaceAllUsesWith(call.getResult(0));
-  }
-  if (in != input)
-    memref::DeallocOp::create(b, loc, in);
-  if (out != output) {
-    memref::CopyOp::create(b, loc, out, output);
-    memref::DeallocOp::create(b, loc, out);
-  }
   op->erase();
   return success();
 }

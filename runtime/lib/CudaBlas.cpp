@@ -32,6 +32,7 @@ struct Blas {
   std::string error; // why there is no cuBLAS; empty when there is
   cublasStatus_t (*create)(cublasHandle_t *);
   cublasStatus_t (*setStream)(cublasHandle_t, CUstream);
+  cublasStatus_t (*setWorkspace)(cublasHandle_t, void *, size_t);
   cublasStatus_t (*gemmEx)(cublasHandle_t, int, int, int, int, int,
                            const void *, const void *, int, int, const void *,
                            int, int, const void *, void *, int, int, int, int);
@@ -50,6 +51,7 @@ Blas &blas() {
     }
     if (!bindSymbol(library, "cublasCreate_v2", instance.create) ||
         !bindSymbol(library, "cublasSetStream_v2", instance.setStream) ||
+        !bindSymbol(library, "cublasSetWorkspace_v2", instance.setWorkspace) ||
         !bindSymbol(library, "cublasGemmEx", instance.gemmEx) ||
         !bindSymbol(library, "cublasGetStatusString", instance.statusString))
       instance.error = "cuBLAS lacks a function zero needs (too old?)";
@@ -71,6 +73,41 @@ int cudaType(int32_t dtype) {
   default:
     return -1;
   }
+}
+
+/// cuBLAS's recommended workspace on Hopper (and more than enough before).
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+/// The calling thread's (a rank's) cuBLAS handle, with a workspace of its
+/// own: cuBLAS picks its GEMM implementations by the workspace it has, and
+/// with several streams at once sharing its default one (N ranks on one
+/// GPU) the choice, and so the order of a sum, could change from run to run.
+/// Null, with the error recorded, when it cannot be made.
+cublasHandle_t threadHandle(const Blas &library) {
+  static thread_local cublasHandle_t handle = nullptr;
+  if (handle)
+    return handle;
+  const Driver *d = driver("cublasSetWorkspace");
+  if (!d)
+    return nullptr;
+  cublasHandle_t made = nullptr;
+  if (cublasStatus_t s = library.create(&made)) {
+    recordError("cublasCreate: " + std::string(library.statusString(s)));
+    return nullptr;
+  }
+  void *workspace = nullptr;
+  if (CUresult r = d->cuMemAlloc(&workspace, kWorkspaceBytes)) {
+    recordError(errorMessage(r, "cuMemAlloc of cuBLAS's workspace (" +
+                                    std::to_string(kWorkspaceBytes >> 20) +
+                                    " MiB)"));
+    return nullptr;
+  }
+  if (cublasStatus_t s =
+          library.setWorkspace(made, workspace, kWorkspaceBytes)) {
+    recordError("cublasSetWorkspace: " + std::string(library.statusString(s)));
+    return nullptr;
+  }
+  return handle = made;
 }
 
 } // namespace
@@ -101,13 +138,9 @@ extern "C" void zero_rt_gpu_matmul(int32_t inputDtype, int32_t outputDtype,
     return recordError(what + ": no GEMM for dtypes " +
                        std::to_string(inputDtype) + " -> " +
                        std::to_string(outputDtype));
-  // One handle per thread (a rank's), bound to its stream.
-  static thread_local cublasHandle_t handle = nullptr;
-  if (!handle) {
-    if (cublasStatus_t s = library.create(&handle))
-      return recordError("cublasCreate: " +
-                         std::string(library.statusString(s)));
-  }
+  cublasHandle_t handle = threadHandle(library);
+  if (!handle)
+    return; // the reason is recorded
   if (cublasStatus_t s = library.setStream(handle, stream))
     return recordError("cublasSetStream: " +
                        std::string(library.statusString(s)));

@@ -93,20 +93,11 @@ func.func @carried_waited_twice(%in: memref<4xf32>, %out: memref<8xf32>) {
 
 zero.mesh @dp(shape = [2])
 
-// A carried request's collective writes its buffer directly: no temporary
-// copy could be copied back at a wait in another iteration.
-func.func @carried_strided(%in: memref<4xf32>, %big: memref<8x2xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c4 = arith.constant 4 : index
-  %out = memref.subview %big[0, 0] [8, 1] [1, 1] : memref<8x2xf32> to memref<8xf32, strided<[2]>>
-  %none = zero.completed_request
-  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%q = %none) -> (!zero.request) {
-    zero.wait %q, %in, %out : memref<4xf32>, memref<8xf32, strided<[2]>>
-    // expected-error @+1 {{cannot be lowered: a request carried out of its block needs contiguous buffers}}
-    %q2 = zero.all_gather_buffer %in, %out on @dp : memref<4xf32>, memref<8xf32, strided<[2]>> -> !zero.request
-    scf.yield %q2 : !zero.request
-  }
-  zero.wait %r, %in, %out : memref<4xf32>, memref<8xf32, strided<[2]>>
+// Buffers must be contiguous: zero-contiguous-collective-buffers stages those
+// that are not.
+func.func @strided(%in: memref<4x4xf32, strided<[8, 1]>>, %out: memref<4x4xf32>) {
+  // expected-error @+1 {{cannot be lowered: 'memref<4x4xf32, strided<[8, 1]>>' is not contiguous (zero-contiguous-collective-buffers stages such buffers through dense ones)}}
+  zero.all_reduce_buffer %in, %out on @dp reduce = sum
+      : memref<4x4xf32, strided<[8, 1]>>, memref<4x4xf32>
   return
 }

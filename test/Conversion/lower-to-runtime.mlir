@@ -49,28 +49,6 @@ func.func @lower(%in: memref<8x16xbf16>, %out: memref<2x16xbf16>,
 
 // -----
 
-// A buffer that is not contiguous is copied in, and for an output back out;
-// the copies are freed after the call.
-
-zero.mesh @dp(shape = [2])
-
-// CHECK-LABEL: func.func @strided
-func.func @strided(%in: memref<4x4xf32, strided<[8, 1]>>,
-                   %out: memref<4x4xf32, strided<[8, 1]>>) {
-  // CHECK: %[[IN:.*]] = memref.alloc() : memref<4x4xf32>
-  // CHECK: memref.copy %arg0, %[[IN]]
-  // CHECK: %[[OUT:.*]] = memref.alloc() : memref<4x4xf32>
-  // CHECK: call @zero_rt_all_reduce
-  // CHECK: memref.dealloc %[[IN]]
-  // CHECK: memref.copy %[[OUT]], %arg1
-  // CHECK: memref.dealloc %[[OUT]]
-  zero.all_reduce_buffer %in, %out on @dp reduce = sum
-      : memref<4x4xf32, strided<[8, 1]>>, memref<4x4xf32, strided<[8, 1]>>
-  return
-}
-
-// -----
-
 // A started collective calls the `_start` entry point, which returns the
 // handle that zero_rt_wait takes where the zero.wait stood.
 

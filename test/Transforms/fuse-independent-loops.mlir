@@ -134,6 +134,40 @@ func.func @in_loop(%w0: memref<8xf32>, %v0: memref<4xf32>, %n: index)
 
 // -----
 
+// Not merged: a training loop between them reads the first loop's buffer
+// through its iteration argument (initially a view of that allocation), so
+// the first loop cannot move past it. (A block argument defined after an
+// allocation may be a view of it; one defined before, as in @in_loop, not.)
+// CHECK-LABEL: func.func @carried_allocation
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK: scf.parallel
+func.func @carried_allocation(%src: memref<8xf32>, %n: index) -> memref<8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %a = memref.alloc() : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %x = memref.load %src[%i] : memref<8xf32>
+    memref.store %x, %a[%i] : memref<8xf32>
+    scf.reduce
+  }
+  %r = scf.for %k = %c0 to %n step %c1 iter_args(%w = %a) -> (memref<8xf32>) {
+    %s = memref.load %w[%c0] : memref<8xf32>
+    memref.store %s, %w[%c1] : memref<8xf32>
+    scf.yield %w : memref<8xf32>
+  }
+  %b = memref.alloc() : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %x = memref.load %r[%i] : memref<8xf32>
+    memref.store %x, %b[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return %b : memref<8xf32>
+}
+
+// -----
+
 // Not merged: the second loop reads what the first writes (through a view).
 // CHECK-LABEL: func.func @dependent
 // CHECK-COUNT-2: scf.parallel

@@ -5,6 +5,43 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ZeroContiguousCollectiveBuffers
+    : Pass<"zero-contiguous-collective-buffers"> {
+  let summary = "Stages collectives' buffers that are not contiguous through "
+                "dense ones";
+  let description = [{
+    Runs after bufferization, before `zero-lower-to-runtime` (both
+    `zero-to-llvm` and `zero-to-nvvm` run it at the end of bufferization).
+    The runtime's collectives take a pointer and an element count, so each
+    buffer of `zero.all_reduce_buffer`, `zero.reduce_scatter_buffer` and
+    `zero.all_gather_buffer` must be contiguous. One that is not, or whose
+    layout is known only at run time (a shard that a loop carries has
+    `strided<[?], offset: ?>`), is replaced by a new dense buffer: an input is
+    copied into it before the collective; an output is copied back from it
+    once the collective is done, after the op or after the `zero.wait` of its
+    request, where the dense buffers are freed. In `zero-to-nvvm` the copies
+    then become kernels (`zero-gpu-copies`); a copy made beside the runtime
+    call would run on the host, over device memory.
+
+    A started collective whose request a loop carries out of its block has
+    no place to copy its output back: with a buffer that is not contiguous it
+    is an error, located at the op.
+
+    ```mlir
+    zero.all_gather_buffer %shard, %full on @dp
+        : memref<46xf32, strided<[?], offset: ?>>, memref<92xf32>
+    // becomes
+    %dense = memref.alloc() : memref<46xf32>
+    memref.copy %shard, %dense
+        : memref<46xf32, strided<[?], offset: ?>> to memref<46xf32>
+    zero.all_gather_buffer %dense, %full on @dp
+        : memref<46xf32>, memref<92xf32>
+    memref.dealloc %dense : memref<46xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
   let summary = "Turns bufferized collectives into calls into zero's runtime";
   let description = [{
@@ -22,9 +59,10 @@ def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
     `memref.global` holding `{mesh rank, shape..., number of axes, axes...}`,
     one per distinct mesh and axes.
 
-    A buffer that is not contiguous is copied into one that is (and, for an
-    output, back). A scatter or gather dimension must have only unit
-    dimensions before it, so that each rank's part is contiguous; the element
+    Every buffer must be contiguous (`zero-contiguous-collective-buffers`
+    stages those that are not). A scatter or gather dimension must have only
+    unit dimensions before it, so that each rank's part is contiguous; the
+    element
     type must be one the runtime has (f32, bf16, f16, f64, i32, i64). Any op
     the pass cannot lower (one of these cases, a collective left in tensor
     form, `zero.async`) is reported with its location and the pass fails.
@@ -64,6 +102,45 @@ def ZeroGpuCopies : Pass<"zero-gpu-copies"> {
     ```
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def ZeroGpuCollapseLoops : Pass<"zero-gpu-collapse-loops"> {
+  let summary = "Collapses each multi-dimensional parallel loop nest into one "
+                "dimension";
+  let description = [{
+    Runs in `zero-to-nvvm` (and `zero-to-llvm{gpu-loops}`) after independent
+    loops are merged, before loop nests are tiled into kernels. Tiling makes
+    a nest's first dimension blocks of threads, and each further dimension a
+    grid dimension of its own; CUDA allows at most 65535 blocks in y and z,
+    so a nest like 1 x 6291456 (a gathered weight's padding) could not be
+    launched, and its blocks would run one busy thread of 256. Collapsed
+    into one dimension (XLA does the same), a nest of any shape fits, every
+    thread has work, and consecutive threads take consecutive elements of
+    the last dimension, so their accesses coalesce. Each iteration
+    recovers its indices by division and remainder, so it runs the same
+    operations on the same elements as before: results do not change.
+
+    Only a nest that becomes a kernel of its own is collapsed: an outermost
+    `scf.parallel` with more than one dimension, not yet mapped to the GPU
+    and without reduction results.
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c7, %c13) step (%c1, %c1) {
+      %x = memref.load %a[%i, %j] : memref<7x13xf32>
+      ...
+    }
+    // becomes
+    scf.parallel (%k) = (%c0) to (%c91) step (%c1) {
+      %j = arith.remsi %k, %c13 : index
+      %i = arith.divsi %k, %c13 : index
+      %x = memref.load %a[%i, %j] : memref<7x13xf32>
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::affine::AffineDialect"
+  ];
 }
 
 def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",

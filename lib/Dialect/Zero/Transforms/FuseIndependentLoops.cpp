@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
@@ -37,17 +38,28 @@ struct Root {
   /// The allocation or argument (or the view chain's end), or for a global
   /// the symbol's name.
   const void *key = nullptr;
+  /// The view chain's end.
+  Value value;
 
-  /// Whether two roots may share memory. A buffer allocated in the program
-  /// shares none with any other value that is live at the same time (a
-  /// program that read a freed buffer would be wrong already); the entry
-  /// block's arguments do not alias each other (One-Shot Bufferize's
-  /// assumption at function boundaries); distinct globals are distinct.
-  bool mayAlias(const Root &other) const {
+  /// Whether two roots may share memory. Distinct globals are distinct; the
+  /// entry block's arguments do not alias each other (One-Shot Bufferize's
+  /// assumption at function boundaries), nor any buffer the program
+  /// allocates, nor a global. A buffer allocated in the program is none of
+  /// those, and no value that existed before it was allocated (a loop's
+  /// iteration argument inside whose body it is allocated: a program that
+  /// used a freed buffer would be wrong already). But a value of unknown
+  /// origin defined after an allocation may be a view of it: a loop's
+  /// iteration argument whose initial value is the allocation.
+  bool mayAlias(const Root &other, DominanceInfo &dominance) const {
     if (key == other.key)
       return true;
-    if (kind == Allocation || other.kind == Allocation)
-      return false;
+    if (kind == Allocation || other.kind == Allocation) {
+      const Root &allocation = kind == Allocation ? *this : other;
+      const Root &rest = kind == Allocation ? other : *this;
+      return rest.kind == Unknown &&
+             !dominance.properlyDominates(rest.value,
+                                          allocation.value.getDefiningOp());
+    }
     if (kind == other.kind && kind != Unknown)
       return false;
     return true;
@@ -58,6 +70,7 @@ Root getRoot(Value buffer) {
   buffer = memref::skipViewLikeOps(cast<MemrefValue>(buffer));
   Root root;
   root.key = buffer.getAsOpaquePointer();
+  root.value = buffer;
   if (auto global = buffer.getDefiningOp<memref::GetGlobalOp>()) {
     root.kind = Root::Global;
     root.key = global.getNameAttr().getAttr().getAsOpaquePointer();
@@ -104,12 +117,13 @@ struct Accesses {
   bool empty() const { return !unknown && reads.empty() && writes.empty(); }
 
   /// Whether the two may not be reordered.
-  bool conflictsWith(const Accesses &other) const {
+  bool conflictsWith(const Accesses &other, DominanceInfo &dominance) const {
     if ((unknown && !other.empty()) || (other.unknown && !empty()))
       return true;
-    auto overlap = [](ArrayRef<Root> a, ArrayRef<Root> b) {
+    auto overlap = [&](ArrayRef<Root> a, ArrayRef<Root> b) {
       return llvm::any_of(a, [&](const Root &x) {
-        return llvm::any_of(b, [&](const Root &y) { return x.mayAlias(y); });
+        return llvm::any_of(
+            b, [&](const Root &y) { return x.mayAlias(y, dominance); });
       });
     };
     return overlap(writes, other.reads) || overlap(writes, other.writes) ||
@@ -253,14 +267,15 @@ struct ZeroFuseIndependentLoopsPass
     getOperation()->walk([&](Block *block) { blocks.push_back(block); });
     OpBuilder b(&getContext());
     LoopMerger merger(b);
+    DominanceInfo &dominance = getAnalysis<DominanceInfo>();
     for (Block *block : blocks)
-      fuseInBlock(*block, merger);
+      fuseInBlock(*block, merger, dominance);
   }
 
   /// Merges each run of candidate loops whose members, and the ops between
   /// them, touch disjoint buffers: every member moves down to the last one,
   /// past ops that do not conflict with it.
-  void fuseInBlock(Block &block, LoopMerger &merger) {
+  void fuseInBlock(Block &block, LoopMerger &merger, DominanceInfo &dominance) {
     SmallVector<scf::ParallelOp> group;
     Accesses groupAccesses;
     llvm::SetVector<Value> groupBuffers;
@@ -279,7 +294,7 @@ struct ZeroFuseIndependentLoopsPass
         llvm::SetVector<Value> buffers = groupBuffers;
         buffers.insert(loopBuffers.begin(), loopBuffers.end());
         if (!group.empty() &&
-            (loop.unknown || loop.conflictsWith(groupAccesses) ||
+            (loop.unknown || loop.conflictsWith(groupAccesses, dominance) ||
              static_cast<int64_t>(buffers.size()) > maxBuffers)) {
           flush();
           buffers = std::move(loopBuffers);
@@ -300,7 +315,7 @@ struct ZeroFuseIndependentLoopsPass
       }
       Accesses other;
       other.add(&op);
-      if (other.conflictsWith(groupAccesses))
+      if (other.conflictsWith(groupAccesses, dominance))
         flush();
     }
     flush();
