@@ -7,6 +7,7 @@
 
 #include "RuntimeCalls.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "zero/Conversion/Passes.h"
 
 namespace zero {
@@ -28,8 +29,9 @@ std::string whyNotGemm(linalg::MatmulOp op) {
     auto type = dyn_cast<MemRefType>(operand.getType());
     if (!type || type.getRank() != 2)
       return "an operand is not a 2-D buffer";
+    // A dynamic inner stride is checked at run time (replaceWithCall).
     auto [strides, offset] = type.getStridesAndOffset();
-    if (strides[1] != 1)
+    if (strides[1] != 1 && !ShapedType::isDynamic(strides[1]))
       return "an operand's rows are not contiguous";
   }
   Type a = getElementTypeOrSelf(op.getInputs()[0].getType());
@@ -93,8 +95,37 @@ struct ZeroGpuMatmulCallsPass
                                leading(a),  calls.pointerTo(b, loc, bm),
                                leading(bm), calls.pointerTo(b, loc, c),
                                leading(c)};
+    // Rows known to be contiguous only at run time (a view that a loop
+    // carries has a dynamic layout): the call where they are, the loop nest
+    // where not.
+    Value contiguous = rowsContiguous(b, loc, op);
+    if (!contiguous) {
+      func::CallOp::create(b, loc, fn, args);
+      op.erase();
+      return;
+    }
+    auto branch = scf::IfOp::create(b, loc, contiguous, /*withElse=*/true);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
     func::CallOp::create(b, loc, fn, args);
-    op.erase();
+    op->moveBefore(branch.elseBlock()->getTerminator());
+  }
+
+  /// Whether every operand's inner stride is 1, for operands whose stride is
+  /// dynamic; null when there are none.
+  static Value rowsContiguous(OpBuilder &b, Location loc, linalg::MatmulOp op) {
+    Value all;
+    for (Value operand : op->getOperands()) {
+      auto type = cast<MemRefType>(operand.getType());
+      if (!ShapedType::isDynamic(type.getStridesAndOffset().first[1]))
+        continue;
+      Value stride = memref::ExtractStridedMetadataOp::create(b, loc, operand)
+                         .getStrides()[1];
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      Value unit =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, stride, one);
+      all = all ? arith::AndIOp::create(b, loc, all, unit).getResult() : unit;
+    }
+    return all;
   }
 };
 

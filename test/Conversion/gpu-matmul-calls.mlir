@@ -53,6 +53,26 @@ func.func @dynamic(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %b: memref<?
 
 // -----
 
+// An operand with a dynamic layout (a weight a training loop carries): its
+// rows are checked at run time, the call where they are contiguous, the loop
+// nest where not.
+// CHECK-LABEL: func.func @dynamic_layout
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %arg1
+// CHECK: %[[UNIT:.*]] = arith.cmpi eq, %[[STRIDES]]#1, %c1{{.*}} : index
+// CHECK: scf.if %[[UNIT]] {
+// CHECK-NEXT: func.call @zero_rt_gpu_matmul
+// CHECK-NEXT: } else {
+// CHECK-NEXT: linalg.matmul
+func.func @dynamic_layout(%a: memref<8x4xf32>,
+                          %w: memref<4x16xf32, strided<[?, ?], offset: ?>>,
+                          %c: memref<8x16xf32>) {
+  linalg.matmul ins(%a, %w : memref<8x4xf32>, memref<4x16xf32, strided<[?, ?], offset: ?>>)
+                outs(%c : memref<8x16xf32>)
+  return
+}
+
+// -----
+
 // Left as loop nests, each with a remark: integers (no cuBLAS GEMM), a
 // transposed operand (rows not contiguous), and tensors (not bufferized).
 // CHECK-LABEL: func.func @left_alone

@@ -201,7 +201,8 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
                            "mlir::arith::ArithDialect",
-                           "mlir::memref::MemRefDialect"];
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def ZeroGpuMatmulCalls : Pass<"zero-gpu-matmul-calls", "mlir::ModuleOp"> {
@@ -226,9 +227,12 @@ def ZeroGpuMatmulCalls : Pass<"zero-gpu-matmul-calls", "mlir::ModuleOp"> {
     before those after it. Element types: f32, f64, and bf16 or f16 inputs
     with an output of the same type or f32 (accumulated in f32). A matmul
     the pass cannot call cuBLAS for stays a loop nest (a kernel) and gets a
-    remark saying why. cuBLAS sums in its own order, so results differ from
-    the loop nest's in the last bits; they do not change between runs or
-    between the replicated and the sharded program.
+    remark saying why. An operand whose inner stride is known only at run
+    time (a weight that a training loop carries has a dynamic layout) is
+    checked there: the call runs when its rows are contiguous and the loop
+    nest when not. cuBLAS sums in its own order, so results differ from the
+    loop nest's in the last bits; they do not change between runs or between
+    the replicated and the sharded program.
 
     ```mlir
     linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>)
@@ -241,7 +245,8 @@ def ZeroGpuMatmulCalls : Pass<"zero-gpu-matmul-calls", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
                            "mlir::arith::ArithDialect",
-                           "mlir::memref::MemRefDialect"];
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def ZeroGpuWideAccess : Pass<"zero-gpu-wide-access"> {
