@@ -136,6 +136,8 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   target.features = options.features;
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
+  // Square roots rounded as on the CPU, not libdevice's approximate ones.
+  pm.addNestedPass<gpu::GPUModuleOp>(zero::createZeroGpuIeeeSqrt());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addPass(createGpuToLLVMConversionPass());
   addHostToLLVMPasses(pm);

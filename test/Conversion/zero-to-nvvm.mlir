@@ -12,6 +12,11 @@
 // CUBLAS-COUNT-6: llvm.call @zero_rt_gpu_matmul(
 // CUBLAS-NOT: llvm.call @zero_rt_gpu_matmul(
 // NOCUBLAS-NOT: zero_rt_gpu_matmul
+// Square roots are rounded as on the CPU (zero-gpu-ieee-sqrt), not
+// libdevice's approximate ones.
+// RUN: zero-opt %zero_src/examples/adagrad.mlir --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=SQRT
+// SQRT: sqrt.rn.f32
+// SQRT-NOT: sqrt.approx
 
 // CHECK-LABEL: llvm.func @step(
 // CHECK: llvm.call @zero_rt_gpu_alloc

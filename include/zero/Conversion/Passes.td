@@ -143,6 +143,32 @@ def ZeroGpuCollapseLoops : Pass<"zero-gpu-collapse-loops"> {
   ];
 }
 
+def ZeroGpuIeeeSqrt : Pass<"zero-gpu-ieee-sqrt", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Makes kernels' square roots correctly rounded";
+  let description = [{
+    Runs in `zero-to-nvvm` on the kernels' modules, before
+    `convert-gpu-to-nvvm`. That conversion lowers `math.sqrt` to libdevice's
+    `__nv_sqrtf`, whose precision `__nvvm_reflect("__CUDA_PREC_SQRT")`
+    decides; nothing sets it, so the kernel would use `sqrt.approx.f32`,
+    which differs from the CPU's square root in the last bit (on the H100,
+    adagrad and LAMB were 1 and 2 ulp from the CPU for that reason alone).
+    libdevice's `__nv_fsqrt_rn` (and `__nv_dsqrt_rn` for f64) is
+    `sqrt.rn.f32`: rounded as IEEE 754 asks, bit for bit the CPU's. It costs a
+    few instructions an element, which a memory-bound update does not notice.
+
+    A `math.sqrt` whose fastmath flags allow an approximation (`afn`), or of
+    a type other than f32 and f64, is left as it is.
+
+    ```mlir
+    %r = math.sqrt %v : f32
+    // becomes
+    llvm.func @__nv_fsqrt_rn(f32) -> f32
+    %r = llvm.call @__nv_fsqrt_rn(%v) : (f32) -> f32
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
                                   "mlir::ModuleOp"> {
   let summary = "Decides whether a GPU program's buffers can live in device "
