@@ -520,11 +520,13 @@ def ZeroFuseIndependentLoops : Pass<"zero-fuse-independent-loops"> {
     it writes, or writes what it reads or writes) ends the run, as does any
     op of the zero dialect (moving computation past an await would undo
     `zero-schedule-overlap`), a call, or an op whose memory effects are
-    unknown. Buffers alias as One-Shot Bufferize assumes: a buffer the
-    program allocates shares memory with no other live buffer, the
-    function's arguments do not alias one another, and views alias what
-    they view. Loops with reductions (results) and loops already mapped to
-    the GPU are left alone.
+    unknown. Buffers alias as One-Shot Bufferize assumes: the function's
+    arguments do not alias one another, and views alias what they view. A
+    buffer the program allocates shares memory with no argument, no global
+    and no value defined before it was allocated; a value of unknown origin
+    defined after it (a loop's iteration argument that starts as the
+    allocation, a loop's result) may be a view of it. Loops with reductions
+    (results) and loops already mapped to the GPU are left alone.
 
     ```mlir
     // before: two loops, two kernels
