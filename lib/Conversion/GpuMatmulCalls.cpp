@@ -47,6 +47,8 @@ std::string whyNotGemm(linalg::MatmulOp op) {
 
 struct ZeroGpuMatmulCallsPass
     : public zero::impl::ZeroGpuMatmulCallsBase<ZeroGpuMatmulCallsPass> {
+  using ZeroGpuMatmulCallsBase::ZeroGpuMatmulCallsBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     zero::RuntimeCallBuilder calls(module);
@@ -87,7 +89,7 @@ struct ZeroGpuMatmulCallsPass
           *zero::dtypeCode(getElementTypeOrSelf(buffer.getType())));
     };
     func::FuncOp fn = calls.declare(
-        "zero_rt_gpu_matmul",
+        host ? "zero_rt_host_matmul" : "zero_rt_gpu_matmul",
         {i32, i32, i64, i64, i64, ptr, i64, ptr, i64, ptr, i64}, {});
     SmallVector<Value> args = {code(a),     code(c),
                                dim(a, 0),   dim(bm, 1),

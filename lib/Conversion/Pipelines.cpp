@@ -84,11 +84,16 @@ static void addGpuLoopPasses(OpPassManager &pm) {
 void zero::buildZeroToLLVMPipeline(OpPassManager &pm,
                                    const ZeroToLLVMOptions &options) {
   addBufferizationPasses(pm, /*gpu=*/options.gpuLoops);
-  // Loops, runtime calls, then LLVM.
-  if (options.gpuLoops)
+  // Loops, runtime calls, then LLVM. The GPU's structure includes its
+  // matmul calls, here of the runtime's host GEMM.
+  if (options.gpuLoops) {
+    zero::ZeroGpuMatmulCallsOptions matmuls;
+    matmuls.host = true;
+    pm.addPass(zero::createZeroGpuMatmulCalls(matmuls));
     addGpuLoopPasses(pm);
-  else
+  } else {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  }
   pm.addPass(zero::createZeroLowerToRuntime());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -101,6 +101,8 @@ runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
   add("zero_rt_batch_begin", &zero_rt_batch_begin);
   add("zero_rt_batch_end", &zero_rt_batch_end);
   add("zero_rt_label", &zero_rt_label);
+  // The GPU pipeline's matmul calls, run on the CPU (zero-to-llvm{gpu-loops}).
+  add("zero_rt_host_matmul", &zero_rt_host_matmul);
   // A copy between buffers of different layouts lowers to this helper.
   add("memrefCopy", &zero_rt_memref_copy);
   return map;

@@ -4,6 +4,18 @@
 // remark.
 
 // RUN: zero-opt %s --split-input-file --zero-gpu-matmul-calls --cse --verify-diagnostics | FileCheck %s
+// With `host` (zero-to-llvm{gpu-loops}) the same calls are of the runtime's
+// host GEMM, and the same matmuls stay loop nests.
+// RUN: zero-opt %s --split-input-file --zero-gpu-matmul-calls=host --cse --verify-diagnostics | FileCheck %s --check-prefix=HOST
+// HOST-LABEL: func.func @f32
+// HOST: call @zero_rt_host_matmul({{.*}}) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()
+// HOST-NOT: zero_rt_gpu_matmul
+// HOST-LABEL: func.func @dynamic_layout
+// HOST: scf.if
+// HOST-NEXT: func.call @zero_rt_host_matmul
+// HOST-LABEL: func.func @left_alone
+// HOST-COUNT-3: linalg.matmul
+// HOST-NOT: zero_rt_
 
 // f32: C[8x16] += A[8x4] B[4x16].
 // CHECK-LABEL: func.func @f32

@@ -83,6 +83,13 @@ static cl::opt<bool> gpuLoops(
              "with zero-to-llvm{gpu-loops}: its loop nests as zero-to-nvvm "
              "structures them for kernels, run on the CPU"),
     cl::cat(category));
+static cl::opt<bool> gpuLoopsGiven(
+    "gpu-loops-given",
+    cl::desc("With --equivalent-after: lower the program as given with "
+             "zero-to-llvm{gpu-loops} too, so that both run as the GPU runs "
+             "them (the comparison of the GPU check: the rewrite alone, "
+             "the same splits and GEMM calls on both sides)"),
+    cl::cat(category));
 static cl::opt<std::string> equivalentAfter(
     "equivalent-after",
     cl::desc("Also run the program after this pass pipeline, on the same "
@@ -357,9 +364,13 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(std::move(e)));
 
   // --gpu-loops applies to the program under test: the rewritten one when
-  // there are two.
-  auto given = compileVariant(*module, passes, name,
-                              gpuLoops && equivalentAfter.empty());
+  // there are two (and to both with --gpu-loops-given).
+  if (gpuLoopsGiven && equivalentAfter.empty())
+    return fail("--gpu-loops-given compares two programs: it needs "
+                "--equivalent-after");
+  auto given =
+      compileVariant(*module, passes, name,
+                     gpuLoopsGiven || (gpuLoops && equivalentAfter.empty()));
   if (!given)
     return fail(llvm::toString(given.takeError()));
   SmallVector<const Executable *> programs = {given->get()};
@@ -367,7 +378,8 @@ int main(int argc, char **argv) {
   if (!equivalentAfter.empty()) {
     std::string pipeline = passes.empty() ? std::string(equivalentAfter)
                                           : passes + "," + equivalentAfter;
-    auto compiled = compileVariant(*module, pipeline, name, gpuLoops);
+    auto compiled =
+        compileVariant(*module, pipeline, name, gpuLoops || gpuLoopsGiven);
     if (!compiled)
       return fail(llvm::toString(compiled.takeError()));
     variant = std::move(*compiled);

@@ -5,6 +5,7 @@
 #include "gtest/gtest.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -312,6 +313,71 @@ TEST(Runtime, UnknownBackendIsAnError) {
   EXPECT_EQ(std::string(error),
             "unknown backend 'carrier-pigeon' (expected local, cuda-local, "
             "mpi or nccl)");
+}
+
+} // namespace
+
+namespace {
+
+/// C[2x3] += A[2x2] B[2x3] with leading dimensions wider than the rows, in
+/// f32: small integers, so every order of summation gives the same result.
+TEST(HostMatmul, AccumulatesIntoCWithLeadingDimensions) {
+  // A is 2x2 in rows of 3, B 2x3 in rows of 4, C 2x3 in rows of 5.
+  std::vector<float> a = {1, 2, -1, 3, 4, -1};
+  std::vector<float> b = {1, 0, 2, -1, 0, 1, 1, -1};
+  std::vector<float> c = {10, 20, 30, -1, -1, 40, 50, 60, -1, -1};
+  zero_rt_host_matmul(ZERO_F32, ZERO_F32, 2, 3, 2, a.data(), 3, b.data(), 4,
+                      c.data(), 5);
+  // Row 0: [1 2] B = [1 2 4]; row 1: [3 4] B = [3 4 10]. Padding unchanged.
+  EXPECT_EQ(c, (std::vector<float>{11, 22, 34, -1, -1, 43, 54, 70, -1, -1}));
+}
+
+/// Each dot product is accumulated from zero with fused multiply-adds and
+/// then added to C, as a GPU GEMM does; the loop nest of linalg.matmul adds
+/// each rounded product to C in turn, and gets other results.
+TEST(HostMatmul, SumsInAGpuGemmsOrder) {
+  // x * x = 1 + 2^-11 + 2^-24 is no float: rounded, the 2^-24 is lost.
+  float x = 1.0f + 0x1p-12f;
+  std::vector<float> a = {-1.0f, x}, b = {1.0f, x}, c = {0.0f};
+  zero_rt_host_matmul(ZERO_F32, ZERO_F32, 1, 1, 2, a.data(), 2, b.data(), 1,
+                      c.data(), 1);
+  // fma(x, x, -1) keeps it; the loop nest's -1 + round(x * x) is 2^-11.
+  EXPECT_EQ(c[0], 0x1p-11f + 0x1p-24f);
+  // C is added last: 2^53 + (1 + 1) in f64, where the loop nest's
+  // (2^53 + 1) + 1 rounds to 2^53 twice.
+  std::vector<double> a64 = {1.0, 1.0}, b64 = {1.0, 1.0}, c64 = {0x1p53};
+  zero_rt_host_matmul(ZERO_F64, ZERO_F64, 1, 1, 2, a64.data(), 2, b64.data(), 1,
+                      c64.data(), 1);
+  EXPECT_EQ(c64[0], 0x1p53 + 2.0);
+}
+
+/// bf16 inputs accumulate in f32 into an f32 output, as cuBLAS's
+/// CUBLAS_COMPUTE_32F does.
+TEST(HostMatmul, Bf16IntoF32) {
+  auto bf16 = [](float value) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return static_cast<uint16_t>(bits >> 16); // exact for these values
+  };
+  std::vector<uint16_t> a = {bf16(1.5f), bf16(-2.0f)};
+  std::vector<uint16_t> b = {bf16(4.0f), bf16(0.25f)};
+  std::vector<float> c = {1.0f};
+  zero_rt_host_matmul(ZERO_BF16, ZERO_F32, 1, 1, 2, a.data(), 2, b.data(), 1,
+                      c.data(), 1);
+  EXPECT_EQ(c[0], 1.0f + (6.0f - 0.5f));
+}
+
+/// Dtypes with no GEMM fail the bound rank's world with the call's shape.
+TEST(HostMatmul, UnsupportedDtypesFailTheWorld) {
+  LocalWorld world(1);
+  world.run([](zero_rank *, int32_t) {
+    int32_t a = 1, b = 1, c = 0;
+    zero_rt_host_matmul(ZERO_I32, ZERO_I32, 1, 1, 1, &a, 1, &b, 1, &c, 1);
+  });
+  EXPECT_NE(world.error().find("zero_rt_host_matmul (1x1x1): no GEMM for "
+                               "dtypes 4 -> 4"),
+            std::string::npos)
+      << world.error();
 }
 
 } // namespace

@@ -32,10 +32,10 @@ struct ZeroToLLVMOptions : public mlir::PassPipelineOptions<ZeroToLLVMOptions> {
       *this, "gpu-loops",
       llvm::cl::desc(
           "Structure the loop nests as zero-to-nvvm does before it maps them "
-          "to kernels (reductions split, copies as loop nests, 16-byte "
-          "accesses, independent loops merged) and run them in order on the "
-          "CPU: the GPU "
-          "pipeline's rewrites, checked without a GPU"),
+          "to kernels (reductions split, matmuls as GEMM calls, here of the "
+          "runtime's host GEMM, copies as loop nests, 16-byte accesses, "
+          "independent loops merged) and run them in order on the CPU: the "
+          "GPU pipeline's rewrites, checked without a GPU"),
       llvm::cl::init(false)};
 };
 

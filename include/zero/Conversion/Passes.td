@@ -268,7 +268,19 @@ def ZeroGpuMatmulCalls : Pass<"zero-gpu-matmul-calls", "mlir::ModuleOp"> {
         %pb, %c16, %pc, %c16) : (i32, i32, i64, i64, i64, !llvm.ptr, i64,
         !llvm.ptr, i64, !llvm.ptr, i64) -> ()
     ```
+
+    With `host`, the calls are of `zero_rt_host_matmul` (the same arguments):
+    the runtime's GEMM on the CPU, in a GPU GEMM's order of operations (each
+    dot product accumulated from zero with fused multiply-adds, then added
+    to C). `zero-to-llvm{gpu-loops}` runs the
+    pass so, so that a matmul the pass leaves as a loop nest in one program
+    and calls in another shows as a difference on the CPU too.
   }];
+  let options = [
+    Option<"host", "host", "bool", /*default=*/"false",
+           "Call the runtime's host GEMM (zero_rt_host_matmul) instead of "
+           "cuBLAS's: the GPU pipeline's matmul calls, run on the CPU">,
+  ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",

@@ -269,6 +269,16 @@ void zero_rt_batch_end(void);
    *descriptor; }, each descriptor { allocated, aligned, offset, sizes[rank],
    strides[rank] }. */
 void zero_rt_memref_copy(int64_t element_bytes, void *source, void *target);
+/* C[m, n] += A[m, k] B[k, n] on the host, with zero_rt_gpu_matmul's
+   arguments and types, in a GPU GEMM's order of operations: each dot
+   product accumulated from zero with fused multiply-adds (in f32, or f64
+   for f64), then added to C. zero-gpu-matmul-calls
+   emits it with its `host` option, so that the GPU pipeline's structure
+   runs on the CPU (zero-to-llvm{gpu-loops}) with its matmuls calls too.
+   Unsupported dtypes fail the bound rank's world. */
+void zero_rt_host_matmul(int32_t input_dtype, int32_t output_dtype, int64_t m,
+                         int64_t n, int64_t k, const void *a, int64_t lda,
+                         const void *b, int64_t ldb, void *c, int64_t ldc);
 /* Names the next collective the bound rank starts, in traces (a bucket). The
    string must outlive the call (compiled code passes a constant). */
 void zero_rt_label(const char *label);
