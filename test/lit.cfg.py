@@ -13,7 +13,7 @@ config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.zero_obj_root, "test")
 # Unit/ has its own configuration; inputs are not tests.
-config.excludes = ["Unit", "Inputs", "CMakeLists.txt", "lit.cfg.py",
+config.excludes = ["Unit", "Inputs", "FakeCuda", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py", "consumer", "README.md"]
 
 config.substitutions.append(("%zero_src", config.zero_src_root))
@@ -23,6 +23,9 @@ config.substitutions.append(("%cmake_generator", config.cmake_generator))
 config.substitutions.append(("%cmake", config.cmake_command))
 config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%mlir_dir", config.mlir_dir))
+# The directory of the stand-in CUDA driver (test/FakeCuda).
+config.substitutions.append(
+    ("%fake_cuda", os.path.join(config.zero_obj_root, "test", "fake-cuda")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

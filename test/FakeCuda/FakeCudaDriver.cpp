@@ -1,0 +1,225 @@
+//===- FakeCudaDriver.cpp - a libcuda.so.1 for tests without a GPU --------===//
+//
+// A stand-in for the CUDA driver with the entry points zero's runtime opens
+// (runtime/lib/CudaDriver.h), so that the runtime's GPU paths that come
+// before or around a kernel run in CI, where there is no GPU: the chip
+// check, device memory running out, a kernel launch failing on one rank of
+// several, and the messages each gives. Tests put its directory first on
+// LD_LIBRARY_PATH (lit's %fake_cuda).
+//
+// It has one device, "zero fake GPU", of compute capability
+// ZERO_FAKE_CUDA_CC (default 90). Memory is host memory, at most
+// ZERO_FAKE_CUDA_MEMORY bytes (default 1 GiB) in all; more fails with
+// CUDA_ERROR_OUT_OF_MEMORY. Copies are memcpy; streams and events are
+// tokens, everything being done when it is asked for. It runs no kernel: a
+// launch succeeds without doing anything, except the launch numbered
+// ZERO_FAKE_CUDA_FAIL_LAUNCH (counted from 1 over the process), which fails
+// with CUDA_ERROR_LAUNCH_FAILED. So results are meaningless; tests check
+// errors and endings only.
+//
+//===----------------------------------------------------------------------===//
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace {
+using CUresult = int;
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
+constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
+constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
+
+struct Memory {
+  std::mutex mutex;
+  std::map<void *, size_t> blocks;
+  size_t used = 0;
+};
+
+Memory &memory() {
+  static Memory *instance = new Memory;
+  return *instance;
+}
+
+size_t capacity() {
+  const char *value = std::getenv("ZERO_FAKE_CUDA_MEMORY");
+  return value ? std::strtoull(value, nullptr, 10) : size_t(1) << 30;
+}
+
+int computeCapability() {
+  const char *value = std::getenv("ZERO_FAKE_CUDA_CC");
+  return value ? std::atoi(value) : 90;
+}
+
+CUresult allocate(void **pointer, size_t bytes) {
+  Memory &m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (bytes > capacity() - m.used)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  void *block = std::calloc(1, bytes ? bytes : 1);
+  if (!block)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  m.blocks[block] = bytes;
+  m.used += bytes;
+  *pointer = block;
+  return CUDA_SUCCESS;
+}
+
+/// A distinct non-null token for handles (contexts, modules, functions,
+/// streams, events) that the runtime only passes back.
+template <typename T> T *token() {
+  static std::atomic<uintptr_t> next{0x1000};
+  return reinterpret_cast<T *>(next.fetch_add(0x10));
+}
+
+std::atomic<long> launches{0};
+} // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned) { return CUDA_SUCCESS; }
+CUresult cuDeviceGetCount(int *count) {
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGet(int *device, int ordinal) {
+  *device = ordinal;
+  return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
+  if (attribute == 75) // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+    *value = computeCapability() / 10;
+  else if (attribute == 76) // ..._MINOR
+    *value = computeCapability() % 10;
+  else
+    *value = 0;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetName(char *name, int size, int) {
+  std::strncpy(name, "zero fake GPU", size_t(size));
+  name[size - 1] = 0;
+  return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRetain(void **context, int) {
+  *context = token<void>();
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxSetCurrent(void *) { return CUDA_SUCCESS; }
+CUresult cuCtxSynchronize() { return CUDA_SUCCESS; }
+
+CUresult cuGetErrorString(CUresult result, const char **text) {
+  switch (result) {
+  case CUDA_SUCCESS:
+    *text = "no error";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_INVALID_VALUE:
+    *text = "invalid argument";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    *text = "out of memory";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_LAUNCH_FAILED:
+    *text = "unspecified launch failure";
+    return CUDA_SUCCESS;
+  default:
+    *text = nullptr;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult cuMemAlloc_v2(void **pointer, size_t bytes) {
+  return allocate(pointer, bytes);
+}
+CUresult cuMemAllocManaged(void **pointer, size_t bytes, unsigned) {
+  return allocate(pointer, bytes);
+}
+CUresult cuMemFree_v2(void *pointer) {
+  Memory &m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  auto it = m.blocks.find(pointer);
+  if (it == m.blocks.end())
+    return CUDA_ERROR_INVALID_VALUE;
+  m.used -= it->second;
+  m.blocks.erase(it);
+  std::free(pointer);
+  return CUDA_SUCCESS;
+}
+CUresult cuPointerGetAttribute(void *data, int, void *pointer) {
+  Memory &m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  auto it = m.blocks.upper_bound(pointer);
+  if (it == m.blocks.begin())
+    return CUDA_ERROR_INVALID_VALUE;
+  --it;
+  auto *begin = static_cast<char *>(it->first);
+  if (static_cast<char *>(pointer) >= begin + it->second)
+    return CUDA_ERROR_INVALID_VALUE;
+  *static_cast<int *>(data) = 2; // CU_MEMORYTYPE_DEVICE
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoD_v2(void *to, const void *from, size_t bytes) {
+  std::memmove(to, from, bytes);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoH_v2(void *to, const void *from, size_t bytes) {
+  std::memmove(to, from, bytes);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoD_v2(void *to, const void *from, size_t bytes) {
+  std::memmove(to, from, bytes);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyAsync(void *to, const void *from, size_t bytes, void *) {
+  std::memmove(to, from, bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoadData(void **module, const void *) {
+  *module = token<void>();
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleLoadDataEx(void **module, const void *, unsigned, int *,
+                            void **) {
+  *module = token<void>();
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleUnload(void *) { return CUDA_SUCCESS; }
+CUresult cuModuleGetFunction(void **function, void *, const char *) {
+  *function = token<void>();
+  return CUDA_SUCCESS;
+}
+CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, unsigned, void *, void **,
+                        void **) {
+  const char *failing = std::getenv("ZERO_FAKE_CUDA_FAIL_LAUNCH");
+  long number = ++launches;
+  return failing && std::atol(failing) == number ? CUDA_ERROR_LAUNCH_FAILED
+                                                 : CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(void **stream, unsigned) {
+  *stream = token<void>();
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamSynchronize(void *) { return CUDA_SUCCESS; }
+CUresult cuStreamDestroy_v2(void *) { return CUDA_SUCCESS; }
+CUresult cuStreamWaitEvent(void *, void *, unsigned) { return CUDA_SUCCESS; }
+CUresult cuEventCreate(void **event, unsigned) {
+  *event = token<void>();
+  return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(void *, void *) { return CUDA_SUCCESS; }
+CUresult cuEventDestroy_v2(void *) { return CUDA_SUCCESS; }
+CUresult cuEventQuery(void *) { return CUDA_SUCCESS; }
+CUresult cuEventSynchronize(void *) { return CUDA_SUCCESS; }
+CUresult cuEventElapsedTime_v2(float *ms, void *, void *) {
+  *ms = 0;
+  return CUDA_SUCCESS;
+}
+
+} // extern "C"
