@@ -1,6 +1,8 @@
 //===- Compile.cpp - a zero program compiled ahead of time ----------------===//
 
 #include "zero/Execution/Compile.h"
+#include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -22,6 +24,7 @@
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -74,7 +77,8 @@ static void writeValue(llvm::json::OStream &json, const std::string &name,
 static std::string writeDescription(const EntrySignature &signature,
                                     int64_t ranks, StringRef entry,
                                     const ArtifactOptions &options,
-                                    StringRef memory, StringRef memoryReason) {
+                                    StringRef gpuFormat, StringRef memory,
+                                    StringRef memoryReason) {
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::json::OStream json(os, /*IndentSize=*/2);
@@ -83,8 +87,10 @@ static std::string writeDescription(const EntrySignature &signature,
     json.attribute("version", 1);
     json.attribute("runtime_abi", ZERO_RUNTIME_ABI_VERSION);
     json.attribute("target", options.target);
-    if (options.target == "cuda")
+    if (options.target == "cuda") {
       json.attribute("chip", options.chip);
+      json.attribute("kernels", gpuFormat == "bin" ? "cubin" : "ptx");
+    }
     if (!memory.empty())
       json.attribute("memory", memory);
     if (!memoryReason.empty())
@@ -232,6 +238,75 @@ static llvm::Error linkSharedLibrary(StringRef linker, StringRef object,
 // compileArtifact
 //===----------------------------------------------------------------------===//
 
+/// ptxas as the NVVM target's serializer finds it: in the toolkit's bin/,
+/// else on PATH; empty when neither has it.
+static std::string findPtxas(StringRef toolkit) {
+  llvm::SmallString<256> path(toolkit);
+  llvm::sys::path::append(path, "bin", "ptxas");
+  if (llvm::sys::fs::can_execute(path))
+    return std::string(path);
+  if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("ptxas"))
+    return *found;
+  return "";
+}
+
+/// An error naming the first function that the kernels' PTX declares but
+/// does not define: a libdevice function (__nv_powf, ...) that was not
+/// linked because the toolkit's libdevice was not found. The driver would
+/// refuse such PTX when the artifact loads.
+static llvm::Error checkPtxIsLinked(ModuleOp module, StringRef toolkit) {
+  std::string missing;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute attribute : binary.getObjects()) {
+      auto object = dyn_cast<gpu::ObjectAttr>(attribute);
+      if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
+        continue;
+      StringRef ptx = object.getObject().getValue();
+      size_t at = ptx.find(".extern .func");
+      if (at == StringRef::npos)
+        continue;
+      // ".extern .func  (.param .b32 func_retval0) __nv_powf", the
+      // parameters' "(" here or on the next line: the name ends the line.
+      StringRef line = ptx.substr(at)
+                           .take_until([](char c) { return c == '\n'; })
+                           .rtrim(" \t(");
+      StringRef name = line.substr(line.find_last_of(" \t)") + 1);
+      missing = name.str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (missing.empty())
+    return llvm::Error::success();
+  return llvm::createStringError(
+      "the kernels call %s, which CUDA's libdevice defines, but no libdevice "
+      "was found under %s/nvvm/libdevice to link it: give the CUDA toolkit "
+      "with --cuda-path",
+      missing.c_str(), toolkit.str().c_str());
+}
+
+/// How the kernels are embedded: `format` ("bin", "isa" or "auto"), "auto"
+/// resolved by whether ptxas is there; an error when "bin" has no ptxas.
+static llvm::Expected<std::string> kernelFormat(StringRef format,
+                                                StringRef toolkit) {
+  if (format != "auto" && format != "bin" && format != "isa")
+    return llvm::createStringError(
+        "unknown GPU format '%s' (expected auto, bin or isa)",
+        format.str().c_str());
+  if (format == "isa")
+    return "isa";
+  bool hasPtxas = !findPtxas(toolkit).empty();
+  if (format == "auto")
+    return hasPtxas ? "bin" : "isa";
+  if (!hasPtxas)
+    return llvm::createStringError(
+        "--gpu-format=bin needs ptxas, which is neither in %s/bin nor on "
+        "PATH: give the CUDA toolkit with --cuda-path, or embed PTX with "
+        "--gpu-format=isa (or auto)",
+        toolkit.str().c_str());
+  return "bin";
+}
+
 llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
                                         const ArtifactOptions &options,
                                         StringRef outputPath,
@@ -256,16 +331,22 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   context->appendDialectRegistry(registry);
+  std::string gpuFormat;
   if (options.target == "cuda") {
     ZeroToNVVMOptions nvvm;
     nvvm.chip = options.chip;
-    nvvm.format = options.gpuFormat;
     nvvm.collectives = options.gpuCollectives;
     if (!options.cudaPath.empty())
       nvvm.toolkit = options.cudaPath;
+    auto format = kernelFormat(options.gpuFormat, nvvm.toolkit);
+    if (!format)
+      return format.takeError();
+    nvvm.format = gpuFormat = *format;
     if (llvm::Error error = lowerModule(module, [&](OpPassManager &pm) {
           buildZeroToNVVMPipeline(pm, nvvm);
         }))
+      return error;
+    if (llvm::Error error = checkPtxIsLinked(module, nvvm.toolkit))
       return error;
   } else if (llvm::Error error = lowerModule(module, [](OpPassManager &pm) {
                buildZeroToLLVMPipeline(pm);
@@ -276,7 +357,7 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
   auto memoryAttr = module->getAttrOfType<StringAttr>("zero.gpu_memory");
   auto reasonAttr = module->getAttrOfType<StringAttr>("zero.gpu_memory_reason");
   std::string description =
-      writeDescription(*signature, ranks, entry, options,
+      writeDescription(*signature, ranks, entry, options, gpuFormat,
                        options.target == "cpu" ? "host"
                        : memoryAttr            ? memoryAttr.getValue()
                                                : "managed",

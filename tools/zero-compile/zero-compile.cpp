@@ -49,9 +49,10 @@ static cl::opt<std::string> chip("chip", cl::desc("cuda: the GPU architecture"),
                                  cl::init("sm_90"), cl::cat(category));
 static cl::opt<std::string> gpuFormat(
     "gpu-format",
-    cl::desc("cuda: kernels as bin (cubin, made with ptxas) or isa (PTX, "
-             "compiled by the driver at load; for machines without ptxas)"),
-    cl::init("bin"), cl::cat(category));
+    cl::desc("cuda: kernels as bin (cubin, made with ptxas), isa (PTX, "
+             "compiled by the driver at load), or auto (bin where ptxas is "
+             "found, in the toolkit's bin/ or on PATH, else isa)"),
+    cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> gpuCollectives(
     "gpu-collectives",
     cl::desc("cuda: collectives on the device (the cuda-local and nccl "
@@ -123,6 +124,13 @@ int main(int argc, char **argv) {
   if (llvm::Error e = zero::exec::compileArtifact(*module, name, options,
                                                   outputFile, &description))
     return fail(llvm::toString(std::move(e)));
+  // auto fell back to PTX: say so, since the driver then compiles the
+  // kernels each time the artifact loads.
+  if (target == "cuda" && gpuFormat == "auto" &&
+      llvm::StringRef(description).contains("\"kernels\": \"ptx\""))
+    llvm::errs() << "zero-compile: note: no ptxas (give the CUDA toolkit "
+                    "with --cuda-path): the kernels are embedded as PTX, "
+                    "which the driver compiles when the artifact loads\n";
   if (printDescription)
     llvm::outs() << description << "\n";
   return 0;

@@ -24,9 +24,10 @@ struct ArtifactOptions {
   /// kernels on an NVIDIA GPU, buffers in managed memory).
   std::string target = "cpu";
   /// cuda: the GPU architecture, and how kernels are embedded: "bin" (cubin,
-  /// by ptxas) or "isa" (PTX, compiled by the driver when loaded).
+  /// by ptxas), "isa" (PTX, compiled by the driver when loaded), or "auto"
+  /// (bin when ptxas is found, in the toolkit's bin/ or on PATH, else isa).
   std::string chip = "sm_90";
-  std::string gpuFormat = "bin";
+  std::string gpuFormat = "auto";
   /// cuda: where collectives move data: "device" (the cuda-local and nccl
   /// backends) or "host" (local and mpi, on managed memory).
   std::string gpuCollectives = "device";

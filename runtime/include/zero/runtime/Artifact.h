@@ -10,6 +10,8 @@
 //
 //   { "format": "zero-artifact", "version": 1, "runtime_abi": 1,
 //     "target": "cpu" | "cuda", "chip": "sm_90" (cuda only),
+//     "kernels": "cubin" | "ptx" (cuda only: made by ptxas, or PTX that the
+//               driver compiles at load),
 //     "memory": "host" | "device" | "managed", where the buffers live (cuda:
 //               "device" when the host code never touches their elements,
 //               else "managed" and "memory_reason" says which op does),
