@@ -179,7 +179,25 @@ std::string kernelName(Gpu &g, CUfunction function) {
   auto it = g.kernelNames.find(function);
   return it == g.kernelNames.end() ? "an unknown kernel" : it->second;
 }
+
+/// What the calling thread last put on its stream ("kernel adam_kernel",
+/// "cublasGemmEx (8x16x4)"): a kernel's failure surfaces later, at a
+/// synchronization, and the message names it from here.
+thread_local std::string lastLaunch;
+
+/// "CALL (WHY; the last work this rank launched was ...)": what a
+/// synchronization that failed waited for.
+std::string synchronization(const char *call, const char *why) {
+  std::string what = std::string(call) + " (" + why;
+  if (!lastLaunch.empty())
+    what += "; the last work this rank launched was " + lastLaunch;
+  return what + ")";
+}
 } // namespace
+
+void zero::rt::cuda::noteLaunch(std::string what) {
+  lastLaunch = std::move(what);
+}
 
 //===----------------------------------------------------------------------===//
 // The driver for the rest of the runtime (CudaDriver.h)
@@ -455,7 +473,8 @@ void zero_rt_gpu_read(void *host, const void *gpu, int64_t bytes) {
       check(*g, g->driver.cuMemcpyAsync(host, gpu, size_t(bytes), stream),
             "cuMemcpyAsync (a scalar read of a GPU buffer)"))
     check(*g, g->driver.cuStreamSynchronize(stream),
-          "cuStreamSynchronize (a scalar read of a GPU buffer)");
+          synchronization("cuStreamSynchronize",
+                          "a scalar read of a GPU buffer"));
 }
 
 void zero_rt_gpu_write(void *gpu, const void *host, int64_t bytes) {
@@ -545,7 +564,7 @@ CUstream mgpuStreamCreate() { return threadStream(); }
 void mgpuStreamSynchronize(CUstream stream) {
   if (Gpu *g = ready("synchronizing a stream"); g && stream)
     check(*g, g->driver.cuStreamSynchronize(stream),
-          "cuStreamSynchronize (a kernel failed)");
+          synchronization("cuStreamSynchronize", "a kernel failed"));
 }
 
 void mgpuStreamDestroy(CUstream stream) {
@@ -565,15 +584,17 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
   // After a CUDA failure the world ends: later kernels would run on bad data.
   if (zero_bound_rank() && zero_gpu_error())
     return;
+  std::string name = kernelName(*g, function);
+  noteLaunch("kernel " + name);
   // Traced: timing events around the kernel, resolved when the trace ends.
-  TracedRegion traced(stream, tracingKernels ? kernelName(*g, function) : "");
+  TracedRegion traced(stream, tracingKernels ? name : "");
   check(*g,
         g->driver.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                                  blockZ, sharedBytes, stream, params, extra),
-        "launching kernel " + kernelName(*g, function) + " (grid " +
-            std::to_string(gridX) + "x" + std::to_string(gridY) + "x" +
-            std::to_string(gridZ) + ", block " + std::to_string(blockX) + "x" +
-            std::to_string(blockY) + "x" + std::to_string(blockZ) + ")");
+        "launching kernel " + name + " (grid " + std::to_string(gridX) + "x" +
+            std::to_string(gridY) + "x" + std::to_string(gridZ) + ", block " +
+            std::to_string(blockX) + "x" + std::to_string(blockY) + "x" +
+            std::to_string(blockZ) + ")");
 }
 
 } // extern "C"

@@ -151,6 +151,7 @@ extern "C" void zero_rt_gpu_matmul(int32_t inputDtype, int32_t outputDtype,
   bool f64 = typeOut == CUDA_R_64F;
   const void *scale = f64 ? static_cast<const void *>(&oneDouble)
                           : static_cast<const void *>(&one);
+  noteLaunch(what);
   TracedRegion traced(stream, what);
   cublasStatus_t s = library.gemmEx(
       handle, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), scale, b,

@@ -94,6 +94,10 @@ const Driver *driver(const char *call);
 std::string unavailableReason();
 /// "CUDA error in WHAT: TEXT" for a failed call.
 std::string errorMessage(CUresult result, const std::string &what);
+/// Notes `what` the calling thread just put on its stream (a kernel, a
+/// cuBLAS call), for the message of a failure that surfaces at a later
+/// synchronization.
+void noteLaunch(std::string what);
 /// Records `message` as the process's first GPU error (zero_gpu_error) and
 /// fails the bound rank's world with it; with no rank bound, prints it.
 void recordError(const std::string &message);

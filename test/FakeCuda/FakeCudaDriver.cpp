@@ -14,8 +14,10 @@
 // tokens, everything being done when it is asked for. It runs no kernel: a
 // launch succeeds without doing anything, except the launch numbered
 // ZERO_FAKE_CUDA_FAIL_LAUNCH (counted from 1 over the process), which fails
-// with CUDA_ERROR_LAUNCH_FAILED. So results are meaningless; tests check
-// errors and endings only.
+// with CUDA_ERROR_LAUNCH_FAILED. With ZERO_FAKE_CUDA_FAIL_SYNC set, every
+// stream synchronization fails with CUDA_ERROR_ILLEGAL_ADDRESS, as the
+// context does after a kernel faults. So results are meaningless; tests
+// check errors and endings only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +34,7 @@ using CUresult = int;
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
+constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;
 constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
 
 struct Memory {
@@ -122,6 +125,9 @@ CUresult cuGetErrorString(CUresult result, const char **text) {
   case CUDA_ERROR_OUT_OF_MEMORY:
     *text = "out of memory";
     return CUDA_SUCCESS;
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+    *text = "an illegal memory access was encountered";
+    return CUDA_SUCCESS;
   case CUDA_ERROR_LAUNCH_FAILED:
     *text = "unspecified launch failure";
     return CUDA_SUCCESS;
@@ -206,7 +212,10 @@ CUresult cuStreamCreate(void **stream, unsigned) {
   *stream = token<void>();
   return CUDA_SUCCESS;
 }
-CUresult cuStreamSynchronize(void *) { return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(void *) {
+  return std::getenv("ZERO_FAKE_CUDA_FAIL_SYNC") ? CUDA_ERROR_ILLEGAL_ADDRESS
+                                                 : CUDA_SUCCESS;
+}
 CUresult cuStreamDestroy_v2(void *) { return CUDA_SUCCESS; }
 CUresult cuStreamWaitEvent(void *, void *, unsigned) { return CUDA_SUCCESS; }
 CUresult cuEventCreate(void **event, unsigned) {
