@@ -65,19 +65,25 @@ pipelines=(
   "stage3=zero-shard-weight-update{stage=3},canonicalize,cse"
 )
 
+# Writes example NAME with its mesh resized to N ranks to OUT (making its
+# directory); fails for a size the example does not take (hybrid_mesh is a
+# 2x4 mesh: N = 8 only).
+example_on_ranks() {
+  local name=$1 n=$2 out=$3
+  [[ $name != hybrid_mesh || $n == 8 ]] || return 1
+  mkdir -p "$(dirname "$out")"
+  sed -E "s/zero.mesh @dp\(shape = \[[0-9]+\]\)/zero.mesh @dp(shape = [$n])/" \
+    "$root/examples/$name.mlir" >"$out"
+}
+
 prepare() {
   mkdir -p "$dir"
   for spec in "${examples[@]}"; do
     read -r name args <<<"$spec"
     for n in 1 2 4 8; do
-      local src=$root/examples/$name.mlir case=$dir/$name/$n
-      if [[ $name == hybrid_mesh ]]; then
-        [[ $n == 8 ]] || continue # a 2x4 mesh
-      fi
-      mkdir -p "$case"
+      local case=$dir/$name/$n
+      example_on_ranks "$name" "$n" "$case/program.mlir" || continue
       [[ $args != *--max-ulp* ]] || echo "${args##*--max-ulp }" >"$case/max-ulp"
-      sed -E "s/zero.mesh @dp\(shape = \[[0-9]+\]\)/zero.mesh @dp(shape = [$n])/" \
-        "$src" >"$case/program.mlir"
       local inputs=${args%--max-ulp*}
       if [[ $inputs == *--generate* ]]; then
         inputs=${inputs%--generate*}
@@ -111,16 +117,13 @@ prepare() {
 }
 
 cpu() {
-  mkdir -p "$dir"
   local failures=0 runs=0
   for spec in "${examples[@]}"; do
     read -r name args <<<"$spec"
     args=${args/--generate/} # zero-run generates every example's inputs
     for n in 1 2 4 8; do
-      [[ $name != hybrid_mesh || $n == 8 ]] || continue # a 2x4 mesh
       local program=$dir/$name-$n.mlir
-      sed -E "s/zero.mesh @dp\(shape = \[[0-9]+\]\)/zero.mesh @dp(shape = [$n])/" \
-        "$root/examples/$name.mlir" >"$program"
+      example_on_ranks "$name" "$n" "$program" || continue
       for p in "${pipelines[@]}"; do
         runs=$((runs + 1))
         # shellcheck disable=SC2086

@@ -238,16 +238,13 @@ static llvm::Error linkSharedLibrary(StringRef linker, StringRef object,
 // compileArtifact
 //===----------------------------------------------------------------------===//
 
-/// ptxas as the NVVM target's serializer finds it: in the toolkit's bin/,
-/// else on PATH; empty when neither has it.
-static std::string findPtxas(StringRef toolkit) {
+/// Whether the NVVM target's serializer finds ptxas: in the toolkit's bin/,
+/// else on PATH.
+static bool hasPtxas(StringRef toolkit) {
   llvm::SmallString<256> path(toolkit);
   llvm::sys::path::append(path, "bin", "ptxas");
-  if (llvm::sys::fs::can_execute(path))
-    return std::string(path);
-  if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("ptxas"))
-    return *found;
-  return "";
+  return llvm::sys::fs::can_execute(path) ||
+         bool(llvm::sys::findProgramByName("ptxas"));
 }
 
 /// An error naming the first function that the kernels' PTX declares but
@@ -295,10 +292,10 @@ static llvm::Expected<std::string> kernelFormat(StringRef format,
         format.str().c_str());
   if (format == "isa")
     return "isa";
-  bool hasPtxas = !findPtxas(toolkit).empty();
+  bool ptxas = hasPtxas(toolkit);
   if (format == "auto")
-    return hasPtxas ? "bin" : "isa";
-  if (!hasPtxas)
+    return ptxas ? "bin" : "isa";
+  if (!ptxas)
     return llvm::createStringError(
         "--gpu-format=bin needs ptxas, which is neither in %s/bin nor on "
         "PATH: give the CUDA toolkit with --cuda-path, or embed PTX with "

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HalfFloat.h"
+#include "Reduce.h"
 #include "zero/runtime/zero_runtime.h"
 
 #include <algorithm>
@@ -26,60 +26,26 @@ using namespace zero::rt;
 
 namespace {
 
-/// Reads element `i` of a buffer of dtype `dtype` in the accumulator's type.
-template <typename Acc> Acc load(const void *buffer, int32_t dtype, int64_t i) {
-  switch (dtype) {
-  case ZERO_F32:
-    return static_cast<const float *>(buffer)[i];
-  case ZERO_F64:
-    return static_cast<Acc>(static_cast<const double *>(buffer)[i]);
-  case ZERO_BF16:
-    return half::bf16ToFloat(static_cast<const uint16_t *>(buffer)[i]);
-  default: // ZERO_F16, checked by the caller
-    return half::f16ToFloat(static_cast<const uint16_t *>(buffer)[i]);
-  }
-}
-
-/// Writes `value`, rounded to dtype `dtype`, to element `i` of a buffer.
-template <typename Acc>
-void store(void *buffer, int32_t dtype, int64_t i, Acc value) {
-  switch (dtype) {
-  case ZERO_F32:
-    static_cast<float *>(buffer)[i] = static_cast<float>(value);
-    return;
-  case ZERO_F64:
-    static_cast<double *>(buffer)[i] = static_cast<double>(value);
-    return;
-  case ZERO_BF16:
-    static_cast<uint16_t *>(buffer)[i] =
-        half::floatToBf16(static_cast<float>(value));
-    return;
-  default:
-    static_cast<uint16_t *>(buffer)[i] =
-        half::floatToF16(static_cast<float>(value));
-  }
-}
-
 /// C += A B, a row of C at a time: the row's dot products accumulate over k
 /// in `sums` (in k's order, every column at once), then are added to the row
 /// of C.
 template <typename Acc>
-void gemm(int32_t inputDtype, int32_t outputDtype, int64_t m, int64_t n,
-          int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb,
-          void *c, int64_t ldc) {
-  std::vector<Acc> sums(n), row(n);
+void gemm(zero_dtype inputs, zero_dtype output, int64_t m, int64_t n, int64_t k,
+          const void *a, int64_t lda, const void *b, int64_t ldb, void *c,
+          int64_t ldc) {
+  std::vector<Acc> sums(n);
   for (int64_t i = 0; i < m; ++i) {
     std::fill(sums.begin(), sums.end(), Acc(0));
     for (int64_t p = 0; p < k; ++p) {
-      Acc x = load<Acc>(a, inputDtype, i * lda + p);
+      auto x = static_cast<Acc>(loadElement(inputs, a, i * lda + p));
       for (int64_t j = 0; j < n; ++j)
-        row[j] = load<Acc>(b, inputDtype, p * ldb + j);
-      for (int64_t j = 0; j < n; ++j)
-        sums[j] = std::fma(x, row[j], sums[j]);
+        sums[j] = std::fma(
+            x, static_cast<Acc>(loadElement(inputs, b, p * ldb + j)), sums[j]);
     }
-    for (int64_t j = 0; j < n; ++j)
-      store<Acc>(c, outputDtype, i * ldc + j,
-                 load<Acc>(c, outputDtype, i * ldc + j) + sums[j]);
+    for (int64_t j = 0; j < n; ++j) {
+      auto before = static_cast<Acc>(loadElement(output, c, i * ldc + j));
+      storeElement(output, c, i * ldc + j, before + sums[j]);
+    }
   }
 }
 
@@ -112,8 +78,10 @@ extern "C" void zero_rt_host_matmul(int32_t inputDtype, int32_t outputDtype,
                 std::to_string(n) + "x" + std::to_string(k) +
                 "): no GEMM for dtypes " + std::to_string(inputDtype) + " -> " +
                 std::to_string(outputDtype));
-  if (outputDtype == ZERO_F64)
-    gemm<double>(inputDtype, outputDtype, m, n, k, a, lda, b, ldb, c, ldc);
+  auto inputs = static_cast<zero_dtype>(inputDtype);
+  auto output = static_cast<zero_dtype>(outputDtype);
+  if (output == ZERO_F64)
+    gemm<double>(inputs, output, m, n, k, a, lda, b, ldb, c, ldc);
   else
-    gemm<float>(inputDtype, outputDtype, m, n, k, a, lda, b, ldb, c, ldc);
+    gemm<float>(inputs, output, m, n, k, a, lda, b, ldb, c, ldc);
 }

@@ -15,6 +15,50 @@ uint16_t zero::rt::floatToBf16(float value) { return half::floatToBf16(value); }
 float zero::rt::f16ToFloat(uint16_t value) { return half::f16ToFloat(value); }
 uint16_t zero::rt::floatToF16(float value) { return half::floatToF16(value); }
 
+void zero::rt::storeElement(zero_dtype dtype, void *data, int64_t i,
+                            double value) {
+  switch (dtype) {
+  case ZERO_F32:
+    static_cast<float *>(data)[i] = static_cast<float>(value);
+    break;
+  case ZERO_BF16:
+    static_cast<uint16_t *>(data)[i] =
+        half::floatToBf16(static_cast<float>(value));
+    break;
+  case ZERO_F16:
+    static_cast<uint16_t *>(data)[i] =
+        half::floatToF16(static_cast<float>(value));
+    break;
+  case ZERO_F64:
+    static_cast<double *>(data)[i] = value;
+    break;
+  case ZERO_I32:
+    static_cast<int32_t *>(data)[i] = static_cast<int32_t>(value);
+    break;
+  case ZERO_I64:
+    static_cast<int64_t *>(data)[i] = static_cast<int64_t>(value);
+    break;
+  }
+}
+
+double zero::rt::loadElement(zero_dtype dtype, const void *data, int64_t i) {
+  switch (dtype) {
+  case ZERO_F32:
+    return static_cast<const float *>(data)[i];
+  case ZERO_BF16:
+    return half::bf16ToFloat(static_cast<const uint16_t *>(data)[i]);
+  case ZERO_F16:
+    return half::f16ToFloat(static_cast<const uint16_t *>(data)[i]);
+  case ZERO_F64:
+    return static_cast<const double *>(data)[i];
+  case ZERO_I32:
+    return static_cast<const int32_t *>(data)[i];
+  case ZERO_I64:
+    return static_cast<double>(static_cast<const int64_t *>(data)[i]);
+  }
+  return 0;
+}
+
 namespace {
 
 template <typename Acc> Acc combine(zero_reduction reduction, Acc acc, Acc x) {

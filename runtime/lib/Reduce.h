@@ -31,6 +31,13 @@ void reducePair(zero_dtype dtype, zero_reduction reduction, const void *in,
 /// data[e] /= divisor, for finishing a mean computed as a sum.
 void divideInPlace(zero_dtype dtype, void *data, int64_t len, int32_t divisor);
 
+/// Element `i` of a buffer of `dtype`, as a double (exact for every dtype
+/// but i64 beyond 2^53).
+double loadElement(zero_dtype dtype, const void *data, int64_t i);
+/// Stores `value` as element `i` of a buffer of `dtype`: rounded to nearest
+/// even for the float types, truncated for the integers.
+void storeElement(zero_dtype dtype, void *data, int64_t i, double value);
+
 float bf16ToFloat(uint16_t value);
 uint16_t floatToBf16(float value);
 float f16ToFloat(uint16_t value);

@@ -21,6 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaDriver.h"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -29,9 +31,11 @@
 #include <map>
 #include <mutex>
 
+// The types and constants the runtime uses, from its own header, so that
+// the two agree; the errors only the stand-in returns, as cuda.h has them.
+using namespace zero::rt::cuda;
+
 namespace {
-using CUresult = int;
-constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;
@@ -94,9 +98,9 @@ CUresult cuDeviceGet(int *device, int ordinal) {
   return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
-  if (attribute == 75) // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+  if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
     *value = computeCapability() / 10;
-  else if (attribute == 76) // ..._MINOR
+  else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
     *value = computeCapability() % 10;
   else
     *value = 0;

@@ -20,7 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
-#include "HalfFloat.h"
+#include "Reduce.h"
 #include "zero/runtime/zero_runtime.h"
 
 #include <atomic>
@@ -33,9 +33,10 @@
 #include <thread>
 #include <vector>
 
-using namespace zero::rt::half;
 using zero::rt::dtypeName;
 using zero::rt::dtypeSize;
+using zero::rt::loadElement;
+using zero::rt::storeElement;
 
 namespace {
 
@@ -88,47 +89,6 @@ int precision(zero_dtype dtype) {
   default:
     return 53;
   }
-}
-
-void store(zero_dtype dtype, void *data, size_t i, double value) {
-  switch (dtype) {
-  case ZERO_F32:
-    static_cast<float *>(data)[i] = static_cast<float>(value);
-    break;
-  case ZERO_BF16:
-    static_cast<uint16_t *>(data)[i] = floatToBf16(static_cast<float>(value));
-    break;
-  case ZERO_F16:
-    static_cast<uint16_t *>(data)[i] = floatToF16(static_cast<float>(value));
-    break;
-  case ZERO_F64:
-    static_cast<double *>(data)[i] = value;
-    break;
-  case ZERO_I32:
-    static_cast<int32_t *>(data)[i] = static_cast<int32_t>(value);
-    break;
-  case ZERO_I64:
-    static_cast<int64_t *>(data)[i] = static_cast<int64_t>(value);
-    break;
-  }
-}
-
-double load(zero_dtype dtype, const void *data, size_t i) {
-  switch (dtype) {
-  case ZERO_F32:
-    return static_cast<const float *>(data)[i];
-  case ZERO_BF16:
-    return bf16ToFloat(static_cast<const uint16_t *>(data)[i]);
-  case ZERO_F16:
-    return f16ToFloat(static_cast<const uint16_t *>(data)[i]);
-  case ZERO_F64:
-    return static_cast<const double *>(data)[i];
-  case ZERO_I32:
-    return static_cast<const int32_t *>(data)[i];
-  case ZERO_I64:
-    return static_cast<double>(static_cast<const int64_t *>(data)[i]);
-  }
-  return 0;
 }
 
 /// Rank `rank`'s element `i`: a small integer, exact in every dtype.
@@ -235,7 +195,7 @@ struct Checker {
     b.in.assign(count * size, 0);
     b.out.assign(outputCount(kind, group) * size, 0);
     for (int64_t i = 0; i < count; ++i)
-      store(dtype, b.in.data(), i, inputOf(rank, i));
+      storeElement(dtype, b.in.data(), i, inputOf(rank, i));
     if (!gpu)
       return;
     b.deviceIn = zero_rt_gpu_alloc_device(b.in.size());
@@ -273,7 +233,7 @@ struct Checker {
     int64_t n = outputCount(kind, group);
     for (int64_t i = 0; i < n; ++i) {
       double want = expected(kind, group, count, i);
-      double got = load(dtype, b.out.data(), i);
+      double got = loadElement(dtype, b.out.data(), i);
       double tolerance = kind.reduction == ZERO_MEAN && isFloat(dtype)
                              ? std::ldexp(std::fabs(want), 1 - precision(dtype))
                              : 0;
