@@ -19,12 +19,60 @@ std::vector<Shape> zero::bench::gpt2Shapes(const Gpt2Config &c) {
   return shapes;
 }
 
+std::vector<Shape> zero::bench::bertBaseShapes() {
+  const int64_t w = 768, ff = 3072;
+  std::vector<Shape> shapes = {{30522, w}, {512, w}, {2, w}, {w}, {w}};
+  for (int l = 0; l < 12; ++l) {
+    std::vector<Shape> layer = {{w, w}, {w},  {w, w},  {w}, {w, w},  {w},
+                                {w, w}, {w},  {w},     {w}, {ff, w}, {ff},
+                                {w, ff}, {w}, {w},     {w}};
+    shapes.insert(shapes.end(), layer.begin(), layer.end());
+  }
+  shapes.push_back({w, w}); // the pooler
+  shapes.push_back({w});
+  return shapes;
+}
+
+std::vector<Shape> zero::bench::resnet50Shapes() {
+  std::vector<Shape> shapes = {{64, 3, 7, 7}, {64}, {64}};
+  auto convBn = [&](int64_t out, int64_t in, int64_t k) {
+    shapes.push_back({out, in, k, k});
+    shapes.push_back({out});
+    shapes.push_back({out});
+  };
+  const int64_t blocks[] = {3, 4, 6, 3};
+  int64_t in = 64;
+  for (int stage = 0; stage < 4; ++stage) {
+    int64_t mid = 64 << stage, out = 4 * mid;
+    for (int64_t b = 0; b < blocks[stage]; ++b) {
+      convBn(mid, in, 1);
+      convBn(mid, mid, 3);
+      convBn(out, mid, 1);
+      if (b == 0)
+        convBn(out, in, 1); // the downsampling branch
+      in = out;
+    }
+  }
+  shapes.push_back({1000, 2048});
+  shapes.push_back({1000});
+  return shapes;
+}
+
 std::vector<Shape> zero::bench::transformerShapes(int64_t count) {
   Gpt2Config config;
   config.layers = static_cast<int>((count + 11) / 12);
   std::vector<Shape> shapes = gpt2Shapes(config);
   shapes.resize(count);
   return shapes;
+}
+
+std::vector<Shape> zero::bench::scaleShapes(const std::vector<Shape> &shapes,
+                                            int64_t divisor) {
+  std::vector<Shape> scaled = shapes;
+  for (Shape &shape : scaled)
+    for (int64_t &d : shape)
+      d = (d + divisor - 1) / divisor;
+  return scaled;
 }
 
 int64_t zero::bench::countElements(const std::vector<Shape> &shapes) {
@@ -45,80 +93,258 @@ static std::string tensorType(const Shape &shape) {
   return t + "f32>";
 }
 
-std::string zero::bench::adamwStep(const std::vector<Shape> &shapes,
-                                   int64_t n) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "zero.mesh @dp(shape = [" << n << "])\nfunc.func @step(";
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    std::string t = tensorType(shapes[i]);
-    os << "%w" << i << ": " << t << ", %m" << i << ": " << t << ", %v" << i
-       << ": " << t << ", %g" << i << ": " << t << ", ";
+static std::string joined(const std::vector<int64_t> &values) {
+  std::string list;
+  for (size_t i = 0; i < values.size(); ++i)
+    list += (i ? ", " : "") + std::to_string(values[i]);
+  return list;
+}
+
+namespace {
+
+/// Writes one optimizer step's text. Value names carry the tensor's index k
+/// as a suffix; the state a step reads is `%<w|m|v>k` in a single step and
+/// `%<lw|lm|lv>k`, the loop's iteration arguments, in a training loop.
+class StepWriter {
+public:
+  StepWriter(llvm::raw_ostream &os, const std::vector<Shape> &shapes,
+             const StepOptions &options)
+      : os(os), shapes(shapes), options(options),
+        state(options.loopSteps > 0 ? "l" : ""),
+        indent(options.loopSteps > 0 ? "    " : "  ") {}
+
+  void write() {
+    os << "zero.mesh @dp(shape = [" << joined(options.mesh) << "])\n";
+    const char *name = options.loopSteps > 0 ? "train" : "step";
+    os << "func.func @" << name << "(";
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      std::string t = type(k);
+      os << "%w" << k << ": " << t << ", %m" << k << ": " << t << ", %v" << k
+         << ": " << t << ", %g" << k << ": " << t << ", ";
+    }
+    os << "%t: f32) -> (" << stateTypes() << ") {\n";
+    if (options.loopSteps > 0)
+      writeLoop();
+    else {
+      writeBody("%t");
+      os << "  return " << results() << " : " << stateTypes() << "\n";
+    }
+    os << "}\n";
   }
-  os << "%t: f32) -> (";
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    std::string t = tensorType(shapes[i]);
-    os << (i ? ", " : "") << t << ", " << t << ", " << t;
+
+private:
+  std::string type(size_t k) const { return tensorType(shapes[k]); }
+
+  std::string stateTypes() const {
+    std::string list;
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      std::string t = type(k);
+      list += (k ? ", " : "") + t + ", " + t + ", " + t;
+    }
+    return list;
   }
-  os << ") {\n";
-  os << "  %one = arith.constant 1.0 : f32\n"
-        "  %b1s = arith.constant 0.9 : f32\n"
-        "  %b2s = arith.constant 0.999 : f32\n"
-        "  %p1 = math.powf %b1s, %t : f32\n"
-        "  %p2 = math.powf %b2s, %t : f32\n"
-        "  %bc1 = arith.subf %one, %p1 : f32\n"
-        "  %bc2 = arith.subf %one, %p2 : f32\n"
-        "  %inv1 = arith.divf %one, %bc1 : f32\n"
-        "  %inv2 = arith.divf %one, %bc2 : f32\n";
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    std::string t = tensorType(shapes[i]), k = std::to_string(i);
-    auto c = [&](const char *name, const char *value) {
-      os << "  %" << name << k << " = arith.constant dense<" << value
+
+  void writeLoop() {
+    os << "  %c0 = arith.constant 0 : index\n"
+          "  %c1 = arith.constant 1 : index\n"
+          "  %steps = arith.constant "
+       << options.loopSteps << " : index\n";
+    os << "  %r:" << 3 * shapes.size()
+       << " = scf.for %i = %c0 to %steps step %c1 iter_args(";
+    for (size_t k = 0; k < shapes.size(); ++k)
+      os << (k ? ", " : "") << "%lw" << k << " = %w" << k << ", %lm" << k
+         << " = %m" << k << ", %lv" << k << " = %v" << k;
+    os << ") -> (" << stateTypes() << ") {\n";
+    os << "    %i64 = arith.index_cast %i : index to i64\n"
+          "    %if = arith.sitofp %i64 : i64 to f32\n"
+          "    %ti = arith.addf %t, %if : f32\n";
+    writeBody("%ti");
+    os << "    scf.yield " << results() << " : " << stateTypes() << "\n";
+    os << "  }\n  return ";
+    for (size_t r = 0; r < 3 * shapes.size(); ++r)
+      os << (r ? ", " : "") << "%r#" << r;
+    os << " : " << stateTypes() << "\n";
+  }
+
+  std::string results() const {
+    std::string list;
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      std::string n = std::to_string(k);
+      list += std::string(k ? ", " : "") + "%W" + n + ", %M" + n + ", %V" + n;
+    }
+    return list;
+  }
+
+  /// One step: the bias corrections, then per tensor its all-reduce (and,
+  /// when clipping, its norm term), then per tensor its update.
+  void writeBody(const std::string &t) {
+    os << indent << "%one = arith.constant 1.0 : f32\n"
+       << indent << "%b1s = arith.constant 0.9 : f32\n"
+       << indent << "%b2s = arith.constant 0.999 : f32\n"
+       << indent << "%p1 = math.powf %b1s, " << t << " : f32\n"
+       << indent << "%p2 = math.powf %b2s, " << t << " : f32\n"
+       << indent << "%bc1 = arith.subf %one, %p1 : f32\n"
+       << indent << "%bc2 = arith.subf %one, %p2 : f32\n"
+       << indent << "%inv1 = arith.divf %one, %bc1 : f32\n"
+       << indent << "%inv2 = arith.divf %one, %bc2 : f32\n";
+    if (options.clip || options.optimizer == Optimizer::Lamb)
+      os << indent << "%zero = arith.constant 0.0 : f32\n"
+         << indent << "%e0 = tensor.empty() : tensor<f32>\n"
+         << indent
+         << "%acc = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> "
+            "tensor<f32>\n";
+    if (!options.clip) {
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        writeAllReduce(k);
+        writeUpdate(k, "%G" + std::to_string(k));
+      }
+      return;
+    }
+    std::string total = "%acc";
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      std::string n = std::to_string(k);
+      writeAllReduce(k);
+      total = writeSumOfSquares("%G" + n, "G" + n, k, total);
+    }
+    os << indent << "%ssq = tensor.extract " << total << "[] : tensor<f32>\n"
+       << indent << "%norm = math.sqrt %ssq : f32\n"
+       << indent << "%clip_eps = arith.constant 1.0e-6 : f32\n"
+       << indent << "%norm_eps = arith.addf %norm, %clip_eps : f32\n"
+       << indent << "%ratio = arith.divf %one, %norm_eps : f32\n"
+       << indent << "%clip = arith.minimumf %ratio, %one : f32\n";
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      std::string n = std::to_string(k), t = type(k);
+      os << indent << "%cs" << n << " = tensor.splat %clip : " << t << "\n"
+         << indent << "%Gc" << n << " = arith.mulf %G" << n << ", %cs" << n
+         << " : " << t << "\n";
+      writeUpdate(k, "%Gc" + n);
+    }
+  }
+
+  void writeAllReduce(size_t k) {
+    os << indent << "%G" << k << " = zero.all_reduce %g" << k << " on @dp";
+    if (!options.axes.empty())
+      os << " axes = [" << joined(options.axes) << "]";
+    os << " reduce = mean : " << type(k) << "\n";
+  }
+
+  /// `%<tag>sq = value * value`, flattened and summed into a 0-d
+  /// accumulator that starts at `init`; returns the new accumulator's name.
+  std::string writeSumOfSquares(const std::string &value,
+                                const std::string &x, size_t k,
+                                const std::string &init) {
+    std::string t = type(k);
+    std::string squares = "%" + x + "sq";
+    os << indent << squares << " = arith.mulf " << value << ", " << value
+       << " : " << t << "\n";
+    const Shape &shape = shapes[k];
+    if (shape.size() > 1) {
+      std::vector<int64_t> dims;
+      for (size_t d = 0; d < shape.size(); ++d)
+        dims.push_back(static_cast<int64_t>(d));
+      std::string flat =
+          "tensor<" + std::to_string(countElements({shape})) + "xf32>";
+      os << indent << "%" << x << "flat = tensor.collapse_shape " << squares
+         << " [[" << joined(dims) << "]] : " << t << " into " << flat << "\n";
+      squares = "%" + x + "flat";
+    }
+    std::string sum = "%" + x + "sum";
+    os << indent << sum << " = linalg.reduce ins(" << squares
+       << " : tensor<" << countElements({shape}) << "xf32>) outs(" << init
+       << " : tensor<f32>) dimensions = [0]\n"
+       << indent << "  (%x: f32, %y: f32) {\n"
+       << indent << "    %s = arith.addf %x, %y : f32\n"
+       << indent << "    linalg.yield %s : f32\n"
+       << indent << "  }\n";
+    return sum;
+  }
+
+  /// Tensor k's update from its reduced gradient `g`: new moments `%M k`,
+  /// `%V k` and weight `%W k`.
+  void writeUpdate(size_t k, const std::string &g) {
+    std::string t = type(k), n = std::to_string(k);
+    std::string w = "%" + state + "w" + n, m = "%" + state + "m" + n,
+                v = "%" + state + "v" + n;
+    auto constant = [&](const char *name, const char *value) {
+      os << indent << "%" << name << n << " = arith.constant dense<" << value
          << "> : " << t << "\n";
     };
-    c("b1_", "0.9");
-    c("c1_", "0.1");
-    c("b2_", "0.999");
-    c("c2_", "0.001");
-    c("eps", "1.0e-8");
-    c("lr", "0.001");
-    c("wd", "0.01");
-    os << "  %i1_" << k << " = tensor.splat %inv1 : " << t << "\n";
-    os << "  %i2_" << k << " = tensor.splat %inv2 : " << t << "\n";
-    os << "  %G" << k << " = zero.all_reduce %g" << k
-       << " on @dp reduce = mean : " << t << "\n";
     auto op = [&](const char *result, const char *name, std::string a,
                   std::string b) {
-      os << "  %" << result << k << " = " << name << " " << a << ", " << b
-         << " : " << t << "\n";
+      os << indent << "%" << result << n << " = " << name << " " << a << ", "
+         << b << " : " << t << "\n";
     };
-    op("ma", "arith.mulf", "%m" + k, "%b1_" + k);
-    op("mb", "arith.mulf", "%G" + k, "%c1_" + k);
-    op("M", "arith.addf", "%ma" + k, "%mb" + k);
-    op("va", "arith.mulf", "%v" + k, "%b2_" + k);
-    op("gg", "arith.mulf", "%G" + k, "%G" + k);
-    op("vb", "arith.mulf", "%gg" + k, "%c2_" + k);
-    op("V", "arith.addf", "%va" + k, "%vb" + k);
-    op("mh", "arith.mulf", "%M" + k, "%i1_" + k);
-    op("vh", "arith.mulf", "%V" + k, "%i2_" + k);
-    os << "  %sq" << k << " = math.sqrt %vh" << k << " : " << t << "\n";
-    op("den", "arith.addf", "%sq" + k, "%eps" + k);
-    op("u", "arith.divf", "%mh" + k, "%den" + k);
-    op("dec", "arith.mulf", "%w" + k, "%wd" + k);
-    op("upd", "arith.addf", "%u" + k, "%dec" + k);
-    op("d", "arith.mulf", "%upd" + k, "%lr" + k);
-    op("W", "arith.subf", "%w" + k, "%d" + k);
+    constant("b1_", "0.9");
+    constant("c1_", "0.1");
+    constant("b2_", "0.999");
+    constant("c2_", "0.001");
+    constant("eps", "1.0e-8");
+    constant("lr", "0.001");
+    constant("wd", "0.01");
+    os << indent << "%i1_" << n << " = tensor.splat %inv1 : " << t << "\n";
+    os << indent << "%i2_" << n << " = tensor.splat %inv2 : " << t << "\n";
+    op("ma", "arith.mulf", m, "%b1_" + n);
+    op("mb", "arith.mulf", g, "%c1_" + n);
+    op("M", "arith.addf", "%ma" + n, "%mb" + n);
+    op("va", "arith.mulf", v, "%b2_" + n);
+    op("gg", "arith.mulf", g, g);
+    op("vb", "arith.mulf", "%gg" + n, "%c2_" + n);
+    op("V", "arith.addf", "%va" + n, "%vb" + n);
+    op("mh", "arith.mulf", "%M" + n, "%i1_" + n);
+    op("vh", "arith.mulf", "%V" + n, "%i2_" + n);
+    os << indent << "%sq" << n << " = math.sqrt %vh" << n << " : " << t
+       << "\n";
+    op("den", "arith.addf", "%sq" + n, "%eps" + n);
+    op("u", "arith.divf", "%mh" + n, "%den" + n);
+    op("dec", "arith.mulf", w, "%wd" + n);
+    op("upd", "arith.addf", "%u" + n, "%dec" + n);
+    if (options.optimizer == Optimizer::AdamW) {
+      op("d", "arith.mulf", "%upd" + n, "%lr" + n);
+      op("W", "arith.subf", w, "%d" + n);
+      return;
+    }
+    // LAMB: the step scales by ||w|| / ||r||, r the AdamW direction.
+    std::string wsum = writeSumOfSquares(w, "nw" + n + "_", k, "%acc");
+    std::string rsum = writeSumOfSquares("%upd" + n, "nr" + n + "_", k, "%acc");
+    os << indent << "%nws" << n << " = tensor.extract " << wsum
+       << "[] : tensor<f32>\n"
+       << indent << "%nrs" << n << " = tensor.extract " << rsum
+       << "[] : tensor<f32>\n"
+       << indent << "%nw" << n << " = math.sqrt %nws" << n << " : f32\n"
+       << indent << "%nr" << n << " = math.sqrt %nrs" << n << " : f32\n"
+       << indent << "%trust" << n << " = arith.divf %nw" << n << ", %nr" << n
+       << " : f32\n"
+       << indent << "%lrs" << n << " = arith.constant 0.001 : f32\n"
+       << indent << "%stp" << n << " = arith.mulf %lrs" << n << ", %trust"
+       << n << " : f32\n"
+       << indent << "%stpt" << n << " = tensor.splat %stp" << n << " : " << t
+       << "\n";
+    op("d", "arith.mulf", "%upd" + n, "%stpt" + n);
+    op("W", "arith.subf", w, "%d" + n);
   }
-  os << "  return ";
-  for (size_t i = 0; i < shapes.size(); ++i)
-    os << (i ? ", " : "") << "%W" << i << ", %M" << i << ", %V" << i;
-  os << " : ";
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    std::string t = tensorType(shapes[i]);
-    os << (i ? ", " : "") << t << ", " << t << ", " << t;
-  }
-  os << "\n}\n";
+
+  llvm::raw_ostream &os;
+  const std::vector<Shape> &shapes;
+  const StepOptions &options;
+  std::string state;
+  std::string indent;
+};
+
+} // namespace
+
+std::string zero::bench::optimizerStep(const std::vector<Shape> &shapes,
+                                       const StepOptions &options) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  StepWriter(os, shapes, options).write();
   return s;
+}
+
+std::string zero::bench::adamwStep(const std::vector<Shape> &shapes,
+                                   int64_t meshSize) {
+  StepOptions options;
+  options.mesh = {meshSize};
+  return optimizerStep(shapes, options);
 }
 
 std::string zero::bench::mlpTrainingLoop(int layers, int64_t width,

@@ -2,7 +2,7 @@
 //
 // Optimizer-step programs over the parameter shapes of real models, written
 // as text in plain arith/math plus zero.all_reduce, for the benchmarks and for
-// `zero-gen-adamw`, which prints them (the GPT-2 example program).
+// `zero-gen-step`, which prints them (the GPT-2 example program).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,16 +30,67 @@ struct Gpt2Config {
 /// small has 2 + 12 * 12 + 2 = 148.
 std::vector<Shape> gpt2Shapes(const Gpt2Config &config);
 
+/// BERT-base's parameter shapes in the order of its state dict: word,
+/// position and token-type embeddings with their layer norm, 16 tensors per
+/// encoder layer (query, key, value, attention output, layer norm,
+/// intermediate, output, layer norm), the pooler: 5 + 12 * 16 + 2 = 199
+/// tensors, 109.5M parameters.
+std::vector<Shape> bertBaseShapes();
+
+/// ResNet-50's parameter shapes in the order of torchvision's state dict:
+/// the stem's convolution and batch norm, 16 bottleneck blocks (three
+/// convolutions, each with its batch norm's scale and shift; the first block
+/// of each stage with a downsampling convolution and batch norm), the
+/// classifier: 161 tensors, 25.6M parameters.
+std::vector<Shape> resnet50Shapes();
+
 /// `count` parameter tensors of transformer shapes: GPT-2 small's block
 /// shapes repeated (the embeddings first), cut at `count`.
 std::vector<Shape> transformerShapes(int64_t count);
 
+/// Each dimension of each shape divided by `divisor`, rounded up: the same
+/// tensors, in the same order and of the same ranks, small enough to run.
+std::vector<Shape> scaleShapes(const std::vector<Shape> &shapes,
+                               int64_t divisor);
+
 /// Elements of all `shapes` together.
 int64_t countElements(const std::vector<Shape> &shapes);
 
-/// One AdamW step (bias correction, decoupled weight decay) per tensor, on
-/// mesh `@dp(shape = [meshSize])`: `@step(w0, m0, v0, g0, ..., t)` returns
-/// each tensor's new w, m and v. Argument 4i+3 is tensor i's local gradient.
+/// The update rule of a generated optimizer step.
+enum class Optimizer {
+  /// Bias-corrected Adam moments with decoupled weight decay.
+  AdamW,
+  /// AdamW's direction scaled per tensor by the trust ratio ||w|| / ||r||
+  /// (two full norms per tensor).
+  Lamb,
+};
+
+/// How a generated step is written.
+struct StepOptions {
+  Optimizer optimizer = Optimizer::AdamW;
+  /// Global-norm gradient clipping to norm 1, written as users write it: each
+  /// gradient's sum of squares is chained into the total right after that
+  /// gradient's all-reduce, and every update scales by min(1, 1 / (norm +
+  /// eps)).
+  bool clip = false;
+  /// The mesh `@dp`'s shape.
+  std::vector<int64_t> mesh = {4};
+  /// The axes the gradients are averaged over; empty: all of them.
+  std::vector<int64_t> axes;
+  /// 0: one step, `@step(w0, m0, v0, g0, ..., t)` returning each tensor's
+  /// new w, m and v (argument 4i+3 is tensor i's local gradient). K > 0: a
+  /// training loop, `@train(...)` with the same arguments, running K steps
+  /// in an `scf.for` that carries w, m and v (the gradients are the same
+  /// each step; the step count t starts at the argument t).
+  int64_t loopSteps = 0;
+};
+
+/// One optimizer step per tensor over `shapes`, as `options` says, on mesh
+/// `@dp`: all-reduce each local gradient (mean), then update that tensor.
+std::string optimizerStep(const std::vector<Shape> &shapes,
+                          const StepOptions &options);
+
+/// One AdamW step over `shapes` on mesh `@dp(shape = [meshSize])`.
 std::string adamwStep(const std::vector<Shape> &shapes, int64_t meshSize);
 
 /// A training loop on mesh `@dp(shape = [meshSize])`: `steps` steps of SGD

@@ -27,7 +27,7 @@ printf '%8s %16s %16s %8s %13s %13s\n' tensors "canon+cse instr" "zero instr" \
   ratio "per doubling" "(canon+cse)"
 prev=0 prevBase=0 prevCount=0
 for n in "${counts[@]}"; do
-  "$build/bin/zero-gen-adamw" --tensors "$n" --mesh 8 >"$work/p.mlir"
+  "$build/bin/zero-gen-step" --tensors "$n" --mesh 8 >"$work/p.mlir"
   base=$(instructions "$work/p.mlir" canonicalize,cse)
   zero=$(instructions "$work/p.mlir" zero-weight-update-sharding)
   awk -v n="$n" -v b="$base" -v z="$zero" -v pz="$prev" -v pb="$prevBase" \

@@ -8,7 +8,7 @@ build=${ZERO_BUILD_DIR:-$root/build}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-bash "$root/scripts/build.sh" zero-opt zero-run zero-gen-adamw ZeroUnitTests mlir-doc || exit 1
+bash "$root/scripts/build.sh" zero-opt zero-run zero-gen-step ZeroUnitTests mlir-doc || exit 1
 ninja -C "$build" check-zero 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 

@@ -11,12 +11,11 @@ zero.mesh @dp(shape = [4])
 
 // CHECK-LABEL: func.func @reduce_scatters
 // CHECK-SAME: (%[[A:.*]]: tensor<92xf32>, %[[B:.*]]: tensor<8xf32>)
-// CHECK: %[[BUF:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x66xf32>)
 // CHECK: %[[A2:.*]] = tensor.expand_shape %[[A]] {{\[\[}}0, 1]] output_shape [4, 23] : tensor<92xf32> into tensor<4x23xf32>
-// CHECK: %[[BUF1:.*]] = tensor.insert_slice %[[A2]] into %[[BUF]][0, 0] [4, 23] [1, 1]
 // CHECK: %[[B2:.*]] = tensor.expand_shape %[[B]] {{\[\[}}0, 1]] output_shape [4, 2] : tensor<8xf32> into tensor<4x2xf32>
-// CHECK: %[[BUF2:.*]] = tensor.insert_slice %[[B2]] into %[[BUF1]][0, 64] [4, 2] [1, 1]
-// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[BUF2]] {{\[\[}}0, 1]] : tensor<4x66xf32> into tensor<264xf32>
+// CHECK: %[[GAP:.*]] = arith.constant dense<0.000000e+00> : tensor<4x41xf32>
+// CHECK: %[[BUF:.*]] = tensor.concat dim(1) %[[A2]], %[[GAP]], %[[B2]] : (tensor<4x23xf32>, tensor<4x41xf32>, tensor<4x2xf32>) -> tensor<4x66xf32>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[BUF]] {{\[\[}}0, 1]] : tensor<4x66xf32> into tensor<264xf32>
 // CHECK: %[[RS:.*]] = zero.reduce_scatter %[[FLAT]] on @dp reduce = mean {zero.bucket = {id = 0 : i64, offsets = array<i64: 0, 64>, sizes = array<i64: 23, 2>, types = [tensor<23xf32>, tensor<2xf32>]}} : tensor<264xf32> -> tensor<66xf32>
 // CHECK: %[[AS:.*]] = tensor.extract_slice %[[RS]][0] [23] [1]
 // CHECK: %[[BS:.*]] = tensor.extract_slice %[[RS]][64] [2] [1]
@@ -40,10 +39,9 @@ zero.mesh @dp(shape = [4])
 
 // CHECK-LABEL: func.func @all_gathers
 // CHECK-SAME: (%[[A:.*]]: tensor<23xf32>, %[[B:.*]]: tensor<2xf32>)
-// CHECK: %[[BUF:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<66xf32>)
-// CHECK: %[[BUF1:.*]] = tensor.insert_slice %[[A]] into %[[BUF]][0] [23] [1]
-// CHECK: %[[BUF2:.*]] = tensor.insert_slice %[[B]] into %[[BUF1]][64] [2] [1]
-// CHECK: %[[AG:.*]] = zero.all_gather %[[BUF2]] on @dp {zero.bucket = {{.*}}} : tensor<66xf32> -> tensor<264xf32>
+// CHECK: %[[GAP:.*]] = arith.constant dense<0.000000e+00> : tensor<41xf32>
+// CHECK: %[[BUF:.*]] = tensor.concat dim(0) %[[A]], %[[GAP]], %[[B]] : (tensor<23xf32>, tensor<41xf32>, tensor<2xf32>) -> tensor<66xf32>
+// CHECK: %[[AG:.*]] = zero.all_gather %[[BUF]] on @dp {zero.bucket = {{.*}}} : tensor<66xf32> -> tensor<264xf32>
 // CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[AG]] {{\[\[}}0, 1]] output_shape [4, 66]
 // CHECK: %[[AP:.*]] = tensor.extract_slice %[[ROWS]][0, 0] [4, 23] [1, 1]
 // CHECK: %[[AF:.*]] = tensor.collapse_shape %[[AP]] {{\[\[}}0, 1]] : tensor<4x23xf32> into tensor<92xf32>
@@ -59,12 +57,13 @@ func.func @all_gathers(%a: tensor<23xf32>, %b: tensor<2xf32>) -> (tensor<92xf32>
 // -----
 
 // All-reduces of any shape, scalars included (partial norms), flattened into
-// one buffer. The second input is computed between the two collectives; its
-// (pure) definition moves above the first.
+// one buffer. The third input is computed after the first two collectives:
+// the bucket starts when its last member's input is ready.
 zero.mesh @dp(shape = [2])
 
 // CHECK-LABEL: func.func @all_reduces
 // CHECK: %[[Y:.*]] = arith.mulf
+// CHECK: tensor.concat
 // CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum {zero.bucket = {id = 0 : i64, offsets = array<i64: 0, 64, 128>, sizes = array<i64: 6, 1, 1>, types = [tensor<2x3xf32>, tensor<f32>, tensor<f32>]}} : tensor<129xf32>
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
 // CHECK: tensor.collapse_shape %{{.*}} [] : tensor<1xf32> into tensor<f32>
@@ -126,4 +125,98 @@ func.func @in_loop(%a: tensor<4xf32>, %b: tensor<4xf32>, %n: index) -> (tensor<4
   }
   %z = zero.all_reduce %a on @dp reduce = sum : tensor<4xf32>
   return %r#0, %r#1, %z : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Global-norm clipping as users write it: each gradient's norm term right
+// after its all-reduce. The bucket goes where its last member is ready (both
+// inputs are arguments: at the start), and the first gradient's norm term,
+// which used to sit between the two, waits for the bucket.
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @interleaved_norm
+// CHECK: %[[AR:.*]] = zero.all_reduce {{.*}}zero.bucket = {id = 0
+// CHECK-NOT: zero.all_reduce
+// CHECK: %[[G0:.*]] = tensor.extract_slice %[[AR]][0] [8] [1]
+// CHECK: %[[G1:.*]] = tensor.extract_slice %[[AR]][64] [8] [1]
+// CHECK: %[[S0:.*]] = arith.mulf %[[G0]], %[[G0]]
+// CHECK: %[[A0:.*]] = linalg.reduce ins(%[[S0]]
+// CHECK: %[[S1:.*]] = arith.mulf %[[G1]], %[[G1]]
+// CHECK: linalg.reduce ins(%[[S1]] : tensor<8xf32>) outs(%[[A0]]
+// CHECK: return
+func.func @interleaved_norm(%w0: tensor<8xf32>, %g0l: tensor<8xf32>, %w1: tensor<8xf32>, %g1l: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %acc0 = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %g0 = zero.all_reduce %g0l on @dp reduce = mean : tensor<8xf32>
+  %s0 = arith.mulf %g0, %g0 : tensor<8xf32>
+  %a0 = linalg.reduce ins(%s0 : tensor<8xf32>) outs(%acc0 : tensor<f32>) dimensions = [0]
+    (%x: f32, %y: f32) { %s = arith.addf %x, %y : f32
+      linalg.yield %s : f32 }
+  %g1 = zero.all_reduce %g1l on @dp reduce = mean : tensor<8xf32>
+  %s1 = arith.mulf %g1, %g1 : tensor<8xf32>
+  %a1 = linalg.reduce ins(%s1 : tensor<8xf32>) outs(%a0 : tensor<f32>) dimensions = [0]
+    (%x: f32, %y: f32) { %s = arith.addf %x, %y : f32
+      linalg.yield %s : f32 }
+  %n = tensor.extract %a1[] : tensor<f32>
+  %ns = tensor.splat %n : tensor<8xf32>
+  %u0 = arith.mulf %g0, %ns : tensor<8xf32>
+  %w0n = arith.subf %w0, %u0 : tensor<8xf32>
+  %u1 = arith.mulf %g1, %ns : tensor<8xf32>
+  %w1n = arith.subf %w1, %u1 : tensor<8xf32>
+  return %w0n, %w1n : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Buckets fill in the order the gradients become ready, not the order the
+// collectives are written: %late is computed last, so the 64-byte bucket
+// takes %b and %a (ready at the start) and %late goes alone. The computation
+// of %late stays where it was, after %work.
+zero.mesh @dp(shape = [2])
+
+// SMALL-LABEL: func.func @ready_order
+// SMALL: %[[BUCKET:.*]] = zero.all_reduce {{.*}}offsets = array<i64: 0, 64>, sizes = array<i64: 4, 4>
+// SMALL: %[[WORK:.*]] = arith.mulf %{{.*}}, %{{.*}} : tensor<16xf32>
+// SMALL: %[[LATE:.*]] = arith.addf %[[WORK]]
+// SMALL: zero.all_reduce %[[LATE]] on @dp reduce = sum : tensor<16xf32>
+// SMALL: return
+func.func @ready_order(%a: tensor<4xf32>, %b: tensor<4xf32>, %x: tensor<16xf32>) -> (tensor<16xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %work = arith.mulf %x, %x : tensor<16xf32>
+  %late = arith.addf %work, %x : tensor<16xf32>
+  %lr = zero.all_reduce %late on @dp reduce = sum : tensor<16xf32>
+  %ar = zero.all_reduce %a on @dp reduce = sum : tensor<4xf32>
+  %br = zero.all_reduce %b on @dp reduce = sum : tensor<4xf32>
+  return %lr, %ar, %br : tensor<16xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Two kinds of exchange whose members depend on each other crosswise: the
+// second reduce-scatter needs the first all-reduce's result, and the second
+// all-reduce the first reduce-scatter's. Bucketing both pairs would make each
+// bucket wait for the other. In the order of readiness, the reduce-scatters
+// combine first; the second all-reduce, which now depends on the first
+// through that bucket, stays alone.
+zero.mesh @dp(shape = [2])
+
+// CHECK-LABEL: func.func @crosswise
+// CHECK: %[[AR:.*]] = zero.all_reduce %{{.*}} on @dp reduce = sum : tensor<4xf32>
+// CHECK: zero.reduce_scatter {{.*}}zero.bucket
+// CHECK-NOT: zero.reduce_scatter
+// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum : tensor<4xf32>
+// CHECK-NOT: zero.bucket
+// CHECK: return
+func.func @crosswise(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2xf32>) {
+  %ar = zero.all_reduce %a on @dp reduce = sum : tensor<4xf32>
+  %rs = zero.reduce_scatter %b on @dp reduce = sum : tensor<4xf32> -> tensor<2xf32>
+  %rs2 = zero.reduce_scatter %ar on @dp reduce = sum : tensor<4xf32> -> tensor<2xf32>
+  %pad = tensor.pad %rs low[0] high[2] {
+  ^bb0(%i: index):
+    %z = arith.constant 0.0 : f32
+    tensor.yield %z : f32
+  } : tensor<2xf32> to tensor<4xf32>
+  %ar2 = zero.all_reduce %pad on @dp reduce = sum : tensor<4xf32>
+  return %rs2, %ar, %ar2, %rs : tensor<2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2xf32>
 }

@@ -8,11 +8,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "Layout.h"
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Analysis/Communication.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
+
+#include <queue>
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROCOMBINECOLLECTIVES
@@ -72,17 +73,211 @@ bool isSameExchange(CollectiveOpInterface a, CollectiveOpInterface b) {
 struct Bucket {
   SmallVector<CollectiveOpInterface> members;
   int64_t bytes = 0;
-  /// Pure ops after the first member that the later members' inputs need:
-  /// they move above the first member, where the combined collective goes.
-  llvm::SetVector<Operation *> hoisted;
 };
 
-/// A zero-filled tensor: the bucket's alignment gaps hold zeros, so that
-/// every rank sends the same bytes for them and nothing uninitialized moves.
-Value zeros(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element) {
-  Value empty = tensor::EmptyOp::create(b, loc, shape, element);
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
-  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+/// The ops of one block as a dependence graph, and the buckets formed on it.
+/// Node i is the block's i-th op (its terminator excluded); a bucket is one
+/// node of the quotient graph, so that a collective may join a bucket only
+/// when no path leads from the bucket to it or back (joining would make the
+/// combined collective depend on itself).
+class BlockGraph {
+public:
+  explicit BlockGraph(Block &block) {
+    for (Operation &op : block.without_terminator()) {
+      index[&op] = ops.size();
+      ops.push_back(&op);
+    }
+    int64_t n = ops.size();
+    succs.resize(n);
+    preds.resize(n);
+    readyAfter.assign(n, -1);
+    leader.resize(n);
+    group.resize(n);
+    seen.assign(n, 0);
+    seenBackward.assign(n, 0);
+    for (int64_t i = 0; i < n; ++i) {
+      leader[i] = i;
+      group[i] = {i};
+    }
+    int64_t lastEffect = -1;
+    for (int64_t i = 0; i < n; ++i) {
+      Operation *op = ops[i];
+      // Operands of the op, and of ops nested in it, that this block defines.
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (Operation *def = operand.getDefiningOp())
+            if (auto it = index.find(def); it != index.end())
+              addEdge(it->second, i);
+      });
+      // Ops with memory effects keep their order among themselves.
+      if (!isMemoryEffectFree(op)) {
+        if (lastEffect >= 0)
+          addEdge(lastEffect, i);
+        lastEffect = i;
+      }
+    }
+  }
+
+  int64_t size() const { return ops.size(); }
+  Operation *op(int64_t i) const { return ops[i]; }
+  int64_t indexOf(Operation *op) const { return index.lookup(op); }
+  /// The last op that node `i` depends on (-1: none): where it is ready.
+  int64_t readyPoint(int64_t i) const { return readyAfter[i]; }
+
+  /// Whether nodes `i` and `j` can be one node without making a cycle.
+  bool canMerge(int64_t i, int64_t j) {
+    return !reaches(leader[i], leader[j]) && !reaches(leader[j], leader[i]);
+  }
+
+  void merge(int64_t i, int64_t j) {
+    int64_t a = leader[i], b = leader[j];
+    if (a == b)
+      return;
+    for (int64_t member : group[b]) {
+      leader[member] = a;
+      group[a].push_back(member);
+    }
+    group[b].clear();
+  }
+
+  /// A topological order of the quotient graph in which each merged node's
+  /// ops are consecutive. Among ready nodes the lowest priority goes first:
+  /// an op's is its place in the block, so that computation stays where it
+  /// was; a merged node's is just after the point where its last member
+  /// becomes ready, so that it starts then, and what uses a member waits.
+  SmallVector<Operation *> schedule() const {
+    int64_t n = ops.size();
+    SmallVector<int64_t> priority(n, 0), pending(n, 0);
+    for (int64_t i = 0; i < n; ++i) {
+      if (leader[i] != i)
+        continue;
+      if (group[i].size() == 1) {
+        priority[i] = 2 * i;
+        continue;
+      }
+      int64_t ready = -1;
+      for (int64_t member : group[i])
+        ready = std::max(ready, readyAfter[member]);
+      priority[i] = 2 * ready + 1;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t s : succs[i])
+        if (leader[s] != leader[i])
+          ++pending[leader[s]];
+    using Entry = std::pair<int64_t, int64_t>; // priority, node
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
+    for (int64_t i = 0; i < n; ++i)
+      if (leader[i] == i && pending[i] == 0)
+        queue.push({priority[i], i});
+    SmallVector<Operation *> order;
+    while (!queue.empty()) {
+      int64_t node = queue.top().second;
+      queue.pop();
+      SmallVector<int64_t> members = group[node];
+      llvm::sort(members);
+      for (int64_t member : members) {
+        order.push_back(ops[member]);
+        for (int64_t s : succs[member])
+          if (leader[s] != node && --pending[leader[s]] == 0)
+            queue.push({priority[leader[s]], leader[s]});
+      }
+    }
+    assert(static_cast<int64_t>(order.size()) == n && "a cycle");
+    return order;
+  }
+
+private:
+  void addEdge(int64_t from, int64_t to) {
+    if (from == to)
+      return;
+    succs[from].push_back(to);
+    preds[to].push_back(from);
+    readyAfter[to] = std::max(readyAfter[to], from);
+  }
+
+  /// Whether a path of one or more edges leads from quotient node `from` to
+  /// quotient node `to`. Searches forward from `from` and backward from `to`
+  /// a step at a time each, and stops when either search is done: a
+  /// gradient's reduce-scatter has a small past and a large future (the
+  /// update, the norm, every later use), a weight's all-gather the reverse,
+  /// so the smaller side decides and a block costs far less than a full
+  /// search per candidate.
+  bool reaches(int64_t from, int64_t to) {
+    ++visit;
+    SmallVector<int64_t> forward = {from}, backward = {to};
+    seen[from] = visit;
+    seenBackward[to] = visit;
+    auto step = [&](SmallVector<int64_t> &stack,
+                    const SmallVector<SmallVector<int64_t>> &edges,
+                    SmallVector<int64_t> &mine,
+                    const SmallVector<int64_t> &theirs, int64_t target,
+                    bool &found) {
+      int64_t node = stack.pop_back_val();
+      for (int64_t member : group[node])
+        for (int64_t neighbour : edges[member]) {
+          int64_t next = leader[neighbour];
+          if (next == node)
+            continue;
+          if (next == target || theirs[next] == visit) {
+            found = true;
+            return;
+          }
+          if (mine[next] != visit) {
+            mine[next] = visit;
+            stack.push_back(next);
+          }
+        }
+    };
+    bool found = false;
+    while (!forward.empty() && !backward.empty()) {
+      step(forward, succs, seen, seenBackward, to, found);
+      if (found)
+        return true;
+      step(backward, preds, seenBackward, seen, from, found);
+      if (found)
+        return true;
+    }
+    return false;
+  }
+
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, int64_t> index;
+  SmallVector<SmallVector<int64_t>> succs, preds;
+  SmallVector<int64_t> readyAfter;
+  SmallVector<int64_t> leader;
+  SmallVector<SmallVector<int64_t>> group;
+  SmallVector<int64_t> seen, seenBackward;
+  int64_t visit = 0;
+};
+
+/// The members' `parts` laid side by side along dimension `dim`, part i at
+/// `offsets[i]`, `total` long, as one `tensor.concat`. The alignment gaps
+/// and the end hold zeros, so that every rank sends the same bytes for them
+/// and nothing uninitialized moves. One op, not a chain of insert_slices
+/// into one tensor: bufferization's analysis walks such a chain back from
+/// each of its reads, which made lowering cubic in the bucket's size.
+Value pack(OpBuilder &b, Location loc, ArrayRef<Value> parts,
+           ArrayRef<int64_t> offsets, int64_t total, int64_t dim) {
+  auto partType = cast<RankedTensorType>(parts.front().getType());
+  auto gap = [&](int64_t size) -> Value {
+    SmallVector<int64_t> shape(partType.getShape());
+    shape[dim] = size;
+    auto type = RankedTensorType::get(shape, partType.getElementType());
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getZeroAttr(
+                                                 partType.getElementType())));
+  };
+  SmallVector<Value> pieces;
+  int64_t end = 0;
+  for (auto [part, offset] : llvm::zip(parts, offsets)) {
+    if (offset > end)
+      pieces.push_back(gap(offset - end));
+    pieces.push_back(part);
+    end = offset + cast<RankedTensorType>(part.getType()).getDimSize(dim);
+  }
+  if (total > end)
+    pieces.push_back(gap(total - end));
+  return tensor::ConcatOp::create(b, loc, dim, pieces);
 }
 
 OpFoldResult index(OpBuilder &b, int64_t value) {
@@ -96,76 +291,60 @@ struct ZeroCombineCollectivesPass
 
   int64_t nextBucketId = 0;
 
-  /// Whether `op`'s input can be ready where `bucket`'s first member is:
-  /// whatever computes it after that point is pure and does not depend on a
-  /// member. If so, records those ops to hoist. Decided on `position`, the
-  /// block's order before any change (asking the block after each change
-  /// would renumber it each time).
-  bool canJoin(Bucket &bucket, CollectiveOpInterface op,
-               const llvm::DenseMap<Operation *, int64_t> &position) {
-    int64_t first = position.lookup(bucket.members.front());
-    Block *block = op->getBlock();
-    BackwardSliceOptions options;
-    options.inclusive = true; // the input's own definition moves too
-    // Values a region of the slice captures (a tensor.pad's padding value)
-    // must move with it.
-    options.omitUsesFromAbove = false;
-    options.filter = [&](Operation *candidate) {
-      return candidate->getBlock() == block &&
-             position.lookup(candidate) >= first;
-    };
-    SetVector<Operation *> slice;
-    if (failed(getBackwardSlice(op.getInput(), &slice, options)))
-      return false;
-    for (CollectiveOpInterface member : bucket.members)
-      if (slice.contains(member))
-        return false;
-    if (!llvm::all_of(slice, isMemoryEffectFree))
-      return false;
-    bucket.hoisted.insert(slice.begin(), slice.end());
-    return true;
-  }
-
-  /// Groups the candidate collectives of `block`, in order.
-  SmallVector<Bucket> formBuckets(Block &block) {
-    llvm::DenseMap<Operation *, int64_t> position;
-    SmallVector<CollectiveOpInterface> candidates;
-    for (Operation &op : block) {
-      position[&op] = position.size();
-      if (auto collective = dyn_cast<CollectiveOpInterface>(&op))
+  /// Groups the candidate collectives of `graph`'s block in the order their
+  /// inputs become ready (as DDP fills buckets in the order backward produces
+  /// gradients): a candidate joins the open bucket of its kind of exchange
+  /// when it fits and no dependence runs between them; otherwise that bucket
+  /// closes and the candidate opens the next.
+  SmallVector<Bucket> formBuckets(BlockGraph &graph) {
+    SmallVector<int64_t> candidates;
+    for (int64_t i = 0, e = graph.size(); i < e; ++i)
+      if (auto collective = dyn_cast<CollectiveOpInterface>(graph.op(i)))
         if (isCandidate(collective))
-          candidates.push_back(collective);
-    }
+          candidates.push_back(i);
+    llvm::stable_sort(candidates, [&](int64_t a, int64_t b) {
+      return graph.readyPoint(a) < graph.readyPoint(b);
+    });
 
     SmallVector<Bucket> closed;
     SmallVector<Bucket> open; // at most one per kind of exchange
-    for (CollectiveOpInterface op : candidates) {
+    for (int64_t i : candidates) {
+      auto op = cast<CollectiveOpInterface>(graph.op(i));
       int64_t bytes = *getTensorBytes(op.getInput().getType());
       auto it = llvm::find_if(open, [&](const Bucket &bucket) {
         return isSameExchange(bucket.members.front(), op);
       });
-      if (it != open.end() && it->bytes + bytes <= bucketBytes &&
-          canJoin(*it, op, position)) {
-        it->members.push_back(op);
-        it->bytes += bytes;
-        continue;
+      if (it != open.end() && it->bytes + bytes <= bucketBytes) {
+        int64_t first = graph.indexOf(it->members.front());
+        if (graph.canMerge(first, i)) {
+          graph.merge(first, i);
+          it->members.push_back(op);
+          it->bytes += bytes;
+          continue;
+        }
       }
       if (it != open.end()) {
         closed.push_back(std::move(*it));
         open.erase(it);
       }
-      open.push_back(Bucket{{op}, bytes, {}});
+      open.push_back(Bucket{{op}, bytes});
     }
     llvm::append_range(closed, open);
-    // Hoisted ops keep their relative order: sorted by their old position.
-    for (Bucket &bucket : closed) {
-      SmallVector<Operation *> hoisted = bucket.hoisted.takeVector();
-      llvm::sort(hoisted, [&](Operation *a, Operation *b) {
-        return position.lookup(a) < position.lookup(b);
-      });
-      bucket.hoisted.insert(hoisted.begin(), hoisted.end());
-    }
     return closed;
+  }
+
+  /// Puts `block` in `graph`'s schedule: each bucket's members become
+  /// consecutive, after everything their inputs need and before everything
+  /// that uses them.
+  void reorder(Block &block, const BlockGraph &graph) {
+    Operation *terminator =
+        block.mightHaveTerminator() ? block.getTerminator() : nullptr;
+    for (Operation *op : graph.schedule()) {
+      if (terminator)
+        op->moveBefore(terminator);
+      else
+        op->moveBefore(&block, block.end());
+    }
   }
 
   /// Offsets of the members' chunks in a bucket, each aligned to
@@ -204,9 +383,9 @@ struct ZeroCombineCollectivesPass
   }
 
   void combine(Bucket &bucket) {
+    // After reorder, the members are consecutive in the block in the order
+    // of `members`: the first's place has every input and precedes every use.
     CollectiveOpInterface first = bucket.members.front();
-    for (Operation *op : bucket.hoisted)
-      op->moveBefore(first);
     OpBuilder b(first);
     SmallVector<Location> locs;
     for (CollectiveOpInterface member : bucket.members)
@@ -223,12 +402,10 @@ struct ZeroCombineCollectivesPass
     SmallVector<Value> results;
     Operation *combined;
     if (auto allReduce = dyn_cast<AllReduceOp>(first.getOperation())) {
-      Value buffer = zeros(b, loc, {chunk}, element);
-      for (auto [member, offset, size] :
-           llvm::zip(bucket.members, offsets, sizes))
-        buffer = tensor::InsertSliceOp::create(
-            b, loc, flatten(b, loc, member.getInput()), buffer,
-            {index(b, offset)}, {index(b, size)}, unit(1));
+      SmallVector<Value> parts;
+      for (CollectiveOpInterface member : bucket.members)
+        parts.push_back(flatten(b, loc, member.getInput()));
+      Value buffer = pack(b, loc, parts, offsets, chunk, /*dim=*/0);
       combined = AllReduceOp::create(b, loc, buffer, allReduce.getMeshAttr(),
                                      allReduce.getAxesAttr(),
                                      allReduce.getReductionAttr());
@@ -245,15 +422,12 @@ struct ZeroCombineCollectivesPass
       // Row r of the [N, chunk] buffer is what rank r keeps: each member's
       // part r sits in it at the member's offset, so every rank keeps the
       // same parts of each member as it would alone.
-      Value buffer = zeros(b, loc, {ranks, chunk}, element);
-      for (auto [member, offset, size] :
-           llvm::zip(bucket.members, offsets, sizes)) {
-        Value rows = unflatten(b, loc, member.getInput(),
-                               RankedTensorType::get({ranks, size}, element));
-        buffer = tensor::InsertSliceOp::create(
-            b, loc, rows, buffer, {index(b, 0), index(b, offset)},
-            {index(b, ranks), index(b, size)}, unit(2));
-      }
+      SmallVector<Value> parts;
+      for (auto [member, size] : llvm::zip(bucket.members, sizes))
+        parts.push_back(
+            unflatten(b, loc, member.getInput(),
+                      RankedTensorType::get({ranks, size}, element)));
+      Value buffer = pack(b, loc, parts, offsets, chunk, /*dim=*/1);
       Value flat = flatten(b, loc, buffer);
       combined = ReduceScatterOp::create(
           b, loc, RankedTensorType::get({chunk}, element), flat,
@@ -265,12 +439,10 @@ struct ZeroCombineCollectivesPass
             {index(b, size)}, unit(1)));
     } else {
       auto allGather = cast<AllGatherOp>(first.getOperation());
-      Value buffer = zeros(b, loc, {chunk}, element);
-      for (auto [member, offset, size] :
-           llvm::zip(bucket.members, offsets, sizes))
-        buffer = tensor::InsertSliceOp::create(b, loc, member.getInput(),
-                                               buffer, {index(b, offset)},
-                                               {index(b, size)}, unit(1));
+      SmallVector<Value> parts;
+      for (CollectiveOpInterface member : bucket.members)
+        parts.push_back(member.getInput());
+      Value buffer = pack(b, loc, parts, offsets, chunk, /*dim=*/0);
       combined = AllGatherOp::create(
           b, loc, RankedTensorType::get({ranks * chunk}, element), buffer,
           allGather.getMeshAttr(), allGather.getAxesAttr(), /*gather_dim=*/0);
@@ -301,10 +473,24 @@ struct ZeroCombineCollectivesPass
     }
     SmallVector<Block *> blocks;
     getOperation().walk([&](Block *block) { blocks.push_back(block); });
-    for (Block *block : blocks)
-      for (Bucket &bucket : formBuckets(*block))
-        if (bucket.members.size() > 1)
-          combine(bucket);
+    for (Block *block : blocks) {
+      BlockGraph graph(*block);
+      SmallVector<Bucket> buckets = formBuckets(graph);
+      if (llvm::none_of(buckets, [](const Bucket &bucket) {
+            return bucket.members.size() > 1;
+          }))
+        continue;
+      reorder(*block, graph);
+      for (Bucket &bucket : buckets) {
+        if (bucket.members.size() < 2)
+          continue;
+        llvm::sort(bucket.members,
+                   [](CollectiveOpInterface a, CollectiveOpInterface b) {
+                     return a->isBeforeInBlock(b);
+                   });
+        combine(bucket);
+      }
+    }
   }
 };
 

@@ -250,27 +250,43 @@ def ZeroCombineCollectives : Pass<"zero-combine-collectives",
     one block that do the same exchange (same op, element type, mesh, axes
     and reduction; reduce-scatters and all-gathers on 1-D tensors, the flat
     shards `zero-shard-weight-update` makes) into buckets of at most
-    `bucket-bytes`, in program order, and exchanges each bucket once:
+    `bucket-bytes`, and exchanges each bucket once:
 
-    - `zero.all_reduce`: the members, flattened, are copied into one
-      zero-filled 1-D buffer at offsets aligned to `alignment` bytes,
-      all-reduced, and cut back out.
+    - `zero.all_reduce`: the members, flattened, are laid side by side in one
+      1-D `tensor.concat` at offsets aligned to `alignment` bytes (zeros in
+      the gaps), all-reduced, and cut back out.
     - `zero.reduce_scatter`: the buffer is `[N, chunk]`, row r holding part r
       of every member at the member's offset, so after the reduce-scatter
       each rank keeps exactly the parts it would keep of each member alone.
-    - `zero.all_gather`: each rank's parts are copied into its row of the
-      buffer; the gathered `[N, chunk]` is cut into the members' columns.
+    - `zero.all_gather`: each rank's parts are laid into its chunk; the
+      gathered `[N, chunk]` is cut into the members' columns.
 
     Each element is reduced by the same ranks in the same order as before,
     so results are bit-identical; only the number of exchanges changes.
 
-    Members must not depend on each other: a collective joins a bucket only
-    when its input does not depend on a member's result, and when its input's
-    definitions (pure ops only) can move above the bucket's first member,
-    where the combined collective goes. Otherwise it starts a new bucket. A
-    member larger than `bucket-bytes` stays alone; collectives inside
+    Buckets fill as DDP fills them: in the order the members' inputs become
+    ready (the last op each depends on), not the order they are written. A
+    collective joins the open bucket of its kind when it fits and no
+    dependence runs between it and the bucket, directly or through other
+    buckets (the block is a dependence graph and each bucket one node of it;
+    joining must not make a cycle). Otherwise the bucket closes and the
+    collective opens the next. The block is then put in a topological order
+    of that graph that keeps every op where it was, except that a bucket
+    goes right after the point where its last member's input is ready, and
+    what uses a member's result (a norm term written right after its
+    gradient's all-reduce) waits for the bucket. Ops with memory effects
+    keep their order among themselves. Computation never moves ahead of the
+    bucket, so what computes later members' inputs stays behind it for
+    `zero-schedule-overlap` to overlap.
+
+    A member larger than `bucket-bytes` stays alone; collectives inside
     `zero.async`, on dynamic shapes, or on multi-dimensional tensors for
     reduce-scatter and all-gather are not combined.
+
+    Packing is one `tensor.concat`, not a chain of `tensor.insert_slice`s
+    into one tensor: One-Shot Bufferize's analysis walks such a chain back
+    from each read, which made lowering grow with the cube of a bucket's
+    members.
 
     The combined collective records its layout, so that a checkpoint writer
     can map the flat buffer back to its members:
