@@ -221,7 +221,7 @@ int main(int argc, char **argv) {
                           n, schedule.name, best * perStep, comm * perStep,
                           comm > 0 ? 100 * hidden / communication : 100.0,
                           estimate.stepSeconds * perStep,
-                          100 * estimate.hiddenShare());
+                          100 * estimate.hiddenShare().value_or(1));
     }
   }
   llvm::sys::fs::remove(timeline);

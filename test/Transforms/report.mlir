@@ -153,3 +153,42 @@ func.func @training_loop(%w0: tensor<64xf32>, %m0: tensor<64xf32>, %x: tensor<64
   }
   return %r#0, %r#1 : tensor<64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// Two gradients bucketed into one reduce-scatter: the local gradients reach
+// it through the bucket's tensor.concat and are still not model state. What
+// a rank holds after sharding is its shards of the optimizer state and of
+// the reduced gradients (one bucket's chunk: two 16-element shards 256
+// bytes apart), plus the whole weights and moments this step takes.
+// RUN: zero-opt %s --split-input-file --zero-report=record-given --zero-weight-update-sharding --zero-report 2>&1 | FileCheck %s --check-prefix=BUCKETED
+// BUCKETED-LABEL: zero-report: @two
+// BUCKETED: reduce_scatter 1
+// BUCKETED: model state bytes per rank: 1344 (given 1536, ratio 0.875)
+// BUCKETED-NEXT: weights and optimizer state: 1024, reduced gradients: 320
+zero.mesh @dp(shape = [4])
+
+func.func @two(%w: tensor<64xf32>, %m: tensor<64xf32>, %g: tensor<64xf32>,
+               %w2: tensor<64xf32>, %m2: tensor<64xf32>, %g2: tensor<64xf32>)
+    -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %c = arith.constant dense<0.5> : tensor<64xf32>
+  %r = zero.all_reduce %g on @dp reduce = mean : tensor<64xf32>
+  %mn = arith.addf %m, %r : tensor<64xf32>
+  %wn = arith.subf %w, %mn : tensor<64xf32>
+  %r2 = zero.all_reduce %g2 on @dp reduce = mean : tensor<64xf32>
+  %mn2 = arith.addf %m2, %r2 : tensor<64xf32>
+  %wn2 = arith.subf %w2, %mn2 : tensor<64xf32>
+  return %wn, %mn, %wn2, %mn2 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// A program with no communication says so, in text and JSON alike.
+// TEXT-LABEL: zero-report: @local
+// TEXT: no communication
+// JSON: "hidden_share": null,
+// JSON: "function": "local",
+func.func @local(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %b = arith.addf %a, %a : tensor<4xf32>
+  return %b : tensor<4xf32>
+}

@@ -59,7 +59,7 @@ TEST_F(CostModelTest, ComputeWithinLoop) {
   TimeEstimate estimate = simulate(f, model);
   EXPECT_NEAR(estimate.stepSeconds, 10e-3, 1e-12);
   EXPECT_EQ(estimate.communicationSeconds, 0);
-  EXPECT_EQ(estimate.hiddenShare(), 1);
+  EXPECT_FALSE(estimate.hiddenShare().has_value());
 }
 
 // A reduce-scatter of 4000 bytes on 2 ranks sends 2000: 1 ms + 2 ms. A
@@ -89,11 +89,11 @@ TEST_F(CostModelTest, AsyncHidesBehindCompute) {
   EXPECT_NEAR(blocking.communicationSeconds, 3e-3, 1e-12);
   EXPECT_NEAR(blocking.exposedSeconds, 3e-3, 1e-12);
   EXPECT_NEAR(blocking.stepSeconds, 4e-3, 1e-12);
-  EXPECT_EQ(blocking.hiddenShare(), 0);
+  EXPECT_EQ(blocking.hiddenShare(), 0.0);
   TimeEstimate overlapped = simulate(parse(async), model);
   EXPECT_NEAR(overlapped.exposedSeconds, 2e-3, 1e-12);
   EXPECT_NEAR(overlapped.stepSeconds, 3e-3, 1e-12);
-  EXPECT_NEAR(overlapped.hiddenShare(), 1.0 / 3, 1e-9);
+  EXPECT_NEAR(overlapped.hiddenShare().value_or(-1), 1.0 / 3, 1e-9);
 }
 
 // A gather carried across a loop's back edge (zero-schedule-overlap): each

@@ -21,6 +21,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include <algorithm>
+#include <optional>
 
 namespace zero {
 
@@ -77,11 +78,13 @@ struct TimeEstimate {
   double exposedSeconds = 0;
 
   /// The share of communication time hidden behind computation.
-  double hiddenShare() const {
+  /// The share of communication that computation hides; none when there is
+  /// no communication (nothing hidden, nothing exposed).
+  std::optional<double> hiddenShare() const {
+    if (communicationSeconds <= 0)
+      return std::nullopt;
     // Clamped: rounding may leave the exposed time a hair above the total.
-    return communicationSeconds > 0
-               ? std::clamp(1 - exposedSeconds / communicationSeconds, 0.0, 1.0)
-               : 1;
+    return std::clamp(1 - exposedSeconds / communicationSeconds, 0.0, 1.0);
   }
 };
 

@@ -53,15 +53,15 @@ int64_t tensorBytes(Type type) {
 }
 
 /// Whether `value` is read only by reducing collectives, directly or
-/// through the reshapes and padding that flatten it for one: a local
-/// gradient.
+/// through the reshapes, padding and bucket packing (`tensor.concat`) that
+/// lay it out for one: a local gradient.
 bool onlyFeedsReductions(Value value) {
   return !value.use_empty() &&
          llvm::all_of(value.getUsers(), [](Operation *user) {
            if (isa<AllReduceOp, ReduceScatterOp>(user))
              return true;
            return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-                      tensor::PadOp>(user) &&
+                      tensor::PadOp, tensor::ConcatOp>(user) &&
                   onlyFeedsReductions(user->getResult(0));
          });
 }
@@ -186,9 +186,12 @@ void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
     os << "  estimated time per call: " << formatSeconds(e.stepSeconds)
        << " (computation " << formatSeconds(e.computeSeconds)
        << ", communication " << formatSeconds(e.communicationSeconds) << ")\n";
-    os << "    exposed communication: " << formatSeconds(e.exposedSeconds)
-       << llvm::formatv(", {0:F0}% of communication hidden\n",
-                        e.hiddenShare() * 100);
+    if (std::optional<double> hidden = e.hiddenShare())
+      os << "    exposed communication: " << formatSeconds(e.exposedSeconds)
+         << llvm::formatv(", {0:F0}% of communication hidden\n",
+                          *hidden * 100);
+    else
+      os << "    no communication\n";
   }
 }
 
@@ -219,7 +222,9 @@ void printJson(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
              {"compute_seconds", f.estimate.computeSeconds},
              {"communication_seconds", f.estimate.communicationSeconds},
              {"exposed_seconds", f.estimate.exposedSeconds},
-             {"hidden_share", f.estimate.hiddenShare()}}}};
+             {"hidden_share", f.estimate.hiddenShare()
+                                  ? llvm::json::Value(*f.estimate.hiddenShare())
+                                  : llvm::json::Value(nullptr)}}}};
     if (f.givenBytes)
       entry["given"] =
           llvm::json::Object{{"bytes_per_rank", *f.givenBytes},
