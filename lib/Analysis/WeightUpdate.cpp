@@ -42,41 +42,37 @@ zero::matchFullReduction(linalg::ReduceOp reduce) {
 
   Type element = init.getElementType();
   Builder b(reduce.getContext());
-  auto floatLimit = [&](bool negative) -> TypedAttr {
-    auto type = cast<FloatType>(element);
-    return b.getFloatAttr(type,
-                          APFloat::getInf(type.getFloatSemantics(), negative));
-  };
-  auto intLimit = [&](bool largest) -> TypedAttr {
-    unsigned width = element.getIntOrFloatBitWidth();
-    return b.getIntegerAttr(element, largest ? APInt::getSignedMaxValue(width)
-                                             : APInt::getSignedMinValue(width));
-  };
-  bool isBool = element.isInteger(1);
-  // -0.0 is the identity of a floating-point sum: -0 + x == x for every x.
-  if (isa<arith::AddFOp>(combine))
-    return ReductionCombiner{
-        ReductionKind::Sum,
-        b.getFloatAttr(
-            element,
-            APFloat::getZero(cast<FloatType>(element).getFloatSemantics(),
-                             /*Negative=*/true))};
-  if (isa<arith::MaximumFOp>(combine))
-    return ReductionCombiner{ReductionKind::Max, floatLimit(true)};
-  if (isa<arith::MinimumFOp>(combine))
-    return ReductionCombiner{ReductionKind::Min, floatLimit(false)};
-  if (isBool && isa<arith::OrIOp>(combine))
-    return ReductionCombiner{ReductionKind::Max, b.getBoolAttr(false)};
-  if (isBool && isa<arith::AndIOp>(combine))
-    return ReductionCombiner{ReductionKind::Min, b.getBoolAttr(true)};
-  if (isBool)
+  auto identity = [](TypedAttr attr) { return ReductionCombiner{attr}; };
+  if (auto type = dyn_cast<FloatType>(element)) {
+    const llvm::fltSemantics &semantics = type.getFloatSemantics();
+    // -0.0, not +0.0: -0 + x == x for every x, +0 included.
+    if (isa<arith::AddFOp>(combine))
+      return identity(b.getFloatAttr(type, APFloat::getZero(semantics, true)));
+    if (isa<arith::MulFOp>(combine))
+      return identity(b.getFloatAttr(type, 1.0));
+    if (isa<arith::MaximumFOp>(combine))
+      return identity(b.getFloatAttr(type, APFloat::getInf(semantics, true)));
+    if (isa<arith::MinimumFOp>(combine))
+      return identity(b.getFloatAttr(type, APFloat::getInf(semantics, false)));
     return std::nullopt;
-  if (isa<arith::AddIOp>(combine))
-    return ReductionCombiner{ReductionKind::Sum, b.getZeroAttr(element)};
+  }
+  auto type = dyn_cast<IntegerType>(element);
+  if (!type)
+    return std::nullopt;
+  unsigned width = type.getWidth();
+  auto integer = [&](const APInt &value) {
+    return identity(b.getIntegerAttr(type, value));
+  };
+  if (isa<arith::AddIOp, arith::OrIOp, arith::XOrIOp, arith::MaxUIOp>(combine))
+    return integer(APInt::getZero(width));
+  if (isa<arith::MulIOp>(combine))
+    return integer(APInt(width, 1));
+  if (isa<arith::AndIOp, arith::MinUIOp>(combine))
+    return integer(APInt::getAllOnes(width));
   if (isa<arith::MaxSIOp>(combine))
-    return ReductionCombiner{ReductionKind::Max, intLimit(false)};
+    return integer(APInt::getSignedMinValue(width));
   if (isa<arith::MinSIOp>(combine))
-    return ReductionCombiner{ReductionKind::Min, intLimit(true)};
+    return integer(APInt::getSignedMaxValue(width));
   return std::nullopt;
 }
 
@@ -196,7 +192,7 @@ FailureOr<WeightUpdate> zero::findWeightUpdate(AllReduceOp gradient,
       if (isa<linalg::ReduceOp>(user)) {
         why << "the gradient reaches a '" << user->getName()
             << "' that is not a full reduction with one associative "
-               "combiner a collective can apply";
+               "combiner of known identity";
         return failure();
       }
       if (!isShardableProducer(user, shapes)) {

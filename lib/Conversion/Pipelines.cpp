@@ -16,20 +16,18 @@
 
 using namespace mlir;
 
-/// Tensors to buffers, shared by the CPU and GPU pipelines. On the GPU,
-/// reductions are split first, so that they run as kernels too.
-static void addBufferizationPasses(OpPassManager &pm, bool gpu) {
+/// Tensors to buffers, shared by the CPU and GPU pipelines.
+static void addBufferizationPasses(OpPassManager &pm) {
   // Futures that loops carry get buffers that outlive an iteration.
   pm.addPass(zero::createZeroExpandLoopFutures());
   // Elementwise arith and math on tensors to linalg, fused into one loop nest
   // per web (fusion keeps each element's sequence of operations): a
   // bucket's whole update is one loop nest, one kernel on the GPU.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  // On the GPU, reductions split before fusion: fusing a norm's squares
-  // (and the reshape before it) into the reduction makes a reduction over
-  // several dimensions, which no longer splits and would run on the host.
-  if (gpu)
-    pm.addNestedPass<func::FuncOp>(zero::createZeroSplitReductions());
+  // Full reductions in zero's one order (the same bits on every pipeline
+  // and every N), before fusion: fusing a norm's squares and the reshape
+  // before it into a reduction makes one over several dimensions.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroOrderReductions());
   pm.addNestedPass<func::FuncOp>(zero::createZeroFuseElementwise());
   // Tensors to buffers. Function arguments and results get identity layouts
   // so that a launcher can pass plain dense buffers.
@@ -83,7 +81,7 @@ static void addGpuLoopPasses(OpPassManager &pm) {
 
 void zero::buildZeroToLLVMPipeline(OpPassManager &pm,
                                    const ZeroToLLVMOptions &options) {
-  addBufferizationPasses(pm, /*gpu=*/options.gpuLoops);
+  addBufferizationPasses(pm);
   // Loops, runtime calls, then LLVM. The GPU's structure includes its
   // matmul calls, here of the runtime's host GEMM.
   if (options.gpuLoops) {
@@ -97,14 +95,14 @@ void zero::buildZeroToLLVMPipeline(OpPassManager &pm,
   pm.addPass(zero::createZeroLowerToRuntime());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(zero::createZeroScfToControlFlow());
   addHostToLLVMPasses(pm);
   pm.addPass(createCanonicalizerPass());
 }
 
 void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
                                    const ZeroToNVVMOptions &options) {
-  addBufferizationPasses(pm, /*gpu=*/true);
+  addBufferizationPasses(pm);
   // Each parallel loop nest becomes a kernel: tiles of `blockSize` iterations
   // are blocks, the iterations of a tile its threads (a guard, not a min,
   // bounds the last tile, so every block has the same size).
@@ -135,7 +133,7 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   pm.addPass(zero::createZeroLowerToRuntime());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(zero::createZeroScfToControlFlow());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;

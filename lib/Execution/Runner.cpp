@@ -142,8 +142,8 @@ readBoundaryShard(func::FuncOp fn, ShardAttr attr, Type type) {
   int64_t groupSize = getGroupSize(mesh, axes);
   BoundaryShard shard;
   shard.whole = attr.getWhole();
-  shard.shardElements =
-      llvm::divideCeil(shard.whole.getNumElements(), groupSize);
+  shard.shardElements = ShardAttr::getShardElements(
+      shard.whole.getNumElements(), groupSize, attr.getAlign());
   auto expected = RankedTensorType::get({shard.shardElements},
                                         shard.whole.getElementType());
   if (type != expected)

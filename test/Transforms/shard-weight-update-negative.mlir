@@ -138,13 +138,13 @@ func.func @async_untouched(%w: tensor<64xf32>, %gl: tensor<64xf32>) -> tensor<64
 zero.mesh @dp(shape = [4])
 
 // A reduction along only some dimensions (a per-row norm) is not a full
-// reduction: its result is not one value a partial all-reduce can rebuild.
+// reduction: its result is not one value the partials of blocks rebuild.
 // CHECK-LABEL: func.func @row_reduction
 // CHECK: zero.all_reduce
 // CHECK-NOT: zero.reduce_scatter
 func.func @row_reduction(%w: tensor<8x8xf32>, %gl: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8xf32>) {
   %zero = arith.constant 0.0 : f32
-  // expected-remark @+1 {{left replicated: the gradient reaches a 'linalg.reduce' that is not a full reduction with one associative combiner a collective can apply}}
+  // expected-remark @+1 {{left replicated: the gradient reaches a 'linalg.reduce' that is not a full reduction with one associative combiner of known identity}}
   %g = zero.all_reduce %gl on @dp reduce = sum : tensor<8x8xf32>
   %e = tensor.empty() : tensor<8xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
@@ -161,11 +161,11 @@ func.func @row_reduction(%w: tensor<8x8xf32>, %gl: tensor<8x8xf32>) -> (tensor<8
 
 zero.mesh @dp(shape = [4])
 
-// A product has no collective to combine partial results: left replicated.
-// CHECK-LABEL: func.func @product_reduction
+// A difference is not associative: no order of blocks gives its result.
+// CHECK-LABEL: func.func @difference_reduction
 // CHECK: zero.all_reduce
 // CHECK-NOT: zero.reduce_scatter
-func.func @product_reduction(%w: tensor<64xf32>, %gl: tensor<64xf32>) -> (tensor<64xf32>, tensor<f32>) {
+func.func @difference_reduction(%w: tensor<64xf32>, %gl: tensor<64xf32>) -> (tensor<64xf32>, tensor<f32>) {
   %one = arith.constant 1.0 : f32
   // expected-remark @+1 {{left replicated: the gradient reaches a 'linalg.reduce' that is not a full reduction}}
   %g = zero.all_reduce %gl on @dp reduce = sum : tensor<64xf32>
@@ -173,7 +173,7 @@ func.func @product_reduction(%w: tensor<64xf32>, %gl: tensor<64xf32>) -> (tensor
   %init = linalg.fill ins(%one : f32) outs(%e : tensor<f32>) -> tensor<f32>
   %p = linalg.reduce ins(%g : tensor<64xf32>) outs(%init : tensor<f32>) dimensions = [0]
     (%x: f32, %acc: f32) {
-      %s = arith.mulf %x, %acc : f32
+      %s = arith.subf %acc, %x : f32
       linalg.yield %s : f32
     }
   %w2 = arith.subf %w, %g : tensor<64xf32>

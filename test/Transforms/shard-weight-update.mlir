@@ -187,76 +187,89 @@ func.func @two_parameters(%w: tensor<4x4xf32>, %b: tensor<4xf32>,
 
 // -----
 
-// Gradient clipping by a global norm, 10 elements on 4 ranks (padded to 12):
-// the sum of squares becomes a partial sum on this rank's shard, whose two
-// padding elements are masked to -0.0 (the identity of addf), an all-reduce
-// of the partials, and the original combiner applied to the total and the
-// original init.
+// Gradient clipping by a global norm, 100 elements on 4 ranks. The norm is
+// computed in zero's one order for full reductions (zero-order-reductions):
+// blocks of 16 elements (the block of a 100-element tensor), so each shard
+// is aligned to whole blocks: 25 elements per rank become 32 (padded to
+// 128). Each rank sums its two blocks, its padding masked to -0.0 (the
+// identity of addf); an all-gather gives every rank all eight partials; the
+// seven real blocks' partials are added to the original init in index order.
+// The same bits as the program as given, for any number of ranks.
 zero.mesh @dp(shape = [4])
 
 // CHECK-LABEL: func.func @clip_by_norm
-// CHECK-SAME: (%[[W:.*]]: tensor<10xf32>, %[[G:.*]]: tensor<10xf32>)
-// CHECK: %[[GS:.*]] = zero.reduce_scatter %{{.*}} on @dp reduce = sum : tensor<12xf32> -> tensor<3xf32>
+// CHECK-SAME: (%[[W:.*]]: tensor<100xf32>, %[[G:.*]]: tensor<100xf32>)
+// CHECK: %[[GS:.*]] = zero.reduce_scatter %{{.*}} on @dp reduce = sum : tensor<128xf32> -> tensor<32xf32>
 // CHECK: %[[INIT:.*]] = linalg.fill
-// CHECK: %[[SQ:.*]] = arith.mulf %[[GS]], %[[GS]] : tensor<3xf32>
+// CHECK: %[[SQ:.*]] = arith.mulf %[[GS]], %[[GS]] : tensor<32xf32>
 // CHECK: %[[R:.*]] = zero.replica_index on @dp : index
-// CHECK: %[[C3:.*]] = arith.constant 3 : index
-// CHECK: %[[OFF:.*]] = arith.muli %[[R]], %[[C3]] : index
-// CHECK: %[[C10:.*]] = arith.constant 10 : index
+// CHECK: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: %[[OFF:.*]] = arith.muli %[[R]], %[[C32]] : index
+// CHECK: %[[C100:.*]] = arith.constant 100 : index
 // CHECK: %[[NEGZERO:.*]] = arith.constant -0.000000e+00 : f32
-// CHECK: %[[MASKED:.*]] = linalg.generic {{.*}} ins(%[[SQ]] : tensor<3xf32>)
+// CHECK: %[[MASKED:.*]] = linalg.generic {{.*}} ins(%[[SQ]] : tensor<32xf32>)
 // CHECK:   %[[I:.*]] = linalg.index 0 : index
 // CHECK:   %[[GI:.*]] = arith.addi %[[I]], %[[OFF]] : index
-// CHECK:   %[[REAL:.*]] = arith.cmpi ult, %[[GI]], %[[C10]] : index
+// CHECK:   %[[REAL:.*]] = arith.cmpi ult, %[[GI]], %[[C100]] : index
 // CHECK:   arith.select %[[REAL]], %{{.*}}, %[[NEGZERO]] : f32
-// CHECK: %[[IDENTITY:.*]] = arith.constant dense<-0.000000e+00> : tensor<f32>
-// CHECK: %[[PARTIAL:.*]] = linalg.reduce ins(%[[MASKED]] : tensor<3xf32>) outs(%[[IDENTITY]] : tensor<f32>) dimensions = [0]
-// CHECK: %[[TOTAL:.*]] = zero.all_reduce %[[PARTIAL]] on @dp reduce = sum : tensor<f32>
-// CHECK: %[[ONE:.*]] = tensor.expand_shape %[[TOTAL]] [] output_shape [1] : tensor<f32> into tensor<1xf32>
-// CHECK: %[[SUM:.*]] = linalg.reduce ins(%[[ONE]] : tensor<1xf32>) outs(%[[INIT]] : tensor<f32>) dimensions = [0]
-// CHECK: tensor.extract %[[SUM]][]
-// CHECK: %[[SCALE:.*]] = tensor.splat %{{.*}} : tensor<3xf32>
-// CHECK: arith.mulf %[[GS]], %[[SCALE]] : tensor<3xf32>
-// CHECK: zero.all_gather %{{.*}} on @dp : tensor<3xf32> -> tensor<12xf32>
-func.func @clip_by_norm(%w: tensor<10xf32>, %g_local: tensor<10xf32>) -> tensor<10xf32> {
+// CHECK: %[[BLOCKS:.*]] = tensor.expand_shape %[[MASKED]] {{\[\[}}0, 1]] output_shape [2, 16] : tensor<32xf32> into tensor<2x16xf32>
+// CHECK: %[[IDENTITIES:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2xf32>)
+// CHECK: %[[PARTIALS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[BLOCKS]] : tensor<2x16xf32>) outs(%[[IDENTITIES]] : tensor<2xf32>)
+// CHECK:   arith.addf
+// CHECK: %[[ALL:.*]] = zero.all_gather %[[PARTIALS]] on @dp : tensor<2xf32> -> tensor<8xf32>
+// CHECK: %[[REALBLOCKS:.*]] = tensor.extract_slice %[[ALL]][0] [7] [1] : tensor<8xf32> to tensor<7xf32>
+// CHECK: %[[ROW:.*]] = tensor.expand_shape %[[REALBLOCKS]] {{\[\[}}0, 1]] output_shape [1, 7]
+// CHECK: %[[START:.*]] = tensor.expand_shape %[[INIT]] [] output_shape [1] : tensor<f32> into tensor<1xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[ROW]], %[[START]] : tensor<1x7xf32>, tensor<1xf32>)
+// CHECK:   %[[K:.*]] = linalg.index 1 : index
+// CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[K]], %{{.*}} : index
+// CHECK:   %[[ACC:.*]] = arith.select %[[FIRST]], %{{.*}}, %{{.*}} : f32
+// CHECK:   arith.addf %{{.*}}, %[[ACC]] : f32
+// CHECK: %[[NORM:.*]] = tensor.collapse_shape %[[SUM]] [] : tensor<1xf32> into tensor<f32>
+// CHECK: tensor.extract %[[NORM]][]
+// CHECK: %[[SCALE:.*]] = tensor.splat %{{.*}} : tensor<32xf32>
+// CHECK: arith.mulf %[[GS]], %[[SCALE]] : tensor<32xf32>
+// CHECK: zero.all_gather %{{.*}} on @dp : tensor<32xf32> -> tensor<128xf32>
+// CHECK-NOT: zero.all_reduce
+func.func @clip_by_norm(%w: tensor<100xf32>, %g_local: tensor<100xf32>) -> tensor<100xf32> {
   %zero = arith.constant 0.0 : f32
-  %g = zero.all_reduce %g_local on @dp reduce = sum : tensor<10xf32>
+  %g = zero.all_reduce %g_local on @dp reduce = sum : tensor<100xf32>
   %e = tensor.empty() : tensor<f32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
-  %sq = arith.mulf %g, %g : tensor<10xf32>
-  %sum = linalg.reduce ins(%sq : tensor<10xf32>) outs(%init : tensor<f32>) dimensions = [0]
+  %sq = arith.mulf %g, %g : tensor<100xf32>
+  %sum = linalg.reduce ins(%sq : tensor<100xf32>) outs(%init : tensor<f32>) dimensions = [0]
     (%x: f32, %acc: f32) {
       %s = arith.addf %x, %acc : f32
       linalg.yield %s : f32
     }
   %s = tensor.extract %sum[] : tensor<f32>
   %scale = math.rsqrt %s : f32
-  %scale_t = tensor.splat %scale : tensor<10xf32>
-  %c = arith.mulf %g, %scale_t : tensor<10xf32>
-  %w2 = arith.subf %w, %c : tensor<10xf32>
-  return %w2 : tensor<10xf32>
+  %scale_t = tensor.splat %scale : tensor<100xf32>
+  %c = arith.mulf %g, %scale_t : tensor<100xf32>
+  %w2 = arith.subf %w, %c : tensor<100xf32>
+  return %w2 : tensor<100xf32>
 }
 
 // -----
 
-// LAMB-style trust ratio on an 8x4 weight over 4 ranks (no padding, so no
-// mask): ||w||, a reduction over a flattening of what the update reads
-// anyway, is sharded with it; so is ||g||.
+// LAMB-style trust ratio on an 8x4 weight over 4 ranks: ||w||, a reduction
+// over a flattening of what the update reads anyway, is sharded with it; so
+// is ||g||. Shards of 8 elements are aligned to the 16-element block.
 zero.mesh @dp(shape = [4])
 
 // CHECK-LABEL: func.func @weight_norm
-// CHECK-NOT: linalg.generic
-// CHECK: %[[GS:.*]] = zero.reduce_scatter %{{.*}} : tensor<32xf32> -> tensor<8xf32>
-// CHECK: %[[WS:.*]] = zero.shard_slice %{{.*}} on @dp : tensor<32xf32> -> tensor<8xf32>
-// CHECK: %[[WW:.*]] = arith.mulf %[[WS]], %[[WS]] : tensor<8xf32>
-// CHECK: linalg.reduce {{.*}}ins(%[[WW]] : tensor<8xf32>)
-// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum : tensor<f32>
-// CHECK: %[[GG:.*]] = arith.mulf %[[GS]], %[[GS]] : tensor<8xf32>
-// CHECK: linalg.reduce {{.*}}ins(%[[GG]] : tensor<8xf32>)
-// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum : tensor<f32>
-// CHECK: arith.subf %[[WS]], %{{.*}} : tensor<8xf32>
-// CHECK: zero.all_gather %{{.*}} : tensor<8xf32> -> tensor<32xf32>
+// CHECK: %[[GS:.*]] = zero.reduce_scatter %{{.*}} : tensor<64xf32> -> tensor<16xf32>
+// CHECK: %[[WS:.*]] = zero.shard_slice %{{.*}} on @dp : tensor<64xf32> -> tensor<16xf32>
+// CHECK: %[[WW:.*]] = arith.mulf %[[WS]], %[[WS]] : tensor<16xf32>
+// CHECK: linalg.generic {{.*}}ins(%[[WW]] : tensor<16xf32>)
+// CHECK: zero.all_gather %{{.*}} on @dp : tensor<1xf32> -> tensor<4xf32>
+// CHECK: %[[GG:.*]] = arith.mulf %[[GS]], %[[GS]] : tensor<16xf32>
+// CHECK: linalg.generic {{.*}}ins(%[[GG]] : tensor<16xf32>)
+// CHECK: zero.all_gather %{{.*}} on @dp : tensor<1xf32> -> tensor<4xf32>
+// CHECK: arith.subf %[[WS]], %{{.*}} : tensor<16xf32>
+// CHECK: zero.all_gather %{{.*}} : tensor<16xf32> -> tensor<64xf32>
 // CHECK-NOT: zero.shard_slice
+// CHECK-NOT: zero.all_reduce
 func.func @weight_norm(%w: tensor<8x4xf32>, %g_local: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %zero = arith.constant 0.0 : f32
   %g = zero.all_reduce %g_local on @dp reduce = mean : tensor<8x4xf32>
@@ -286,24 +299,29 @@ func.func @weight_norm(%w: tensor<8x4xf32>, %g_local: tensor<8x4xf32>) -> tensor
 
 // -----
 
-// An inf check for loss scaling, 6 elements on 4 ranks (padded to 8): the
-// `or` of booleans is masked with false, travels as an i32 max (the runtime
-// has no i1) and is truncated back; the largest magnitude, a maximumf,
-// is masked with -inf and all-reduced with max.
+// An inf check for loss scaling, 6 elements on 4 ranks (one 16-element block
+// on rank 0, padded to 64): the `or` of booleans is masked with false, its
+// partials travel as i32 (the runtime moves no i1) and are truncated back;
+// the largest magnitude, a maximumf, is masked with -inf.
 zero.mesh @dp(shape = [4])
 
 // CHECK-LABEL: func.func @inf_check
-// CHECK: %[[GS:.*]] = zero.reduce_scatter %{{.*}} : tensor<8xf32> -> tensor<2xf32>
-// CHECK: %[[INF:.*]] = arith.cmpf oeq, %{{.*}}, %{{.*}} : tensor<2xf32>
+// CHECK: %[[GS:.*]] = zero.reduce_scatter %{{.*}} : tensor<64xf32> -> tensor<16xf32>
+// CHECK: %[[INF:.*]] = arith.cmpf oeq, %{{.*}}, %{{.*}} : tensor<16xf32>
 // CHECK: %[[FALSE:.*]] = arith.constant false
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[FALSE]] : i1
-// CHECK: %[[ANY:.*]] = linalg.reduce ins(%{{.*}} : tensor<2xi1>)
-// CHECK: %[[WIDE:.*]] = arith.extui %[[ANY]] : tensor<i1> to tensor<i32>
-// CHECK: %[[MAX:.*]] = zero.all_reduce %[[WIDE]] on @dp reduce = max : tensor<i32>
-// CHECK: arith.trunci %[[MAX]] : tensor<i32> to tensor<i1>
+// CHECK: %[[ANY:.*]] = linalg.generic {{.*}}ins(%{{.*}} : tensor<1x16xi1>)
+// CHECK:   arith.ori
+// CHECK: %[[WIDE:.*]] = arith.extui %[[ANY]] : tensor<1xi1> to tensor<1xi32>
+// CHECK: %[[ALL:.*]] = zero.all_gather %[[WIDE]] on @dp : tensor<1xi32> -> tensor<4xi32>
+// CHECK: %[[REAL:.*]] = tensor.extract_slice %[[ALL]][0] [1] [1] : tensor<4xi32> to tensor<1xi32>
+// CHECK: arith.trunci %[[REAL]] : tensor<1xi32> to tensor<1xi1>
 // CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[NEGINF]] : f32
-// CHECK: zero.all_reduce %{{.*}} on @dp reduce = max : tensor<f32>
+// CHECK: linalg.generic
+// CHECK:   arith.maximumf
+// CHECK: zero.all_gather %{{.*}} on @dp : tensor<1xf32> -> tensor<4xf32>
+// CHECK-NOT: zero.all_reduce
 func.func @inf_check(%w: tensor<6xf32>, %g_local: tensor<6xf32>)
     -> (tensor<6xf32>, tensor<i1>, tensor<f32>) {
   %false = arith.constant false
@@ -328,4 +346,32 @@ func.func @inf_check(%w: tensor<6xf32>, %g_local: tensor<6xf32>)
     }
   %w2 = arith.subf %w, %g : tensor<6xf32>
   return %w2, %any, %amax : tensor<6xf32>, tensor<i1>, tensor<f32>
+}
+
+// -----
+
+// A product is associative with identity 1.0: its blocks' partials are
+// all-gathered and multiplied in order, like a sum's (padding masked to 1.0).
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @product_reduction
+// CHECK: zero.reduce_scatter %{{.*}} : tensor<64xf32> -> tensor<16xf32>
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[ONE]] : f32
+// CHECK: linalg.generic
+// CHECK:   arith.mulf
+// CHECK: zero.all_gather %{{.*}} on @dp : tensor<1xf32> -> tensor<4xf32>
+// CHECK-NOT: zero.all_reduce
+func.func @product_reduction(%w: tensor<60xf32>, %gl: tensor<60xf32>) -> (tensor<60xf32>, tensor<f32>) {
+  %one = arith.constant 1.0 : f32
+  %g = zero.all_reduce %gl on @dp reduce = sum : tensor<60xf32>
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%one : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %p = linalg.reduce ins(%g : tensor<60xf32>) outs(%init : tensor<f32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.mulf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  %w2 = arith.subf %w, %g : tensor<60xf32>
+  return %w2, %p : tensor<60xf32>, tensor<f32>
 }

@@ -24,16 +24,15 @@ namespace zero {
 
 /// How a full reduction's combiner maps onto a collective.
 struct ReductionCombiner {
-  /// The collective reduction that combines partial results.
-  ReductionKind kind;
-  /// The combiner's identity: what padding must hold so it changes nothing.
+  /// The combiner's identity (x op identity == x for every x, -0.0 for a
+  /// floating-point sum): what padding must hold so that it changes nothing.
   mlir::TypedAttr identity;
 };
 
 /// The combiner of `reduce` when it reduces its single input over every
-/// dimension into a 0-d init with one associative, commutative op that a
-/// collective can apply (addf, addi, maximumf, minimumf, maxsi, minsi; ori
-/// and andi on i1).
+/// dimension into a 0-d init with one associative op of its two block
+/// arguments whose identity is known: addf, mulf, maximumf, minimumf; addi,
+/// muli, andi, ori, xori, maxsi, minsi, maxui, minui.
 std::optional<ReductionCombiner>
 matchFullReduction(mlir::linalg::ReduceOp reduce);
 

@@ -83,6 +83,41 @@ def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
   ];
 }
 
+def ZeroScfToControlFlow : Pass<"zero-scf-to-cf"> {
+  let summary = "Lowers scf to cf as convert-scf-to-cf does, in time linear in "
+                "the length of a block";
+  let description = [{
+    Upstream's `convert-scf-to-cf`, after a linear preparation. Lowering a
+    loop splits its block after it, and upstream's conversion lowers the
+    first loop of a block first, so every split moves the whole rest of the
+    block: quadratic in a training step of thousands of loops in one
+    function (a sharded step of 400 tensors: 7.2 s of `zero-to-llvm`'s
+    21 s). This pass first ends each function block after every scf op in it
+    with a `cf.br` to a new block holding the rest, last op first, so each
+    split moves only the ops up to the previous one; the conversion then
+    moves nothing but a branch. The extra blocks are straight-line and merge
+    back under canonicalization.
+
+    ```mlir
+    scf.for ... { A }
+    B
+    scf.for ... { C }
+    D
+    // becomes, before the conversion proper
+    scf.for ... { A }
+    cf.br ^bb1
+  ^bb1:
+    B
+    scf.for ... { C }
+    cf.br ^bb2
+  ^bb2:
+    D
+    ```
+  }];
+  let dependentDialects = ["mlir::cf::ControlFlowDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def ZeroGpuCopies : Pass<"zero-gpu-copies"> {
   let summary = "Turns copies between buffers into loop nests, for kernels";
   let description = [{

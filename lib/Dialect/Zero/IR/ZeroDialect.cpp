@@ -53,7 +53,7 @@ LogicalResult FutureType::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult ShardAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 FlatSymbolRefAttr mesh, ArrayRef<int64_t> axes,
-                                RankedTensorType whole) {
+                                RankedTensorType whole, int64_t align) {
   if (axes.empty())
     return emitError() << "a shard names the mesh axes of its group";
   if (llvm::any_of(axes, [](int64_t axis) { return axis < 0; }))
@@ -61,5 +61,7 @@ LogicalResult ShardAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!whole.hasStaticShape())
     return emitError() << "the whole type must have a static shape, got "
                        << whole;
+  if (align < 1)
+    return emitError() << "the alignment must be positive, got " << align;
   return success();
 }

@@ -14,6 +14,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
+#include "zero/Dialect/Zero/Transforms/ReductionOrder.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZERODEFERALLGATHER
@@ -136,8 +137,14 @@ struct ZeroDeferAllGatherPass
       if (!mesh)
         continue;
       int64_t groupSize = getGroupSize(mesh, gather.getAxesAttr());
+      // Aligned to a full reduction's blocks when the update had one.
+      int64_t block = getReductionBlock(whole.getNumElements());
+      int64_t aligned =
+          ShardAttr::getShardElements(whole.getNumElements(), groupSize, block);
+      bool isAligned = gather.getType().getNumElements() == aligned * groupSize;
       ShardLayout layout(gather.getMeshAttr(), gather.getAxesAttr(),
-                         whole.getNumElements(), groupSize);
+                         whole.getNumElements(), groupSize,
+                         isAligned ? block : 1);
       if (layout.paddedElements != gather.getType().getNumElements())
         continue;
       DeferredWeight weight{arg, whole, gather.getInput(), layout, {}, {}, {}};

@@ -26,18 +26,22 @@ mlir::Value unflatten(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
 
 /// How a tensor of `numElements` elements is cut into the parts of a group:
 /// flattened, padded at the end to `paddedElements` = N * `shardElements`,
-/// part i on the rank with group index i.
+/// part i on the rank with group index i. `shardElements` is ceil(numElements
+/// / N) rounded up to a multiple of `alignment` (ShardAttr::getShardElements):
+/// the blocks of a full reduction (kReductionBlock) when the shard feeds one.
 struct ShardLayout {
   mlir::FlatSymbolRefAttr mesh;
   mlir::DenseI64ArrayAttr axes;
   int64_t numElements;
+  int64_t alignment;
   int64_t shardElements;
   int64_t paddedElements;
 
   ShardLayout(mlir::FlatSymbolRefAttr mesh, mlir::DenseI64ArrayAttr axes,
-              int64_t numElements, int64_t groupSize)
-      : mesh(mesh), axes(axes), numElements(numElements),
-        shardElements(llvm::divideCeil(numElements, groupSize)),
+              int64_t numElements, int64_t groupSize, int64_t alignment = 1)
+      : mesh(mesh), axes(axes), numElements(numElements), alignment(alignment),
+        shardElements(
+            ShardAttr::getShardElements(numElements, groupSize, alignment)),
         paddedElements(shardElements * groupSize) {}
 
   /// The 1-D tensor type of `size` elements of `element`.

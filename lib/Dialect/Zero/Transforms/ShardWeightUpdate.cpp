@@ -14,6 +14,7 @@
 #include "zero/Analysis/Communication.h"
 #include "zero/Analysis/WeightUpdate.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
+#include "zero/Dialect/Zero/Transforms/ReductionOrder.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROSHARDWEIGHTUPDATE
@@ -62,46 +63,43 @@ Value maskPadding(OpBuilder &b, Location loc, Value shard,
       .getResult(0);
 }
 
-/// A copy of the full reduction `reduce` over the flat `input` into `init`.
-Value cloneReduction(OpBuilder &b, linalg::ReduceOp reduce, Value input,
-                     Value init) {
-  IRMapping mapping;
-  mapping.map(reduce.getInputs()[0], input);
-  mapping.map(reduce.getInits()[0], init);
-  auto clone = cast<linalg::ReduceOp>(b.clone(*reduce, mapping));
-  clone.setDimensions({0});
-  return clone.getResult(0);
-}
-
-/// Replaces the full reduction `reduce` of a sharded value by the reduction
-/// of this rank's shard (padding masked to the identity), an all-reduce of
-/// the partial results, and the original combiner applied to the total and
-/// the original init. Every rank gets the same replicated result.
+/// Replaces the full reduction `reduce` of a sharded value by zero's order
+/// for it (ReductionOrder.h) on shards: the partials of this rank's blocks
+/// (the shard is block-aligned; its padding masked to the identity), an
+/// all-gather of every rank's partials in group order, and the init and
+/// the real blocks' partials combined in index order. Every rank computes
+/// the same bits as the program as given, whatever the group size: never a
+/// backend's all-reduce, whose order is its own.
 void shardReduction(OpBuilder &b, linalg::ReduceOp reduce, Value shard,
                     const ShardLayout &layout) {
   Location loc = reduce.getLoc();
-  ReductionCombiner combiner = *matchFullReduction(reduce);
-  auto scalarType = cast<RankedTensorType>(reduce.getResult(0).getType());
-  Value masked = maskPadding(b, loc, shard, layout, combiner.identity);
-  Value identity = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(scalarType, combiner.identity));
-  auto kind = ReductionKindAttr::get(b.getContext(), combiner.kind);
-  Value partial = cloneReduction(b, reduce, masked, identity);
-
-  // The runtime has no i1: or/and of booleans travel as i32 max/min.
-  Value total;
-  if (scalarType.getElementType().isInteger(1)) {
-    auto wide = RankedTensorType::get({}, b.getI32Type());
-    Value widened = arith::ExtUIOp::create(b, loc, wide, partial);
-    Value reduced =
-        AllReduceOp::create(b, loc, widened, layout.mesh, layout.axes, kind);
-    total = arith::TruncIOp::create(b, loc, scalarType, reduced);
-  } else {
-    total =
-        AllReduceOp::create(b, loc, partial, layout.mesh, layout.axes, kind);
-  }
-  Value result =
-      cloneReduction(b, reduce, flatten(b, loc, total), reduce.getInits()[0]);
+  TypedAttr identity = matchFullReduction(reduce)->identity;
+  Value masked = maskPadding(b, loc, shard, layout, identity);
+  Value partials = reduceBlocks(b, loc, reduce, masked, identity,
+                                getReductionBlock(layout.numElements));
+  auto partialsType = cast<RankedTensorType>(partials.getType());
+  Type element = partialsType.getElementType();
+  // The runtime moves no i1: booleans travel as i32.
+  Type wire = element.isInteger(1) ? b.getI32Type() : element;
+  if (wire != element)
+    partials = arith::ExtUIOp::create(
+        b, loc, RankedTensorType::get(partialsType.getShape(), wire), partials);
+  int64_t groupSize = layout.paddedElements / layout.shardElements;
+  Value gathered = AllGatherOp::create(
+      b, loc,
+      RankedTensorType::get({partialsType.getNumElements() * groupSize}, wire),
+      partials, layout.mesh, layout.axes, /*gather_dim=*/0);
+  // The blocks past the real elements hold only padding: dropped, so that
+  // the combine is the program as given's.
+  int64_t realBlocks = countBlocks(layout.numElements);
+  Value real = tensor::ExtractSliceOp::create(
+      b, loc, gathered, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(realBlocks)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  if (wire != element)
+    real = arith::TruncIOp::create(
+        b, loc, RankedTensorType::get({realBlocks}, element), real);
+  Value result = combineInOrder(b, loc, reduce, real, reduce.getInits()[0]);
   reduce.getResult(0).replaceAllUsesWith(result);
 }
 
@@ -376,8 +374,9 @@ void UpdateSharder::markBoundary(PersistentShard &state,
   auto func = cast<func::FuncOp>(state.arg.getOwner()->getParentOp());
   MLIRContext *context = func.getContext();
   MeshOp mesh = lookupMesh(func, layout.mesh);
-  auto attr = ShardAttr::get(context, layout.mesh,
-                             getGroupAxes(mesh, layout.axes), whole);
+  auto attr =
+      ShardAttr::get(context, layout.mesh, getGroupAxes(mesh, layout.axes),
+                     whole, layout.alignment);
   state.arg.setType(shardType(whole));
   func.setArgAttr(state.arg.getArgNumber(), "zero.shard", attr);
   func.setResultAttr(state.output->getOperandNumber(), "zero.shard", attr);
@@ -602,8 +601,12 @@ struct ZeroShardWeightUpdatePass
         if (boundary)
           changed.insert(func);
       }
-      ShardLayout layout(gradient.getMeshAttr(), shardAxes,
-                         gradient.getType().getNumElements(), groupSize);
+      // Shards that a full reduction reads start and end on its blocks.
+      bool reduced = llvm::any_of(update->ops, llvm::IsaPred<linalg::ReduceOp>);
+      ShardLayout layout(
+          gradient.getMeshAttr(), shardAxes,
+          gradient.getType().getNumElements(), groupSize,
+          reduced ? getReductionBlock(gradient.getType().getNumElements()) : 1);
       UpdateSharder(*update, layout, stage, boundary, gatherCount, splats,
                     replicaAxes)
           .run(position);

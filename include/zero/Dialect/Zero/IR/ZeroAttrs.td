@@ -45,7 +45,11 @@ def Zero_ShardAttr : AttrDef<Zero_Dialect, "Shard"> {
     row-major order, padded at the end to a multiple of the size N of the
     group formed by `axes` of `mesh`, and cut into N equal parts; the rank
     with group index i holds part i, elements [i * S, (i + 1) * S) with
-    S = ceil(numElements / N). Padding elements hold unspecified values.
+    S = ceil(numElements / N) rounded up to a multiple of `align` (1 unless
+    given; the tensor's reduction block, from 16 to 1024 elements, when a
+    full reduction reads the shard, so that shard boundaries fall on the
+    reduction's blocks: see `zero-order-reductions`). Padding elements hold
+    unspecified values.
 
     A caller (or a checkpoint tool) gives each rank its part of the whole
     value and reassembles a whole result by concatenating the parts in group
@@ -53,13 +57,26 @@ def Zero_ShardAttr : AttrDef<Zero_Dialect, "Shard"> {
 
     ```mlir
     func.func @step(%m: tensor<23xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<7x13xf32>>}, ...)
+    func.func @clip(%m: tensor<32xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<7x13xf32>, align = 16>}, ...)
     ```
   }];
   let parameters = (ins "::mlir::FlatSymbolRefAttr":$mesh,
                         ArrayRefParameter<"int64_t">:$axes,
-                        "::mlir::RankedTensorType":$whole);
-  let assemblyFormat = "`<` $mesh `,` `axes` `=` `[` $axes `]` `,` $whole `>`";
+                        "::mlir::RankedTensorType":$whole,
+                        DefaultValuedParameter<"int64_t", "1">:$align);
+  let assemblyFormat = "`<` $mesh `,` `axes` `=` `[` $axes `]` `,` $whole "
+                       "(`,` `align` `=` $align^)? `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// S: the elements of one part of a tensor of `numElements` cut into
+    /// `groupSize` parts aligned to `align` elements. The one definition of
+    /// a shard's size, for the passes, the runner and the launcher.
+    static int64_t getShardElements(int64_t numElements, int64_t groupSize,
+                                    int64_t align) {
+      int64_t parts = (numElements + groupSize - 1) / groupSize;
+      return (parts + align - 1) / align * align;
+    }
+  }];
 }
 
 #endif // ZERO_DIALECT_ZERO_IR_ZEROATTRS_TD

@@ -61,41 +61,43 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
 
     Full reductions: a `linalg.reduce` over every dimension of a sharded
     value (or of its `tensor.collapse_shape` to one dimension) into a 0-d
-    init, whose body is one associative, commutative combiner a collective
-    can apply, is sharded as well: the norms of LAMB's trust ratio, a global
-    gradient norm for clipping, an inf check for loss scaling. It becomes
+    init, whose body is one associative combiner of known identity (see
+    `zero-order-reductions`), is sharded as well: the norms of LAMB's trust
+    ratio, a global gradient norm for clipping, an inf check for loss
+    scaling. It is computed in zero's one order for full reductions, the one
+    `zero-order-reductions` lowers the program as given in, so the result is
+    the same bits as given, for every group size:
 
-    1. the same reduction over this rank's shard, into the combiner's
-       identity, with the padding elements masked to that identity first
-       (element i of the shard is real when its group index times the shard
-       size plus i is below the element count), so padding never changes a
-       result;
-    2. a `zero.all_reduce` of the 0-d partial result: `sum` for `addf` and
-       `addi`, `max` for `maximumf` and `maxsi`, `min` for `minimumf` and
-       `minsi`; `ori` and `andi` on `i1` travel as an `i32` `max` and `min`
-       (the runtime has no `i1`);
-    3. the original combiner applied to the total and the original init.
+    1. the shards of the update are aligned to the tensor's reduction block
+       B (16 to 1024 elements; `#zero.shard`'s `align`), so a shard holds
+       whole blocks;
+    2. each rank combines each of its blocks in index order, with the
+       padding elements masked to the identity first (element i of the
+       shard is real when its group index times the shard size plus i is
+       below the element count), so padding never changes a result;
+    3. a `zero.all_gather` gives every rank every block's partial, in group
+       order (`i1` travels as `i32`: the runtime moves no `i1`); the blocks
+       past the real elements are dropped;
+    4. every rank combines the original init and then the partials in index
+       order.
 
-    Every rank gets the same replicated 0-d value, which the rest of the
-    program reads as before. A full reduction of values the update reads
-    anyway (`||w||`, through elementwise ops and flattenings only) is sharded
-    with the update, so the whole weight is never read.
-
-    Max, min, integer sums and boolean `or`/`and` give identical results in
-    any order. A floating-point sum does not: partial sums re-associate it,
-    which changes its rounding by a few ulp (for n terms of one sign, at most
-    about 2(n-1)u relative to the sum, u = 2^-24 for f32). Results that
-    depend on such a sum are equivalent within that rounding, not bit for bit;
-    everything else still is. `test/Integration/{lamb,sgd-clipping}.test`
-    check 8 ulp; the random programs of `unittests/Execution` check a
-    normwise bound of 64u.
+    Never a backend's all-reduce, whose order is its own (NCCL's is not
+    fixed). The partials cost at most 1/1024 of the reduced elements, plus
+    at most 64 for a tensor under 64K elements; the alignment at most B - 1
+    padding elements per tensor and rank. Every rank gets the same
+    replicated 0-d value, which the rest of the program reads as before. A
+    full reduction of values the update reads anyway (`||w||`, through
+    elementwise ops and flattenings only) is sharded with the update, so the
+    whole weight is never read. `test/Integration/{lamb,sgd-clipping,
+    real-models}.test` and the random programs of `unittests/Execution`
+    check bit-identity.
 
     A gradient is left replicated, with a remark saying why, when: its shape
     is not static; it is a 0-d tensor; its group has one rank; it is smaller
     than `min-bytes`; or any of its users (transitively, through the update)
     is not update code in the same block (a gradient also used outside the
-    update, a reduction along only some dimensions or with a combiner no
-    collective applies, an op in a nested region).
+    update, a reduction along only some dimensions or with a combiner of no
+    known identity, an op in a nested region).
 
     Training loops: when the update sits in an `scf.for` and a loop-carried
     value is read only by the update and produced again by it (optimizer
@@ -464,50 +466,58 @@ def ZeroFuseElementwise : Pass<"zero-fuse-elementwise"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def ZeroSplitReductions : Pass<"zero-split-reductions"> {
-  let summary = "Splits reductions into 0-d values into partial results "
-                "and a combine";
+def ZeroOrderReductions : Pass<"zero-order-reductions"> {
+  let summary = "Lowers every full reduction in zero's one order, the same on "
+                "every pipeline and for every number of ranks";
   let description = [{
-    Runs in `zero-to-nvvm`, on linalg on tensors, before
-    `zero-fuse-elementwise` (which would fuse a norm's squares and the
-    reshape before it into the reduction). A
-    `linalg.reduce` of a tensor of N elements into a 0-d one (a norm, a sum,
-    an inf check; a tensor of several dimensions is first flattened, in
-    row-major order, the order of the loops it would have become) becomes
-    two reductions: the input, padded with the combiner's identity to K x B
-    elements (B a power of two near sqrt(N), at most `max-parts`), is viewed
-    as [K, B], and a `linalg.generic` whose outer, parallel loop runs over
-    the B columns and inner loop down each column makes B partial results
-    (on the GPU: one kernel of B threads, neighbouring threads reading
-    neighbouring elements), which a `linalg.reduce` combines, with the
-    original initial value (one thread). Both run on the device: before, the single loop of a
-    0-d reduction ran on the host.
+    MLIR does not fix the order in which a reduction combines its elements,
+    so a floating-point sum (a gradient norm for clipping, LAMB's norms) may
+    give different bits on the CPU and the GPU, and after sharding, for each
+    number of ranks. zero fixes one order
+    (`zero/Dialect/Zero/Transforms/ReductionOrder.h`), and this pass, in
+    `zero-to-llvm` and `zero-to-nvvm` (on linalg on tensors, before
+    `zero-fuse-elementwise`), lowers every full reduction of the program in
+    it. `zero-shard-weight-update` shards full reductions in the same order,
+    so a sharded program gives the program as given's bits, for every N.
 
-    The combiner must be one associative, commutative operation of its two
-    arguments whose identity the pass knows (addf, mulf, maximumf, minimumf;
-    addi, muli, andi, ori, xori, maxsi, minsi, maxui, minui); others are left
-    alone with a remark. Floating-point sums are reassociated, so results may
-    differ in the last bits from the unsplit reduction (the additive identity
-    is -0.0, which changes no value).
+    A full reduction is a `linalg.reduce` of every dimension of its single
+    input into a 0-d init, whose combiner is one associative operation of
+    its two arguments whose identity zero knows (addf, mulf, maximumf,
+    minimumf; addi, muli, andi, ori, xori, maxsi, minsi, maxui, minui). The
+    input, flattened in row-major order, is cut into blocks of B elements in
+    index order, B the power of two from 16 to 1024 that makes at most 64
+    blocks (1024 for tensors over 64K elements; a function of the tensor's
+    size alone), the last block padded with the identity (-0.0 for a sum,
+    which changes no value); a `linalg.generic` whose outer loop, over
+    blocks, is parallel combines each block in index order from the identity
+    (on the GPU, one thread a block); a second one, a parallel loop of one
+    iteration around a sequential one, combines the init and then the
+    partials in index order, into a new tensor. A chain of reductions, each
+    into the last one's result, is thus a chain of separate 0-d buffers,
+    which bufferization analyses in linear time, not one buffer it must
+    follow through the whole program.
+
+    A full reduction of dynamic shape, or with another combiner, keeps the
+    order its lowering gives, with a remark. Other reductions (along some
+    dimensions) are not full reductions and are left alone.
 
     ```mlir
-    %n = linalg.reduce ins(%x : tensor<91xf32>) outs(%zero : tensor<f32>)
-        dimensions = [0] (%in: f32, %acc: f32) { ... addf ... }
-    // becomes (B = 16, K = 6, 5 padding elements of -0.0)
-    %p = tensor.pad %x low[0] high[5] ... : tensor<91xf32> to tensor<96xf32>
-    %g = tensor.expand_shape %p [[0, 1]] output_shape [6, 16]
-    %partials = linalg.generic {indexing_maps = [(b, k) -> (k, b), (b, k) -> (b)],
+    %n = linalg.reduce ins(%x : tensor<100000xf32>) outs(%acc : tensor<f32>)
+        dimensions = [0] (%in: f32, %a: f32) { ... addf ... }
+    // becomes (B = 1024: 98 blocks, 352 padding elements)
+    %p = tensor.pad %x low[0] high[352] { ... -0.0 ... } : tensor<100000xf32> to tensor<100352xf32>
+    %g = tensor.expand_shape %p [[0, 1]] output_shape [98, 1024]
+    %partials = linalg.generic {indexing_maps = [(b, e) -> (b, e), (b, e) -> (b)],
         iterator_types = ["parallel", "reduction"]}
-        ins(%g : tensor<6x16xf32>) outs(%f : tensor<16xf32>) ...
-    %row = tensor.expand_shape %partials [[0, 1]] output_shape [1, 16]
-    %total = linalg.reduce ins(%row : tensor<1x16xf32>) outs(%zero1 : tensor<1xf32>) dimensions = [1] ...
+        ins(%g : tensor<98x1024xf32>) outs(%identities : tensor<98xf32>) ...
+    %total = linalg.generic {indexing_maps = [(i, k) -> (i, k), (i, k) -> (i), (i, k) -> (i)],
+        iterator_types = ["parallel", "reduction"]}
+        ins(%row, %acc1 : tensor<1x98xf32>, tensor<1xf32>) outs(%fresh : tensor<1xf32>) {
+      // the accumulator is %acc1 when k == 0, then the output
+    }
     %n = tensor.collapse_shape %total [] : tensor<1xf32> into tensor<f32>
     ```
   }];
-  let options = [
-    Option<"maxParts", "max-parts", "int64_t", /*default=*/"65536",
-           "Most partial results (B) of one reduction">,
-  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
