@@ -6,6 +6,7 @@
 
 // RUN: zero-opt %s --split-input-file --zero-schedule-overlap | FileCheck %s
 // RUN: zero-opt %s --split-input-file --zero-schedule-overlap=max-in-flight-bytes=4096 | FileCheck %s --check-prefix=BUDGET
+// RUN: zero-opt %s --split-input-file --zero-schedule-overlap=max-in-flight-bytes=4096 2>&1 >/dev/null | FileCheck %s --check-prefix=BUDGET-REMARK
 // RUN: zero-opt %s --split-input-file --zero-schedule-overlap 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: zero-opt %s --split-input-file --zero-schedule-overlap=across-iterations=false | FileCheck %s --check-prefix=BLOCKS
 // RUN: not zero-opt %s --split-input-file --zero-schedule-overlap=bandwidth-gbps=0 2>&1 | FileCheck %s --check-prefix=BAD
@@ -41,7 +42,9 @@ func.func @backward_overlap(%x: tensor<64x64xf32>, %gy: tensor<64x64xf32>, %ws: 
 
 zero.mesh @dp(shape = [4])
 
-// Used right away: nothing to overlap, so it stays synchronous.
+// Used right away: nothing to overlap, so it stays synchronous, and a remark
+// says why.
+// REMARK: schedule-overlap.mlir:[[@LINE+6]]:8: remark: not overlapped: nothing is computed between the definition of its input and its first use
 // CHECK-LABEL: func.func @nothing_to_overlap
 // CHECK-NOT: zero.async
 // CHECK: zero.reduce_scatter
@@ -91,7 +94,8 @@ func.func @prefetch(%a: tensor<256xf32>, %b: tensor<256xf32>, %x: tensor<1024xf3
 
 zero.mesh @dp(shape = [4])
 
-// A gather larger than the cap on its own is not prefetched.
+// A gather larger than the cap on its own is not prefetched, with a remark.
+// BUDGET-REMARK: schedule-overlap.mlir:[[@LINE+5]]:9: remark: not overlapped: started any earlier, the weights gathered before their use would exceed max-in-flight-bytes (4096)
 // BUDGET-LABEL: func.func @over_budget
 // BUDGET-NOT: zero.async
 // BUDGET: zero.all_gather %arg0

@@ -189,8 +189,11 @@ private:
       for (Operation *user : collective.getResult().getUsers())
         deadline = std::min(deadline, indexOfAncestor(user));
       placement.deadline = deadline;
-      if (!computesBetween(placement.start, deadline))
+      if (!computesBetween(placement.start, deadline)) {
+        op->emitRemark("not overlapped: nothing is computed between the "
+                       "definition of its input and its first use");
         continue;
+      }
       if (isa<AllGatherOp>(op))
         placement.heldBytes =
             getTensorBytes(collective.getResult().getType()).value_or(0);
@@ -232,7 +235,13 @@ private:
   /// gather that now starts at its use).
   void dropEmptyWindows(SmallVector<Placement> &placements) {
     llvm::erase_if(placements, [&](const Placement &placement) {
-      return !computesBetween(placement.start, placement.deadline);
+      if (computesBetween(placement.start, placement.deadline))
+        return false;
+      placement.collective->emitRemark(
+          "not overlapped: started any earlier, the weights gathered before "
+          "their use would exceed max-in-flight-bytes (")
+          << maxInFlight << ")";
+      return true;
     });
   }
 

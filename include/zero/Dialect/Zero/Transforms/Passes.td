@@ -391,6 +391,12 @@ def ZeroScheduleOverlap : Pass<"zero-schedule-overlap", "mlir::ModuleOp"> {
     cap does not apply. A collective that reaches the loop's yield but cannot
     be carried (its result also used in the body, overlapping copies, a view
     of a copy yielded) gets a remark and is scheduled within its block.
+
+    A collective that stays synchronous says why in a remark: nothing is
+    computed between the definition of its input and its first use (a
+    bucket placed where its last member is ready and used right away), or
+    starting it earlier would hold more gathered weights than
+    `max-in-flight-bytes`.
     `zero-expand-loop-futures` gives the carried collective its buffers.
 
     ```mlir
