@@ -254,9 +254,21 @@ ManyParameters generateMany(uint64_t seed) {
   return {{body, ranks}, pipeline, numParameters};
 }
 
+/// zero's dialects, which each test's context loads (the context runs
+/// without MLIR's thread pool).
+static DialectRegistry zeroDialects() {
+  DialectRegistry registry;
+  zero::registerAllDialects(registry);
+  return registry;
+}
+
 class EquivalenceFuzz : public ::testing::Test {
 protected:
   static void SetUpTestSuite() { zero::registerAllPasses(); }
+  EquivalenceFuzz() : context(zeroDialects()) {
+    context.disableMultithreading();
+  }
+  MLIRContext context;
 };
 
 /// Runs `program` as given and after `pipeline` on the same inputs
@@ -315,10 +327,6 @@ bool expectEquivalent(MLIRContext &context, const Program &program,
 }
 
 TEST_F(EquivalenceFuzz, RandomUpdateProgramsComputeTheSameAfterSharding) {
-  DialectRegistry registry;
-  zero::registerAllDialects(registry);
-  MLIRContext context(registry);
-  context.disableMultithreading();
   int sharded = 0;
   for (int c = 0; c < kCases; ++c) {
     uint64_t seed = 1000 + c;
@@ -340,10 +348,6 @@ TEST_F(EquivalenceFuzz, RandomUpdateProgramsComputeTheSameAfterSharding) {
 // whole pipeline, bucketing's reordering included.
 TEST_F(EquivalenceFuzz,
        RandomManyParameterProgramsComputeTheSameAfterSharding) {
-  DialectRegistry registry;
-  zero::registerAllDialects(registry);
-  MLIRContext context(registry);
-  context.disableMultithreading();
   int sharded = 0;
   for (int c = 0; c < kManyCases; ++c) {
     uint64_t seed = 5000 + c;
