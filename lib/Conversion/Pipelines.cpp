@@ -2,7 +2,6 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -15,6 +14,26 @@
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
 using namespace mlir;
+
+/// Upstream's buffer-deallocation-pipeline, with zero-split-deallocs before
+/// the simplification: ownership leaves one dealloc per block listing every
+/// buffer of a step, which the simplification's alias queries would take
+/// quadratic time over.
+static void addDeallocationPasses(OpPassManager &pm) {
+  memref::ExpandReallocPassOptions realloc;
+  realloc.emitDeallocs = false;
+  pm.addNestedPass<func::FuncOp>(memref::createExpandReallocPass(realloc));
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(zero::createZeroSplitDeallocs());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+}
 
 /// Tensors to buffers, shared by the CPU and GPU pipelines.
 static void addBufferizationPasses(OpPassManager &pm) {
@@ -31,6 +50,9 @@ static void addBufferizationPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(zero::createZeroFuseElementwise());
   // Tensors to buffers. Function arguments and results get identity layouts
   // so that a launcher can pass plain dense buffers.
+  // One destination value per op: CSE's sharing would make One-Shot's
+  // conflict analysis quadratic.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroUnshareInits());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -38,8 +60,7 @@ static void addBufferizationPasses(OpPassManager &pm) {
   // A training loop yields new weights in fresh buffers each step.
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  addDeallocationPasses(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createCanonicalizerPass());
   // The runtime's collectives take dense buffers. Staged here, the copies

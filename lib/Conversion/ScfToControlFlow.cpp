@@ -39,6 +39,23 @@ void splitAfterScfOps(Block &block) {
   }
 }
 
+/// Moves the ops of `function`'s entry block into a block of their own that
+/// the entry block branches to. Converting the signature replaces each
+/// argument's uses one at a time, checking order against the cast it
+/// inserts at the entry block's start, which renumbers that block each time:
+/// with thousands of arguments and a long entry block, quadratic. With the
+/// uses in another block, no order is needed.
+void separateEntryBlock(FunctionOpInterface function) {
+  if (function.isExternal())
+    return;
+  Block &entry = function.getFunctionBody().front();
+  if (entry.getNumArguments() == 0 || entry.begin() == std::prev(entry.end()))
+    return; // No arguments, or only the terminator: nothing to renumber.
+  Block *body = entry.splitBlock(entry.begin());
+  OpBuilder b = OpBuilder::atBlockEnd(&entry);
+  cf::BranchOp::create(b, function.getLoc(), body);
+}
+
 struct ZeroScfToControlFlowPass
     : public zero::impl::ZeroScfToControlFlowBase<ZeroScfToControlFlowPass> {
   void runOnOperation() override {
@@ -46,6 +63,7 @@ struct ZeroScfToControlFlowPass
     getOperation()->walk([](FunctionOpInterface function) {
       for (Block &block : llvm::make_early_inc_range(function.getBlocks()))
         splitAfterScfOps(block);
+      separateEntryBlock(function);
     });
     // Then upstream's conversion, as convert-scf-to-cf runs it.
     RewritePatternSet patterns(&getContext());

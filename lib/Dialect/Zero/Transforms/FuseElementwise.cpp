@@ -39,13 +39,25 @@ bool fusesWithoutRecomputing(OpOperand *fusedOperand) {
         return operand.getDefiningOp() == producer;
       }) != 1)
     return false;
+  llvm::SmallPtrSet<Operation *, 4> otherUsers;
   for (Operation *user : producer->getUsers()) {
     if (user == consumer)
       continue;
     Operation *inBlock = consumer->getBlock()->findAncestorOpInBlock(*user);
-    if (!inBlock || !consumer->isBeforeInBlock(inBlock))
+    if (!inBlock || inBlock == consumer)
       return false;
+    otherUsers.insert(inBlock);
   }
+  // Every use follows the producer, so the others follow the consumer unless
+  // one lies between the two. A walk over that stretch, not
+  // isBeforeInBlock: fusion inserts ops, and renumbering the block at each
+  // query is quadratic in a step of thousands of ops.
+  if (otherUsers.empty())
+    return true;
+  for (Operation *op = consumer->getPrevNode(); op != producer;
+       op = op->getPrevNode())
+    if (otherUsers.contains(op))
+      return false;
   return true;
 }
 
