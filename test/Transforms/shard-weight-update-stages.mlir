@@ -77,3 +77,42 @@ func.func @loop(%w0: tensor<10xf32>, %x: tensor<10xf32>) -> tensor<10xf32> {
   }
   return %r : tensor<10xf32>
 }
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// fp32 master weights and a bf16 model copy, both carried; the forward reads
+// only the copy, which the update makes from the new master weights. Below
+// stage 3 the copy is carried whole and gathered (in bf16) at the end of each
+// step. At stage 3 it is a carried shard too, truncated on the shard and
+// gathered in bf16 just before its use.
+// STAGE2-LABEL: func.func @model_copy
+// STAGE2: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[COPY:.*]] = %{{.*}}) -> (tensor<3xf32>, tensor<10xbf16>)
+// STAGE2: arith.extf %[[COPY]] : tensor<10xbf16> to tensor<10xf32>
+// STAGE2: zero.all_gather %{{.*}} on @dp : tensor<3xbf16> -> tensor<12xbf16>
+// STAGE3-LABEL: func.func @model_copy
+// STAGE3: %[[CINIT:.*]] = zero.shard_slice %{{.*}} on @dp : tensor<12xbf16> -> tensor<3xbf16>
+// STAGE3: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[CS:.*]] = %[[CINIT]]) -> (tensor<3xf32>, tensor<3xbf16>)
+// STAGE3: %[[CW:.*]] = zero.all_gather %[[CS]] on @dp {zero.for_use = {{[0-9]+}} : i64} : tensor<3xbf16> -> tensor<12xbf16>
+// STAGE3: %[[C:.*]] = tensor.extract_slice %[[CW]][0] [10] [1]
+// STAGE3: arith.extf %[[C]] : tensor<10xbf16> to tensor<10xf32>
+// STAGE3: %[[NEXT:.*]] = arith.truncf %{{.*}} : tensor<3xf32> to tensor<3xbf16>
+// STAGE3: scf.yield %{{.*}}, %[[NEXT]] : tensor<3xf32>, tensor<3xbf16>
+// STAGE3: zero.all_gather %{{.*}} on @dp : tensor<3xbf16> -> tensor<12xbf16>
+func.func @model_copy(%w0: tensor<10xf32>, %c0w: tensor<10xbf16>, %x: tensor<10xf32>) -> (tensor<10xf32>, tensor<10xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %lr = arith.constant dense<0.1> : tensor<10xf32>
+  %r:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%w = %w0, %copy = %c0w) -> (tensor<10xf32>, tensor<10xbf16>) {
+    %wf = arith.extf %copy : tensor<10xbf16> to tensor<10xf32>
+    %gl = arith.mulf %wf, %x : tensor<10xf32>
+    %g = zero.all_reduce %gl on @dp reduce = mean : tensor<10xf32>
+    %d = arith.mulf %g, %lr : tensor<10xf32>
+    %w2 = arith.subf %w, %d : tensor<10xf32>
+    %c2 = arith.truncf %w2 : tensor<10xf32> to tensor<10xbf16>
+    scf.yield %w2, %c2 : tensor<10xf32>, tensor<10xbf16>
+  }
+  return %r#0, %r#1 : tensor<10xf32>, tensor<10xbf16>
+}

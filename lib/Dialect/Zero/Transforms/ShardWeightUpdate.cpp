@@ -163,8 +163,10 @@ public:
 
   /// `position` orders the ops of each block as they were before the pass:
   /// the update's ops are rewritten in that order, so that each value's
-  /// shard is made before its first use.
-  void run(const llvm::DenseMap<Operation *, int64_t> &position);
+  /// shard is made before its first use. Returns whether any value stays a
+  /// shard between steps (false: the weights and state enter and leave
+  /// whole).
+  bool run(const llvm::DenseMap<Operation *, int64_t> &position);
 
 private:
   RankedTensorType shardType(Type full) const {
@@ -179,6 +181,7 @@ private:
   void gatherCarriedResult(PersistentShard &state, RankedTensorType whole);
   void markBoundary(PersistentShard &state, RankedTensorType whole);
   void gatherForOtherUses(PersistentShard &state, RankedTensorType whole);
+  void remarkWholeResults(const llvm::SmallPtrSetImpl<OpOperand *> &persistent);
   void rewriteUpdateOps();
   void gatherOutputs(const llvm::SmallPtrSetImpl<OpOperand *> &persistent);
 
@@ -198,6 +201,8 @@ private:
   /// Full-shape splat constants whose shards were made: erased when the
   /// update was their only user.
   SmallVector<Operation *> fullSplats;
+  /// Why each returned output that pairs with no argument does not.
+  llvm::DenseMap<OpOperand *, std::string> unpairedWhy;
 };
 
 Value UpdateSharder::shardOf(Value full, Location loc) {
@@ -251,7 +256,9 @@ SmallVector<OpOperand *> UpdateSharder::usesOutsideUpdate(Value value) const {
 
 /// Loop-carried values of an scf.for that the update reads and produces again
 /// for the next iteration. Below stage 3 only those nothing else reads
-/// (optimizer state, such as a momentum); stage 3 takes the weights too.
+/// (optimizer state, such as a momentum); stage 3 takes the weights too, and
+/// the copies of them that the update makes and the loop carries without the
+/// update reading them (a bf16 model copy beside fp32 master weights).
 SmallVector<PersistentShard> UpdateSharder::findCarriedState() {
   auto loop = dyn_cast<scf::ForOp>(update.gradient->getParentOp());
   if (!loop)
@@ -261,7 +268,7 @@ SmallVector<PersistentShard> UpdateSharder::findCarriedState() {
     if (!isa<scf::YieldOp>(output->getOwner()))
       continue;
     BlockArgument arg = loop.getRegionIterArgs()[output->getOperandNumber()];
-    if (!update.inputs.contains(arg))
+    if (!update.inputs.contains(arg) && stage != 3)
       continue;
     SmallVector<OpOperand *> others = usesOutsideUpdate(arg);
     if (others.empty() || stage == 3)
@@ -340,6 +347,20 @@ SmallVector<PersistentShard> UpdateSharder::findBoundaryState() {
       paired = true;
     }
   }
+  // Why each result left unpaired stays whole.
+  for (Output &output : outputs) {
+    if (!output.operand)
+      continue;
+    int64_t open = llvm::count_if(output.candidates, [&](auto &c) {
+      return !taken.contains(c.second) &&
+             c.first == output.candidates.front().first;
+    });
+    unpairedWhy[output.operand] =
+        open > 1 ? std::to_string(open) +
+                       " arguments of its type are equally near it in the "
+                       "update's data flow"
+                 : "it pairs with no argument that the update reads";
+  }
   return boundary;
 }
 
@@ -398,6 +419,21 @@ void UpdateSharder::gatherForOtherUses(PersistentShard &state,
   }
 }
 
+/// Stage 3 at a function boundary: a result of the update that pairs with no
+/// argument (a model copy the step makes from the new weights, with its
+/// previous value not among the arguments the update reads) leaves whole,
+/// and the caller holds it whole between steps. Says so.
+void UpdateSharder::remarkWholeResults(
+    const llvm::SmallPtrSetImpl<OpOperand *> &persistent) {
+  for (OpOperand *output : update.outputs)
+    if (isa<func::ReturnOp>(output->getOwner()) && !persistent.contains(output))
+      output->get().getDefiningOp()->emitRemark()
+          << "stage 3: result #" << output->getOperandNumber()
+          << " is returned whole, so the caller holds it whole between "
+             "steps: "
+          << unpairedWhy.lookup(output);
+}
+
 void UpdateSharder::rewriteUpdateOps() {
   for (Operation *op : update.ops) {
     b.setInsertionPoint(op);
@@ -441,7 +477,7 @@ void UpdateSharder::gatherOutputs(
   }
 }
 
-void UpdateSharder::run(const llvm::DenseMap<Operation *, int64_t> &position) {
+bool UpdateSharder::run(const llvm::DenseMap<Operation *, int64_t> &position) {
   llvm::sort(update.ops, [&](Operation *a, Operation *b) {
     return position.lookup(a) < position.lookup(b);
   });
@@ -452,11 +488,14 @@ void UpdateSharder::run(const llvm::DenseMap<Operation *, int64_t> &position) {
   if (!inLoop)
     persistent = findBoundaryState();
   llvm::SmallPtrSet<OpOperand *, 4> persistentOutputs;
+  for (PersistentShard &state : persistent)
+    persistentOutputs.insert(state.output);
+  if (stage == 3 && shardBoundary && !inLoop)
+    remarkWholeResults(persistentOutputs);
   SmallVector<RankedTensorType> wholeTypes;
   for (PersistentShard &state : persistent) {
     auto whole = cast<RankedTensorType>(state.arg.getType());
     wholeTypes.push_back(whole);
-    persistentOutputs.insert(state.output);
     if (inLoop)
       sliceCarriedInit(state);
     else
@@ -478,6 +517,7 @@ void UpdateSharder::run(const llvm::DenseMap<Operation *, int64_t> &position) {
   for (Operation *splat : fullSplats)
     if (splat->use_empty())
       splat->erase();
+  return !persistent.empty();
 }
 
 struct ZeroShardWeightUpdatePass
@@ -573,6 +613,8 @@ struct ZeroShardWeightUpdatePass
     });
     llvm::DenseMap<Operation *, bool> boundaryAllowed;
     llvm::SetVector<func::FuncOp> changed;
+    // Functions whose updates keep nothing sharded between steps at stage 3.
+    llvm::MapVector<Operation *, int64_t> heldWhole;
     int64_t gatherCount = 0;
     SplatCache splats;
     for (AllReduceOp gradient : gradients) {
@@ -607,12 +649,22 @@ struct ZeroShardWeightUpdatePass
           gradient.getMeshAttr(), shardAxes,
           gradient.getType().getNumElements(), groupSize,
           reduced ? getReductionBlock(gradient.getType().getNumElements()) : 1);
-      UpdateSharder(*update, layout, stage, boundary, gatherCount, splats,
-                    replicaAxes)
-          .run(position);
+      // The sharder erases the gradient's all-reduce.
+      Operation *function = gradient->getParentOfType<FunctionOpInterface>();
+      bool persistent = UpdateSharder(*update, layout, stage, boundary,
+                                      gatherCount, splats, replicaAxes)
+                            .run(position);
+      if (stage == 3 && !persistent)
+        ++heldWhole[function];
     }
     for (func::FuncOp func : changed)
       updateFunctionType(func);
+    for (auto [function, count] : heldWhole)
+      emitRemark(function->getLoc())
+          << "stage 3 is stage 2 for " << count
+          << " weight update(s) here: their weights enter and leave whole, "
+             "being neither carried by an scf.for nor arguments sharded at "
+             "the function boundary (shard-function-boundary)";
   }
 };
 

@@ -143,9 +143,14 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
       update gets the whole weight all-gathered just before it, so nothing
       holds it between uses. These gathers carry distinct `zero.for_use`
       numbers so that CSE does not merge them back into one whole weight
-      alive from the forward to the backward pass. In a single-step function
-      without `shard-function-boundary` the weights enter whole, and stage 3
-      is stage 2.
+      alive from the forward to the backward pass. A copy of the weights
+      that the update makes and the loop carries (a bf16 model copy beside
+      fp32 master weights, which the update does not read) is a carried
+      shard too, gathered in its own type before each use. In a single-step
+      function without `shard-function-boundary` the weights enter whole and
+      stage 3 is stage 2: a remark on the function says so. With it, a
+      returned copy that pairs with no argument leaves whole, and a remark
+      on the op that makes it says why.
 
     All stages compute every element with the same ops on the same inputs,
     so the results are those of the program as given.
