@@ -11,8 +11,13 @@ using namespace mlir;
 using namespace zero;
 
 bool zero::isSplat(Value value) {
-  if (value.getDefiningOp<tensor::SplatOp>())
+  if (value.getDefiningOp<tensor::SplatOp>() ||
+      value.getDefiningOp<tensor::EmptyOp>())
     return true;
+  if (auto fill = value.getDefiningOp<linalg::FillOp>())
+    return !isa<ShapedType>(fill.getInputs()[0].getType());
+  if (auto broadcast = value.getDefiningOp<linalg::BroadcastOp>())
+    return broadcast.getInput().getType().getRank() == 0;
   DenseElementsAttr attr;
   return matchPattern(value, m_Constant(&attr)) && attr.isSplat();
 }
@@ -85,8 +90,10 @@ struct UpdateShapes {
 
   bool contains(Type type) const {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    return tensor && (tensor.getShape() == ArrayRef<int64_t>(full) ||
-                      tensor.getShape() == ArrayRef<int64_t>(flat));
+    return tensor && containsShape(tensor.getShape());
+  }
+  bool containsShape(ArrayRef<int64_t> shape) const {
+    return shape == ArrayRef<int64_t>(full) || shape == ArrayRef<int64_t>(flat);
   }
 };
 
@@ -106,6 +113,44 @@ bool isElementwiseUpdate(Operation *op, const UpdateShapes &shapes) {
          llvm::all_of(op->getResultTypes(), sameShape);
 }
 
+/// Why the linalg op `op` is not elementwise update code, or an empty string
+/// when it is: pure tensor semantics, parallel iterators over one update
+/// shape, each tensor operand read whole at the same element (an identity
+/// map) or as one element shared by all (a 0-d tensor), and a body that does
+/// not ask for the iteration index (which a shard renumbers).
+std::string whyNotElementwise(linalg::LinalgOp op, const UpdateShapes &shapes) {
+  if (!op.hasPureTensorSemantics())
+    return "it does not have pure tensor semantics";
+  if (op.getNumReductionLoops() != 0 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return "not all its iterators are parallel";
+  if (!shapes.containsShape(op.getStaticLoopRanges()))
+    return "its iteration space is not the gradient's shape";
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto tensor = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!tensor)
+      continue; // A scalar, the same for every element.
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (map.isIdentity() && shapes.contains(tensor))
+      continue;
+    if (tensor.getRank() == 0 && op.isDpsInput(&operand))
+      continue;
+    std::string why;
+    llvm::raw_string_ostream os(why);
+    os << "operand #" << operand.getOperandNumber() << " is read through "
+       << map << ", neither the element itself nor a 0-d tensor";
+    return why;
+  }
+  for (Operation &inner : op.getBlock()->without_terminator()) {
+    if (isa<linalg::IndexOp>(inner))
+      return "its body reads the iteration index";
+    if (!isMemoryEffectFree(&inner))
+      return "its body has side effects ('" +
+             inner.getName().getStringRef().str() + "')";
+  }
+  return "";
+}
+
 /// Whether `op` flattens a full-shape value: the shard of both is the same.
 bool isFlattening(Operation *op, const UpdateShapes &shapes) {
   auto collapse = dyn_cast<tensor::CollapseShapeOp>(op);
@@ -121,10 +166,19 @@ bool isFullReductionOf(Operation *op, OpOperand &use) {
   return reduce && use.getOperandNumber() == 0 && matchFullReduction(reduce);
 }
 
-/// Code on full-shape values that the update may take in beside its
-/// gradient's users: elementwise ops and flattenings.
+/// Why `op` is not code on full-shape values that the update may take in
+/// (elementwise ops in arith, math or linalg form, and flattenings), or an
+/// empty string when it is.
+std::string whyNotShardable(Operation *op, const UpdateShapes &shapes) {
+  if (isElementwiseUpdate(op, shapes) || isFlattening(op, shapes))
+    return "";
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return whyNotElementwise(linalgOp, shapes);
+  return "it is not elementwise update code";
+}
+
 bool isShardableProducer(Operation *op, const UpdateShapes &shapes) {
-  return isElementwiseUpdate(op, shapes) || isFlattening(op, shapes);
+  return whyNotShardable(op, shapes).empty();
 }
 
 /// `ops` ordered so that each comes after the ops of the set it reads. Block
@@ -195,9 +249,10 @@ FailureOr<WeightUpdate> zero::findWeightUpdate(AllReduceOp gradient,
                "combiner of known identity";
         return failure();
       }
-      if (!isShardableProducer(user, shapes)) {
+      if (std::string notShardable = whyNotShardable(user, shapes);
+          !notShardable.empty()) {
         why << "the gradient is used by '" << user->getName()
-            << "', which is not elementwise update code";
+            << "': " << notShardable;
         return failure();
       }
       if (ops.insert(user))

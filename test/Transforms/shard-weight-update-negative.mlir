@@ -9,7 +9,7 @@ zero.mesh @dp(shape = [4])
 // CHECK-NOT: zero.reduce_scatter
 func.func @gradient_used_elsewhere(%w: tensor<64xf32>, %gl: tensor<64xf32>, %i: index)
     -> (tensor<64xf32>, f32) {
-  // expected-remark @+1 {{left replicated: the gradient is used by 'tensor.extract', which is not elementwise update code}}
+  // expected-remark @+1 {{left replicated: the gradient is used by 'tensor.extract': it is not elementwise update code}}
   %g = zero.all_reduce %gl on @dp reduce = sum : tensor<64xf32>
   %w2 = arith.subf %w, %g : tensor<64xf32>
   %n = tensor.extract %g[%i] : tensor<64xf32>
@@ -109,7 +109,7 @@ zero.mesh @dp(shape = [4])
 // CHECK-LABEL: func.func @not_elementwise
 // CHECK: zero.all_reduce
 func.func @not_elementwise(%w: tensor<8x8xf32>, %gl: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-remark @+1 {{left replicated: the gradient is used by 'linalg.matmul', which is not elementwise update code}}
+  // expected-remark @+1 {{left replicated: the gradient is used by 'linalg.matmul': not all its iterators are parallel}}
   %g = zero.all_reduce %gl on @dp reduce = sum : tensor<8x8xf32>
   %p = linalg.matmul ins(%g, %w : tensor<8x8xf32>, tensor<8x8xf32>) outs(%w : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %p : tensor<8x8xf32>

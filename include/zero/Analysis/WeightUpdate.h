@@ -58,8 +58,10 @@ struct WeightUpdate {
 mlir::FailureOr<WeightUpdate> findWeightUpdate(AllReduceOp gradient,
                                                std::string &whyNot);
 
-/// Whether `value` is a splat: a splat constant or a `tensor.splat` of a
-/// scalar. Its shard is a smaller splat, never a slice.
+/// Whether every element of `value` is the same (or undefined): a splat
+/// constant, a `tensor.splat` or `linalg.fill` of a scalar, a
+/// `linalg.broadcast` of a 0-d tensor, a `tensor.empty`. Its shard is the
+/// same op on the shard's shape, never a slice.
 bool isSplat(mlir::Value value);
 
 } // namespace zero

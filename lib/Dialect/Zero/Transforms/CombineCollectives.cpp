@@ -264,8 +264,8 @@ Value pack(OpBuilder &b, Location loc, ArrayRef<Value> parts,
     shape[dim] = size;
     auto type = RankedTensorType::get(shape, partType.getElementType());
     return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, b.getZeroAttr(
-                                                 partType.getElementType())));
+        b, loc,
+        DenseElementsAttr::get(type, b.getZeroAttr(partType.getElementType())));
   };
   SmallVector<Value> pieces;
   int64_t end = 0;

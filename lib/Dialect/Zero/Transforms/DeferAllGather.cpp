@@ -86,6 +86,30 @@ ShardSliceOp matchSlice(OpOperand &use, AllGatherOp gather) {
   return slice;
 }
 
+/// The element type that `reader` rounds the whole weight to, or null: an
+/// `arith.truncf` of the tensor, or the same in linalg form (a linalg op of
+/// parallel identity maps whose body only truncates its one input, as
+/// `convert-elementwise-to-linalg` makes of it).
+Type truncatedElement(OpOperand *reader) {
+  Operation *op = reader->getOwner();
+  if (auto trunc = dyn_cast<arith::TruncFOp>(op))
+    return getElementTypeOrSelf(trunc.getType());
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumDpsInputs() != 1 || linalgOp.getNumDpsInits() != 1 ||
+      !linalgOp.isDpsInput(reader) ||
+      linalgOp.getNumParallelLoops() != linalgOp.getNumLoops() ||
+      !llvm::all_of(linalgOp.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return {};
+  Block *body = linalgOp.getBlock();
+  auto trunc = dyn_cast<arith::TruncFOp>(&body->front());
+  if (!trunc || trunc.getIn() != body->getArgument(0) ||
+      body->getTerminator()->getOperands() != trunc->getResults())
+    return {};
+  return trunc.getType();
+}
+
 struct ZeroDeferAllGatherPass
     : public zero::impl::ZeroDeferAllGatherBase<ZeroDeferAllGatherPass> {
   using Base::Base;
@@ -112,10 +136,10 @@ struct ZeroDeferAllGatherPass
   static Type readElement(const DeferredWeight &weight) {
     Type common;
     for (OpOperand *reader : weight.readers) {
-      auto trunc = dyn_cast<arith::TruncFOp>(reader->getOwner());
-      if (!trunc || (common && common != getElementTypeOrSelf(trunc)))
+      Type element = truncatedElement(reader);
+      if (!element || (common && common != element))
         return weight.whole.getElementType();
-      common = getElementTypeOrSelf(trunc.getType());
+      common = element;
     }
     return common ? common : weight.whole.getElementType();
   }
@@ -257,10 +281,11 @@ struct ZeroDeferAllGatherPass
       // copy itself; anything else gets it converted back once.
       Value converted;
       for (OpOperand *reader : weight.readers) {
-        auto trunc = dyn_cast<arith::TruncFOp>(reader->getOwner());
-        if (trunc && trunc.getType() == copy.getType()) {
-          trunc.getResult().replaceAllUsesWith(copy);
-          trunc->erase();
+        Operation *rounding = reader->getOwner();
+        if (truncatedElement(reader) &&
+            rounding->getResult(0).getType() == copy.getType()) {
+          rounding->getResult(0).replaceAllUsesWith(copy);
+          rounding->erase();
           continue;
         }
         if (!converted) {

@@ -106,11 +106,105 @@ Value zero::combineInOrder(OpBuilder &b, Location loc, linalg::ReduceOp like,
       ArrayRef<ReassociationIndices>{});
 }
 
+FailureOr<linalg::ReduceOp>
+zero::splitFullReduction(OpBuilder &b, linalg::GenericOp generic) {
+  if (generic.getNumDpsInits() != 1 || generic.getNumDpsInputs() == 0 ||
+      !generic.hasPureTensorSemantics() ||
+      generic.getNumReductionLoops() != generic.getNumLoops())
+    return failure();
+  auto init = dyn_cast<RankedTensorType>(generic.getDpsInits()[0].getType());
+  if (!init || init.getRank() != 0)
+    return failure();
+  SmallVector<Value> inputs = generic.getDpsInputs();
+  RankedTensorType shape;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!type || !generic.getMatchingIndexingMap(input).isIdentity() ||
+        (shape && type.getShape() != shape.getShape()))
+      return failure();
+    shape = type;
+  }
+  // yield combine(x, out), x computed without out.
+  Block &body = *generic.getBlock();
+  BlockArgument out = body.getArguments().back();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Operation *combine = yield.getValues()[0].getDefiningOp();
+  if (!combine || combine->getBlock() != &body ||
+      combine->getNumOperands() != 2 || combine->getNumResults() != 1 ||
+      !out.hasOneUse() || out.getUses().begin()->getOwner() != combine ||
+      !combine->getResult(0).hasOneUse())
+    return failure();
+  Value x = combine->getOperand(combine->getOperand(0) == out ? 1 : 0);
+  for (Operation &op : body.without_terminator())
+    if (&op != combine && (op.getNumRegions() != 0 || !isPure(&op)))
+      return failure();
+
+  Location loc = generic.getLoc();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(generic);
+  int64_t rank = shape.getRank();
+  MLIRContext *context = generic.getContext();
+  // The elements reduced: an input itself, or a parallel loop nest computing
+  // f from the inputs with the generic's own body up to the combine.
+  Value elements;
+  linalg::GenericOp map;
+  if (auto arg = dyn_cast<BlockArgument>(x); arg && arg.getOwner() == &body) {
+    elements = inputs[arg.getArgNumber()];
+  } else {
+    Value empty =
+        tensor::EmptyOp::create(b, loc, shape.getShape(), x.getType());
+    SmallVector<AffineMap> maps(
+        inputs.size() + 1, AffineMap::getMultiDimIdentityMap(rank, context));
+    map = linalg::GenericOp::create(
+        b, loc, TypeRange{empty.getType()}, inputs, ValueRange{empty}, maps,
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+          IRMapping mapping;
+          mapping.map(body.getArguments().drop_back(),
+                      args.take_front(inputs.size()));
+          for (Operation &op : body.without_terminator())
+            if (&op != combine)
+              nested.clone(op, mapping);
+          linalg::YieldOp::create(nested, nestedLoc, mapping.lookup(x));
+        });
+    elements = map.getResult(0);
+  }
+  SmallVector<int64_t> dimensions = llvm::to_vector(llvm::seq<int64_t>(rank));
+  auto reduce = linalg::ReduceOp::create(
+      b, loc, ValueRange{elements}, generic.getDpsInits(), dimensions,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        IRMapping mapping;
+        mapping.map(x, args[0]);
+        mapping.map(out, args[1]);
+        Operation *clone = nested.clone(*combine, mapping);
+        linalg::YieldOp::create(nested, nestedLoc, clone->getResults());
+      });
+  if (!matchFullReduction(reduce)) {
+    // Not a combiner zero knows: undo.
+    reduce.erase();
+    if (map)
+      map.erase();
+    return failure();
+  }
+  generic.getResult(0).replaceAllUsesWith(reduce.getResult(0));
+  generic.erase();
+  return reduce;
+}
+
+void zero::splitFullReductions(Operation *root) {
+  SmallVector<linalg::GenericOp> generics;
+  root->walk([&](linalg::GenericOp generic) { generics.push_back(generic); });
+  OpBuilder b(root->getContext());
+  for (linalg::GenericOp generic : generics)
+    (void)splitFullReduction(b, generic);
+}
+
 namespace {
 
 struct ZeroOrderReductionsPass
     : public zero::impl::ZeroOrderReductionsBase<ZeroOrderReductionsPass> {
   void runOnOperation() override {
+    zero::splitFullReductions(getOperation());
     SmallVector<linalg::ReduceOp> reduces;
     getOperation()->walk(
         [&](linalg::ReduceOp reduce) { reduces.push_back(reduce); });

@@ -188,8 +188,7 @@ void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
        << ", communication " << formatSeconds(e.communicationSeconds) << ")\n";
     if (std::optional<double> hidden = e.hiddenShare())
       os << "    exposed communication: " << formatSeconds(e.exposedSeconds)
-         << llvm::formatv(", {0:F0}% of communication hidden\n",
-                          *hidden * 100);
+         << llvm::formatv(", {0:F0}% of communication hidden\n", *hidden * 100);
     else
       os << "    no communication\n";
   }

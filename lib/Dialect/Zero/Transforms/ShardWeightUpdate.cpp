@@ -182,6 +182,8 @@ private:
   void markBoundary(PersistentShard &state, RankedTensorType whole);
   void gatherForOtherUses(PersistentShard &state, RankedTensorType whole);
   void remarkWholeResults(const llvm::SmallPtrSetImpl<OpOperand *> &persistent);
+  Value uniformShard(Value full, Location loc);
+  void rewriteLinalgOp(mlir::linalg::LinalgOp op);
   void rewriteUpdateOps();
   void gatherOutputs(const llvm::SmallPtrSetImpl<OpOperand *> &persistent);
 
@@ -217,6 +219,8 @@ Value UpdateSharder::shardOf(Value full, Location loc) {
     shard = splats.constant(b.getInsertionBlock(),
                             splat.resizeSplat(shardType(full.getType())), loc);
     fullSplats.push_back(full.getDefiningOp());
+  } else if (isSplat(full)) {
+    shard = uniformShard(full, loc);
   } else {
     shard = sliceShard(b, loc, full, layout);
   }
@@ -410,12 +414,20 @@ void UpdateSharder::markBoundary(PersistentShard &state,
 /// pass.
 void UpdateSharder::gatherForOtherUses(PersistentShard &state,
                                        RankedTensorType whole) {
+  // One gather per op, however many of its operands read the weight (a
+  // linalg op reading it as input and as init, `w * w`).
+  llvm::SmallDenseMap<Operation *, Value> gathered;
   for (OpOperand *use : state.otherUses) {
-    OpBuilder before(use->getOwner());
-    AllGatherOp gather;
-    use->set(gatherWhole(before, use->getOwner()->getLoc(), state.arg, layout,
-                         whole, &gather));
-    gather->setAttr("zero.for_use", before.getI64IntegerAttr(gatherCount++));
+    Operation *user = use->getOwner();
+    Value &full = gathered[user];
+    if (!full) {
+      OpBuilder before(user);
+      AllGatherOp gather;
+      full = gatherWhole(before, user->getLoc(), state.arg, layout, whole,
+                         &gather);
+      gather->setAttr("zero.for_use", before.getI64IntegerAttr(gatherCount++));
+    }
+    use->set(full);
   }
 }
 
@@ -434,12 +446,94 @@ void UpdateSharder::remarkWholeResults(
           << unpairedWhy.lookup(output);
 }
 
+/// The shard of a value whose elements are all the same (or undefined),
+/// made by the same op on the shard's shape: an empty tensor, a fill of a
+/// scalar, a broadcast of a 0-d tensor.
+Value UpdateSharder::uniformShard(Value full, Location loc) {
+  RankedTensorType type = shardType(full.getType());
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  Operation *def = full.getDefiningOp();
+  fullSplats.push_back(def);
+  if (auto fill = dyn_cast<linalg::FillOp>(def))
+    return linalg::FillOp::create(b, loc, fill.getInputs()[0], empty)
+        .getResult(0);
+  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(def))
+    return linalg::BroadcastOp::create(b, loc, broadcast.getInput(), empty,
+                                       ArrayRef<int64_t>{0})
+        .getResult()[0];
+  return empty;
+}
+
+/// A linalg op of the update on shards. Shards are flat, so every operand
+/// read at its element becomes a 1-D identity, and a 0-d operand or scalar
+/// one read by every element. A generic is rebuilt with those maps and the
+/// same body. A named op keeps its name: cloned onto the shards when it reads
+/// only elements (linalg.add, linalg.map, ...), with the new maps when it
+/// spells them out (linalg.elementwise), else (no way to say a 0-d operand)
+/// rebuilt as a generic.
+void UpdateSharder::rewriteLinalgOp(linalg::LinalgOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  AffineMap element = AffineMap::getMultiDimIdentityMap(1, context);
+  AffineMap shared = AffineMap::get(1, 0, {}, context);
+  bool elementsOnly = true;
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> operands;
+  for (OpOperand &operand : op->getOpOperands()) {
+    Value value = operand.get();
+    auto tensor = dyn_cast<RankedTensorType>(value.getType());
+    bool whole = tensor && op.getMatchingIndexingMap(&operand).isIdentity();
+    maps.push_back(whole ? element : shared);
+    elementsOnly &= whole || !tensor;
+    operands.push_back(whole ? shardOf(value, loc) : value);
+  }
+  SmallVector<Type> resultTypes = llvm::map_to_vector(
+      op->getResultTypes(), [&](Type type) -> Type { return shardType(type); });
+  Operation *sharded;
+  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(op.getOperation())) {
+    // Of a 0-d tensor (the only broadcast the analysis takes): onto the
+    // shard's one dimension.
+    sharded = linalg::BroadcastOp::create(b, loc, operands[0], operands[1],
+                                          ArrayRef<int64_t>{0});
+    shards.map(broadcast->getResult(0), sharded->getResult(0));
+    return;
+  }
+  // A named op that spells out its maps (linalg.elementwise) keeps its name
+  // with the shard's maps.
+  bool spellsMaps = op->hasAttr("indexing_maps");
+  if (!isa<linalg::GenericOp>(op) && (elementsOnly || spellsMaps)) {
+    IRMapping mapping;
+    mapping.map(op->getOperands(), operands);
+    sharded = b.clone(*op, mapping);
+    for (auto [result, type] : llvm::zip(sharded->getResults(), resultTypes))
+      result.setType(type);
+    if (spellsMaps)
+      sharded->setAttr("indexing_maps", b.getAffineMapArrayAttr(maps));
+  } else {
+    auto inputs = ArrayRef<Value>(operands).take_front(op.getNumDpsInputs());
+    auto inits = ArrayRef<Value>(operands).drop_front(op.getNumDpsInputs());
+    auto generic = linalg::GenericOp::create(
+        b, loc, resultTypes, inputs, inits, maps,
+        SmallVector<utils::IteratorType>{utils::IteratorType::parallel});
+    IRMapping body;
+    op->getRegion(0).cloneInto(&generic.getRegion(), body);
+    sharded = generic;
+  }
+  for (auto [full, shard] : llvm::zip(op->getResults(), sharded->getResults()))
+    shards.map(full, shard);
+}
+
 void UpdateSharder::rewriteUpdateOps() {
   for (Operation *op : update.ops) {
     b.setInsertionPoint(op);
     if (auto reduce = dyn_cast<linalg::ReduceOp>(op)) {
       shardReduction(b, reduce, shardOf(reduce.getInputs()[0], op->getLoc()),
                      layout);
+      continue;
+    }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      rewriteLinalgOp(linalgOp);
       continue;
     }
     // A flattening's shard is its source's: shards are flat already.
@@ -603,6 +697,9 @@ struct ZeroShardWeightUpdatePass
     // time: quadratic in a program with thousands of parameters. The
     // rewrite inserts and erases ops but never reorders the originals, so
     // these positions stay valid for them.
+    // Norms fused into one generic (or generalized from linalg.reduce) in
+    // the form the analysis knows and the lowering orders, first.
+    zero::splitFullReductions(getOperation());
     llvm::DenseMap<Operation *, int64_t> position;
     getOperation().walk<WalkOrder::PreOrder>(
         [&](Operation *op) { position[op] = position.size(); });

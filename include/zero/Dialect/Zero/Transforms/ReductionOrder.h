@@ -76,6 +76,20 @@ mlir::Value combineInOrder(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::linalg::ReduceOp like, mlir::Value partials,
                            mlir::Value init);
 
+/// A full reduction written as a `linalg.generic` (every iterator a
+/// reduction, every input read at its element, a 0-d init, a body
+/// `yield combine(f(inputs), out)` with `f` not reading `out`), as
+/// `linalg-fuse-elementwise-ops` makes of a norm's squares and sum, or
+/// `linalg-generalize-named-ops` of a `linalg.reduce`, rewritten into the
+/// form zero orders and shards: a parallel `linalg.generic` computing `f`
+/// (none when `f` is one input itself), then a `linalg.reduce` with the
+/// combiner. Fails, changing nothing, on any other op.
+mlir::FailureOr<mlir::linalg::ReduceOp>
+splitFullReduction(mlir::OpBuilder &b, mlir::linalg::GenericOp generic);
+
+/// splitFullReduction on every generic in `root` it applies to.
+void splitFullReductions(mlir::Operation *root);
+
 } // namespace zero
 
 #endif // ZERO_DIALECT_ZERO_TRANSFORMS_REDUCTIONORDER_H
