@@ -37,6 +37,8 @@ static void addDeallocationPasses(OpPassManager &pm) {
 
 /// Tensors to buffers, shared by the CPU and GPU pipelines.
 static void addBufferizationPasses(OpPassManager &pm) {
+  // A program from upstream's shard-partition, in zero's ops.
+  pm.addPass(zero::createConvertShardToZero());
   // Futures that loops carry get buffers that outlive an iteration.
   pm.addPass(zero::createZeroExpandLoopFutures());
   // Elementwise arith and math on tensors to linalg, fused into one loop nest

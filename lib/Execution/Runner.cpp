@@ -2,6 +2,7 @@
 
 #include "zero/Execution/Runner.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -229,10 +230,24 @@ zero::exec::lowerModule(ModuleOp module,
 
 int64_t zero::exec::getMeshRanks(ModuleOp module) {
   int64_t size = 0;
-  for (auto mesh : module.getOps<MeshOp>()) {
-    if (size && size != mesh.getNumRanks())
+  auto meet = [&](int64_t ranks) {
+    if (size && size != ranks)
+      return false;
+    size = ranks;
+    return true;
+  };
+  for (auto mesh : module.getOps<MeshOp>())
+    if (!meet(mesh.getNumRanks()))
       return 0;
-    size = mesh.getNumRanks();
+  // The upstream shard dialect's grids, which the lowering converts.
+  for (auto grid : module.getOps<shard::GridOp>()) {
+    if (llvm::any_of(grid.getShape(), ShapedType::isDynamic))
+      return 0;
+    int64_t ranks = 1;
+    for (int64_t extent : grid.getShape())
+      ranks *= extent;
+    if (!meet(ranks))
+      return 0;
   }
   return size;
 }

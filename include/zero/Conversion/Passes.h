@@ -14,6 +14,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
 
 #ifndef ZERO_DEFAULT_CUDA_PATH
 #define ZERO_DEFAULT_CUDA_PATH "/usr/local/cuda"

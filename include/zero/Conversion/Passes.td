@@ -131,6 +131,50 @@ def ZeroScfToControlFlow : Pass<"zero-scf-to-cf"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ConvertShardToZero : Pass<"convert-shard-to-zero", "mlir::ModuleOp"> {
+  let summary = "Rewrites the upstream shard dialect's grids, collectives "
+                "and process indices into zero's";
+  let description = [{
+    MLIR's own data-parallel flow (`sharding-propagation`, then
+    `shard-partition`) turns a one-device program whose batch is annotated
+    with `shard.shard` into the replicated training step zero exists for:
+    each rank computes on its part of the batch and a `shard.all_reduce`
+    sums the weight gradients. This pass makes that program zero's, so that
+    `zero-shard-weight-update` shards its update and zero's lowerings run it
+    (`zero-weight-update-sharding`, `zero-to-llvm` and `zero-to-nvvm` run it
+    first; it changes nothing in a program without shard ops).
+
+    | shard | zero |
+    |---|---|
+    | `shard.grid @g(shape = 2x4)` | `zero.mesh @g(shape = [2, 4])` |
+    | `shard.all_reduce` (sum, average, max, min) | `zero.all_reduce` (sum, mean, max, min) |
+    | `shard.all_gather ... gather_axis = d` | `zero.all_gather ... dim = d` |
+    | `shard.reduce_scatter ... scatter_axis = d` | `zero.reduce_scatter` |
+    | `shard.all_slice ... slice_axis = d` | `zero.shard_slice ... dim = d` |
+    | `shard.process_linear_index` | `zero.replica_index` (whole mesh) |
+    | `shard.process_multi_index axes = [a, b]` | one `zero.replica_index axes = [a]` per axis |
+    | `shard.grid_shape` | `arith.constant`s |
+
+    `grid_axes` become `axes` in the same order (both linearize a rank's
+    coordinates in that order); a collective over no axes is a group of one,
+    and is replaced by its input. Anything else fails the pass with an error
+    on the op that says why, before anything changes: grids of dynamic
+    shape, reductions zero's runtime lacks (product, bitwise), collectives it
+    does not run (`broadcast`, `all_to_all`, `gather`, `scatter`, `send`,
+    `recv`, `shift`, `reduce`, `update_halo`, `neighbors_linear_indices`),
+    and sharding annotations that `shard-partition` should have removed.
+
+    ```mlir
+    shard.grid @grid(shape = 4)
+    %g = shard.all_reduce %gl on @grid grid_axes = [0] : tensor<6x3xf32> -> tensor<6x3xf32>
+    // becomes
+    zero.mesh @grid(shape = [4])
+    %g = zero.all_reduce %gl on @grid axes = [0] reduce = sum : tensor<6x3xf32>
+    ```
+  }];
+  let dependentDialects = ["zero::ZeroDialect", "mlir::arith::ArithDialect"];
+}
+
 def ZeroUnshareInits : Pass<"zero-unshare-inits"> {
   let summary = "Gives each destination operand its own empty or filled "
                 "tensor before One-Shot Bufferize";

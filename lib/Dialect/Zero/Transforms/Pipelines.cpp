@@ -2,12 +2,15 @@
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "zero/Conversion/Passes.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
 using namespace mlir;
 
 void zero::buildWeightUpdateShardingPipeline(
     OpPassManager &pm, const WeightUpdateShardingOptions &options) {
+  // A program from upstream's shard-partition, in zero's ops.
+  pm.addPass(createConvertShardToZero());
   ZeroShardWeightUpdateOptions shard;
   shard.minBytes = options.minBytes;
   shard.meshName = options.meshName;
