@@ -5,6 +5,10 @@
 // RUN: zero-opt %s --zero-weight-update-sharding --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=SHARDED
 // RUN: zero-opt %s --zero-to-nvvm='format=isa chip=sm_80 features=+ptx70' | FileCheck %s --check-prefix=SM80
 // RUN: zero-opt %zero_src/examples/adamw.mlir --zero-weight-update-sharding=shard-function-boundary --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=BUCKET
+// The same update in linalg form (one generic per op; fused and generalized)
+// compiles to the same one fused kernel after the reduce-scatter.
+// RUN: zero-opt %zero_src/examples/adamw.mlir --convert-elementwise-to-linalg | zero-opt --zero-weight-update-sharding=shard-function-boundary --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=BUCKET
+// RUN: zero-opt %zero_src/examples/adamw.mlir --convert-elementwise-to-linalg --linalg-fuse-elementwise-ops --linalg-generalize-named-ops | zero-opt --zero-weight-update-sharding=shard-function-boundary --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=BUCKET
 // The MLP's six matmuls call cuBLAS through the runtime (cublas=false:
 // loop nests, kernels of their own).
 // RUN: zero-opt %zero_src/examples/mlp_training.mlir --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=CUBLAS

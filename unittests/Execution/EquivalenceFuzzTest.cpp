@@ -326,6 +326,30 @@ bool expectEquivalent(MLIRContext &context, const Program &program,
   return wasSharded;
 }
 
+/// `program` in the form an MLIR pipeline would hand zero: its elementwise
+/// ops as linalg.generic (`convert-elementwise-to-linalg`), and by `form`
+/// also fused into one generic per web (`linalg-fuse-elementwise-ops`) and
+/// with every named op generalized (`linalg-generalize-named-ops`).
+Program toLinalgForm(MLIRContext &context, const Program &program, int form) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(program.text, &context);
+  EXPECT_TRUE(module);
+  if (!module)
+    return program;
+  const char *pipelines[] = {
+      "func.func(convert-elementwise-to-linalg)",
+      "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops)",
+      "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops,"
+      "linalg-generalize-named-ops)"};
+  PassManager pm(&context);
+  EXPECT_TRUE(succeeded(parsePassPipeline(pipelines[form % 3], pm)));
+  EXPECT_TRUE(succeeded(pm.run(*module)));
+  Program linalg{"", program.ranks};
+  llvm::raw_string_ostream os(linalg.text);
+  module->print(os);
+  return linalg;
+}
+
 TEST_F(EquivalenceFuzz, RandomUpdateProgramsComputeTheSameAfterSharding) {
   int sharded = 0;
   for (int c = 0; c < kCases; ++c) {
@@ -366,6 +390,41 @@ TEST_F(EquivalenceFuzz,
   std::printf("%d of %d random many-parameter programs sharded, all "
               "bit-identical\n",
               sharded, kManyCases);
+}
+
+// The same random programs in the linalg forms MLIR pipelines emit: each
+// shards exactly when its arith form does, and gives the same bits.
+TEST_F(EquivalenceFuzz, RandomProgramsInLinalgFormComputeTheSameAfterSharding) {
+  int sharded = 0, cases = 0;
+  for (int c = 0; c < kCases; c += 4, ++cases) {
+    uint64_t seed = 1000 + c;
+    Program program = generate(seed);
+    Program linalg = toLinalgForm(context, program, c / 4);
+    SCOPED_TRACE(llvm::formatv("case seed {0}, form {1}:\n{2}", seed, c / 4 % 3,
+                               linalg.text)
+                     .str());
+    bool arith = expectEquivalent(context, program, kPipeline, seed, {3});
+    bool form = expectEquivalent(context, linalg, kPipeline, seed, {3});
+    EXPECT_EQ(arith, form) << "the linalg form was sharded differently";
+    sharded += form;
+  }
+  for (int c = 0; c < kManyCases; c += 4, ++cases) {
+    uint64_t seed = 5000 + c;
+    ManyParameters many = generateMany(seed);
+    Program linalg = toLinalgForm(context, many.program, c / 4);
+    SCOPED_TRACE(llvm::formatv("case seed {0}, form {1}, {2}:\n{3}", seed,
+                               c / 4 % 3, many.pipeline, linalg.text)
+                     .str());
+    std::vector<int> gradients;
+    for (int k = 0; k < many.numParameters; ++k)
+      gradients.push_back(4 * k + 3);
+    sharded +=
+        expectEquivalent(context, linalg, many.pipeline, seed, gradients);
+  }
+  EXPECT_GE(sharded, cases / 2) << sharded << " of " << cases << " sharded";
+  std::printf("%d of %d random programs in linalg form sharded, all "
+              "bit-identical\n",
+              sharded, cases);
 }
 
 } // namespace
