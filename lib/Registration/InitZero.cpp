@@ -95,6 +95,7 @@ void zero::registerAllPasses() {
   registerZeroToLLVMPipeline();
   registerZeroToNVVMPipeline();
   registerWeightUpdateShardingPipeline();
+  registerDataParallelPipeline();
   // The upstream passes that zero's pipelines are made of, so that each step
   // of a pipeline can also be run alone.
   mlir::registerTransformsPasses();

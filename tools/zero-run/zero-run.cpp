@@ -15,6 +15,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "zero/Conversion/ShardToZero/ShardToZero.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Execution/Calibrate.h"
 #include "zero/Execution/Runner.h"
@@ -95,10 +96,20 @@ static cl::opt<std::string> equivalentAfter(
     cl::desc("Also run the program after this pass pipeline, on the same "
              "inputs, and compare every result on every rank"),
     cl::cat(category));
+static cl::opt<std::string> reference(
+    "reference",
+    cl::desc("The one-device program the input was partitioned from "
+             "(upstream sharding-propagation and shard-partition): run on one "
+             "rank with each argument whole, a per-rank argument being the "
+             "concatenation of the ranks' parts along the dimension the two "
+             "programs' shapes differ in, and its results compared with every "
+             "rank's within --max-ulp"),
+    cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<uint64_t>
     maxUlp("max-ulp",
            cl::desc("Largest difference --equivalent-after accepts, in "
-                    "units in the last place (default 0: bit-identical)"),
+                    "units in the last place (default 0: bit-identical); also "
+                    "--reference's"),
            cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     outputDir("output-dir",
@@ -224,6 +235,151 @@ static llvm::Error writeOutputs(const std::vector<RankRun> &runs) {
 /// result and returns whether all are within the bound. A result the variant
 /// returns as a shard (#zero.shard) is compared with the same part of the
 /// original's whole result, on its real elements.
+/// The whole value of which `parts` (rank order) are the consecutive
+/// blocks along dimension `dim`.
+static HostArray concatenate(ArrayRef<HostArray> parts, int64_t dim) {
+  HostArray whole = parts.front();
+  whole.shape[dim] *= parts.size();
+  int64_t outer = 1, chunk = HostArray::getElementBytes(whole.elementType);
+  for (int64_t d = 0; d < static_cast<int64_t>(whole.shape.size()); ++d)
+    (d < dim ? outer : chunk) *= d < dim ? whole.shape[d] : parts[0].shape[d];
+  whole.bytes.clear();
+  for (int64_t o = 0; o < outer; ++o)
+    for (const HostArray &part : parts)
+      whole.bytes.insert(whole.bytes.end(), part.bytes.begin() + o * chunk,
+                         part.bytes.begin() + (o + 1) * chunk);
+  return whole;
+}
+
+/// The dimension along which `part` is one of `n` equal blocks of `whole`,
+/// or -1.
+static int64_t getSplitDimension(RankedTensorType whole, RankedTensorType part,
+                                 int64_t n) {
+  if (whole.getElementType() != part.getElementType() ||
+      whole.getRank() != part.getRank())
+    return -1;
+  int64_t split = -1;
+  for (int64_t d = 0; d < whole.getRank(); ++d) {
+    if (whole.getDimSize(d) == part.getDimSize(d))
+      continue;
+    if (split >= 0 || whole.getDimSize(d) != n * part.getDimSize(d))
+      return -1;
+    split = d;
+  }
+  return split;
+}
+
+/// Runs the one-device program of --reference on one rank, on the whole
+/// batch the ranks of `options` ran on in parts, and compares its results
+/// with each run of `runs`. Reports; returns whether every result is within
+/// --max-ulp.
+static llvm::Expected<bool>
+compareWithReference(MLIRContext &context, const Executable &partitioned,
+                     const RunOptions &options,
+                     ArrayRef<std::vector<RankRun>> runs) {
+  if (options.backend != "local")
+    return llvm::createStringError("--reference runs on the local backend");
+  std::string error;
+  auto file = openInputFile(reference, &error);
+  if (!file)
+    return llvm::createStringError(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module || failed(zero::stripShardingAnnotations(*module)))
+    return llvm::createStringError("cannot read --reference " + reference);
+  auto entryName = findEntryFunction(*module, entry);
+  if (!entryName)
+    return entryName.takeError();
+  auto one = Executable::compile(*module, *entryName);
+  if (!one)
+    return one.takeError();
+  if (SmallVector<Type>((*one)->getResultTypes()) !=
+      partitioned.getWholeResultTypes())
+    return llvm::createStringError(
+        "--reference's results are not the partitioned program's");
+
+  // Every rank's inputs, as the run made them; whole ones for the reference.
+  SmallVector<Type> partTypes = partitioned.getWholeArgumentTypes();
+  ArrayRef<Type> wholeTypes = (*one)->getArgumentTypes();
+  if (partTypes.size() != wholeTypes.size())
+    return llvm::createStringError(
+        "--reference takes another number of arguments");
+  std::vector<std::vector<HostArray>> rankInputs(options.ranks);
+  for (int32_t rank = 0; rank < options.ranks; ++rank)
+    if (llvm::Error e = makeInputs(partTypes, options, rank, rankInputs[rank]))
+      return std::move(e);
+  SmallString<64> directory;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("zero-run-reference", directory))
+    return llvm::createStringError(ec, "cannot make a temporary directory");
+  RunOptions oneRank = options;
+  oneRank.ranks = 1;
+  oneRank.tracePath.clear();
+  oneRank.inputDir.clear();
+  for (size_t i = 0; i < wholeTypes.size(); ++i) {
+    HostArray whole = rankInputs[0][i];
+    if (wholeTypes[i] != partTypes[i]) {
+      auto wholeType = dyn_cast<RankedTensorType>(wholeTypes[i]);
+      auto partType = dyn_cast<RankedTensorType>(partTypes[i]);
+      int64_t dim = wholeType && partType
+                        ? getSplitDimension(wholeType, partType, options.ranks)
+                        : -1;
+      if (dim < 0)
+        return llvm::createStringError(
+            "argument #" + std::to_string(i) +
+            " is neither the same in both programs nor one of " +
+            std::to_string(options.ranks) + " equal parts of the whole");
+      SmallVector<HostArray> parts;
+      for (int32_t rank = 0; rank < options.ranks; ++rank)
+        parts.push_back(rankInputs[rank][i]);
+      whole = concatenate(parts, dim);
+    }
+    SmallString<128> path(directory);
+    llvm::sys::path::append(path, "arg" + std::to_string(i) + ".npy");
+    if (llvm::Error e = writeNpy(path, whole))
+      return std::move(e);
+    oneRank.inputs[i] = {std::string(path), false, 0, 1};
+  }
+  auto oneRun = runOnRanks({one->get()}, oneRank);
+  llvm::sys::fs::remove_directories(directory);
+  if (!oneRun)
+    return oneRun.takeError();
+  const RankRun &expected = (*oneRun)[0][0];
+
+  bool ok = true;
+  for (auto [p, programRuns] : llvm::enumerate(runs)) {
+    for (size_t r = 0; r < expected.outputs.size(); ++r) {
+      uint64_t worst = 0;
+      int64_t differing = 0;
+      for (const RankRun &run : programRuns) {
+        const HostArray &got = run.outputs[r];
+        if (got.elementType != expected.outputs[r].elementType ||
+            got.shape != expected.outputs[r].shape)
+          return llvm::createStringError(
+              "result #" + std::to_string(r) +
+              " is not whole on every rank: compare before sharding it at "
+              "the function boundary");
+        Difference d = compare(expected.outputs[r], got);
+        differing += d.differing;
+        worst = std::max<uint64_t>(worst, d.maxUlp);
+      }
+      report << (p == 0 ? std::string()
+                        : "after '" + equivalentAfter.getValue() + "', ")
+             << "result " << r << ": ";
+      if (!differing)
+        report << "bit-identical to the one-device program on every rank\n";
+      else
+        report << differing << " element(s) differ from the one-device "
+               << "program, at most " << worst << " ulp; bound " << maxUlp
+               << "\n";
+      ok &= worst <= maxUlp;
+    }
+  }
+  return ok;
+}
+
 static bool reportEquivalence(const std::vector<RankRun> &given,
                               const std::vector<RankRun> &transformed,
                               const Executable &variant) {
@@ -412,6 +568,18 @@ int main(int argc, char **argv) {
   if (!outputDir.empty())
     if (llvm::Error e = writeOutputs((*runs).back()))
       return fail(llvm::toString(std::move(e)));
+  if (!reference.empty()) {
+    auto matches = compareWithReference(context, **given, options, *runs);
+    if (!matches)
+      return fail(llvm::toString(matches.takeError()));
+    if (!*matches)
+      return fail("the results differ from the one-device program by more "
+                  "than " +
+                  llvm::Twine(maxUlp) + " ulp");
+    report << "matches the one-device program: "
+           << (*given)->getResultTypes().size()
+           << " result(s) on every rank within " << maxUlp << " ulp\n";
+  }
   if (programs.size() > 1) {
     if (!reportEquivalence((*runs)[0], (*runs)[1], *variant))
       return fail("the results differ by more than " + llvm::Twine(maxUlp) +

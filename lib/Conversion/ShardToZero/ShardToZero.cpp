@@ -299,3 +299,26 @@ LogicalResult zero::convertShardToZero(Operation *root) {
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   return applyPartialConversion(root, target, std::move(patterns));
 }
+
+LogicalResult zero::stripShardingAnnotations(ModuleOp module) {
+  SmallVector<shard::ShardOp> annotations;
+  module.walk([&](shard::ShardOp op) { annotations.push_back(op); });
+  for (shard::ShardOp op : annotations) {
+    op.getResult().replaceAllUsesWith(op.getSrc());
+    op.erase();
+  }
+  SmallVector<shard::ShardingOp> shardings;
+  module.walk([&](shard::ShardingOp op) { shardings.push_back(op); });
+  for (shard::ShardingOp op : shardings)
+    if (op->use_empty())
+      op.erase();
+  for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>())) {
+    if (!SymbolTable::symbolKnownUseEmpty(grid, module))
+      return grid.emitError("grid @")
+             << grid.getSymName()
+             << " is still used: not a one-device program annotated for "
+                "sharding-propagation";
+    grid.erase();
+  }
+  return success();
+}

@@ -11,12 +11,17 @@ examples=$2
 forms=("--convert-elementwise-to-linalg"
        "--convert-elementwise-to-linalg --linalg-fuse-elementwise-ops"
        "--convert-elementwise-to-linalg --linalg-fuse-elementwise-ops --linalg-generalize-named-ops")
+# A one-device program annotated with shard.shard goes through MLIR's own
+# data-parallel flow first (zero-data-parallel); the rest are zero's style.
+pipeline=zero-weight-update-sharding
 figures() {
-  "$zero_opt" --zero-weight-update-sharding="$1" --zero-report -o /dev/null 2>&1 |
+  "$zero_opt" --$pipeline="$1" --zero-report -o /dev/null 2>&1 |
     grep -E '^  (total|bytes sent|model state|    weights)'
 }
 for mode in "" "defer-all-gather" "stage=3 shard-function-boundary"; do
   for example in "$examples"/*.mlir; do
+    pipeline=zero-weight-update-sharding
+    grep -q 'shard\.shard' "$example" && pipeline=zero-data-parallel
     given=$(figures "$mode" < "$example") || exit 1
     if ! grep -q '^  total  *[1-9]' <<< "$given"; then
       echo "no collective: $example [$mode]"; exit 1

@@ -26,6 +26,12 @@ void populateShardToZeroPatterns(mlir::RewritePatternSet &patterns);
 /// Whether `root` holds any op of the shard dialect.
 bool containsShardOps(mlir::Operation *root);
 
+/// The one-device program that a program annotated for sharding-propagation
+/// stands for: each `shard.shard` is its source, and the shardings and the
+/// grids nothing else names are erased. Fails, with an error on it, when a
+/// grid is still named (the program has collectives: it was partitioned).
+mlir::LogicalResult stripShardingAnnotations(mlir::ModuleOp module);
+
 /// What `convert-shard-to-zero` does to `root`: fails, with an error on each
 /// op zero cannot take and nothing changed, or converts every shard op.
 mlir::LogicalResult convertShardToZero(mlir::Operation *root);

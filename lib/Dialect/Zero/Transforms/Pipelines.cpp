@@ -1,5 +1,8 @@
 //===- Pipelines.cpp - zero-weight-update-sharding ------------------------===//
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "zero/Conversion/Passes.h"
@@ -54,4 +57,26 @@ void zero::registerWeightUpdateShardingPipeline() {
       "zero-defer-all-gather (optional), zero-combine-collectives, cse, "
       "zero-schedule-overlap (optional)",
       buildWeightUpdateShardingPipeline);
+}
+
+void zero::buildDataParallelPipeline(
+    OpPassManager &pm, const WeightUpdateShardingOptions &options) {
+  // Upstream's partitioner reads linalg, not arith on tensors.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation());
+  pm.addNestedPass<func::FuncOp>(shard::createPartition());
+  // Erases the shardings the partition leaves unused.
+  pm.addPass(createCanonicalizerPass());
+  buildWeightUpdateShardingPipeline(pm, options);
+}
+
+void zero::registerDataParallelPipeline() {
+  PassPipelineRegistration<WeightUpdateShardingOptions>(
+      "zero-data-parallel",
+      "From one device's training step, its batch annotated with shard.shard "
+      "on a grid of N, to zero's sharded data-parallel step: "
+      "convert-elementwise-to-linalg, sharding-propagation, shard-partition, "
+      "canonicalize (MLIR's own data-parallel flow), then "
+      "zero-weight-update-sharding with these options",
+      buildDataParallelPipeline);
 }

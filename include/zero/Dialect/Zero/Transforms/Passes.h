@@ -6,8 +6,8 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -95,6 +95,16 @@ void buildWeightUpdateShardingPipeline(
 
 /// Registers `zero-weight-update-sharding` as a pass pipeline.
 void registerWeightUpdateShardingPipeline();
+
+/// Appends `zero-data-parallel` to `pm`: a one-device program whose batch is
+/// annotated with `shard.shard`, through MLIR's own data-parallel flow
+/// (convert-elementwise-to-linalg, sharding-propagation, shard-partition,
+/// canonicalize), then zero-weight-update-sharding with `options`.
+void buildDataParallelPipeline(mlir::OpPassManager &pm,
+                               const WeightUpdateShardingOptions &options);
+
+/// Registers `zero-data-parallel`.
+void registerDataParallelPipeline();
 
 } // namespace zero
 

@@ -2,7 +2,13 @@
 // batch (x, its transpose, the targets y) is annotated to be split over the
 // grid; upstream sharding-propagation and shard-partition make of it the
 // data-parallel step, each rank on its part of the batch, with the weight
-// gradient all-reduced.
+// gradient all-reduced. zero-data-parallel runs that flow and then zero's
+// sharding of the update; zero-run runs the result on the grid's ranks and
+// compares it with this program run on one rank on the whole batch:
+//
+//   zero-run examples/one_device_sgd.mlir --passes=zero-data-parallel \
+//     --per-rank 1,2,3 --range 0=1:2 \
+//     --reference examples/one_device_sgd.mlir --max-ulp 1
 shard.grid @grid(shape = 4)
 
 func.func @step(%w: tensor<6x3xf32>, %x: tensor<24x6xf32>,
