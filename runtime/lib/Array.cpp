@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -253,28 +254,55 @@ static std::string_view headerField(std::string_view header,
 
 std::string zero::rt::readNpy(const std::string &path, Array &array) {
   auto fail = [&](const std::string &why) { return path + ": " + why; };
+  // A regular file only, its size known before anything is read: a
+  // directory or a device (/dev/zero) is refused, never read without bound.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return fail(ec ? "cannot read: " + ec.message()
+                   : std::string("not a regular file"));
+  uintmax_t fileSize = std::filesystem::file_size(path, ec);
+  if (ec)
+    return fail("cannot read: " + ec.message());
   std::ifstream is(path, std::ios::binary);
   if (!is)
     return fail(std::string("cannot read: ") + std::strerror(errno));
-  std::string data((std::istreambuf_iterator<char>(is)),
-                   std::istreambuf_iterator<char>());
-  if (data.size() < 10 || data.compare(0, 6, "\x93NUMPY") != 0)
+  auto readBytes = [&](std::string &into, size_t n) {
+    into.resize(n);
+    return static_cast<bool>(
+        is.read(into.data(), static_cast<std::streamsize>(n)));
+  };
+
+  // Magic, version (1.0, 2.0 or 3.0), header length, header.
+  std::string preamble;
+  if (fileSize < 10 || !readBytes(preamble, 10) ||
+      preamble.compare(0, 6, "\x93NUMPY") != 0)
     return fail("not a .npy file");
+  auto byte = [&](const std::string &text, size_t i) {
+    return size_t(uint8_t(text[i]));
+  };
+  int major = preamble[6];
+  if (major < 1 || major > 3 || preamble[7] != 0)
+    return fail("unsupported .npy version " + std::to_string(major) + "." +
+                std::to_string(int(preamble[7])));
   size_t headerLength, headerStart;
-  auto byte = [&](size_t i) { return size_t(uint8_t(data[i])); };
-  if (data[6] == 1) {
-    headerLength = byte(8) | byte(9) << 8;
+  if (major == 1) {
+    headerLength = byte(preamble, 8) | byte(preamble, 9) << 8;
     headerStart = 10;
   } else {
-    if (data.size() < 12)
+    std::string more;
+    if (fileSize < 12 || !readBytes(more, 2))
       return fail("truncated header");
-    headerLength = byte(8) | byte(9) << 8 | byte(10) << 16 | byte(11) << 24;
+    preamble += more;
+    headerLength = byte(preamble, 8) | byte(preamble, 9) << 8 |
+                   byte(preamble, 10) << 16 | byte(preamble, 11) << 24;
     headerStart = 12;
   }
-  if (data.size() < headerStart + headerLength)
+  if (fileSize < headerStart + headerLength)
     return fail("truncated header");
-  std::string_view header =
-      std::string_view(data).substr(headerStart, headerLength);
+  std::string headerText;
+  if (!readBytes(headerText, headerLength))
+    return fail("truncated header");
+  std::string_view header = headerText;
 
   std::string_view descr = headerField(header, "descr");
   if (descr.empty() || descr[0] != '\'')
@@ -309,11 +337,14 @@ std::string zero::rt::readNpy(const std::string &path, Array &array) {
     return fail("has shape " + formatShape(shape) + ", expected " +
                 formatShape(array.shape));
   size_t bytes = array.getNumElements() * info->bytes;
-  size_t payload = data.size() - headerStart - headerLength;
+  uintmax_t payload = fileSize - headerStart - headerLength;
   if (payload != bytes)
     return fail("holds " + std::to_string(payload) + " data bytes, expected " +
                 std::to_string(bytes));
-  array.bytes.assign(data.begin() + headerStart + headerLength, data.end());
+  std::string data;
+  if (!readBytes(data, bytes))
+    return fail("cannot read its data");
+  array.bytes.assign(data.begin(), data.end());
   return "";
 }
 

@@ -10,12 +10,15 @@
 #include "zero/runtime/Artifact.h"
 #include "zero/runtime/zero_runtime.h"
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <sys/stat.h>
@@ -98,6 +101,17 @@ int fail(const std::string &message) {
   return 1;
 }
 
+/// `digits` as an argument index, or nullopt when it overflows (a program has
+/// far fewer arguments than any index this rejects).
+std::optional<unsigned> parseIndex(const std::string &digits) {
+  unsigned index = 0;
+  auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  if (ec != std::errc() || end != digits.data() + digits.size())
+    return std::nullopt;
+  return index;
+}
+
 /// Parses the command line; returns an error message or "".
 std::string parseOptions(int argc, char **argv, Options &options) {
   auto number = [](const char *text, double &value) {
@@ -128,12 +142,16 @@ std::string parseOptions(int argc, char **argv, Options &options) {
           eq == 0 || eq + 1 == text.size() ||
           text.find_first_not_of("0123456789") != eq)
         return "--arg expects I=FILE, got '" + text + "'";
-      options.args[std::stoul(text.substr(0, eq))] = text.substr(eq + 1);
+      std::optional<unsigned> index = parseIndex(text.substr(0, eq));
+      if (!index)
+        return "--arg: argument index '" + text.substr(0, eq) +
+               "' is out of range";
+      options.args[*index] = text.substr(eq + 1);
     } else if (arg == "--generate") {
       options.generate = true;
     } else if (arg == "--seed") {
       if (!value(text) || !number(text.c_str(), n) || n < 0 ||
-          n != double(uint64_t(n)))
+          n >= 18446744073709551616.0 || n != double(uint64_t(n)))
         return "--seed expects a non-negative integer, got '" + text + "'";
       options.seed = uint64_t(n);
     } else if (arg == "--per-rank") {
@@ -146,7 +164,11 @@ std::string parseOptions(int argc, char **argv, Options &options) {
         if (end == at)
           return "--per-rank expects argument indices I,J,..., got '" + text +
                  "'";
-        options.generated[std::stoul(text.substr(at, end - at))].perRank = true;
+        std::optional<unsigned> index = parseIndex(text.substr(at, end - at));
+        if (!index)
+          return "--per-rank: argument index '" + text.substr(at, end - at) +
+                 "' is out of range";
+        options.generated[*index].perRank = true;
         at = end + 1;
       }
     } else if (arg == "--range") {
@@ -158,14 +180,19 @@ std::string parseOptions(int argc, char **argv, Options &options) {
           !number(text.substr(eq + 1, colon - eq - 1).c_str(), low) ||
           !number(text.substr(colon + 1).c_str(), high) || !(low < high))
         return "--range expects I=LOW:HIGH with LOW < HIGH, got '" + text + "'";
-      Generated &spec = options.generated[std::stoul(text.substr(0, eq))];
+      std::optional<unsigned> index = parseIndex(text.substr(0, eq));
+      if (!index)
+        return "--range: argument index '" + text.substr(0, eq) +
+               "' is out of range";
+      Generated &spec = options.generated[*index];
       spec.low = low;
       spec.high = high;
     } else if (arg == "--backend") {
       if (!value(options.backend))
         return "--backend expects a name";
     } else if (arg == "--ranks") {
-      if (!value(text) || !number(text.c_str(), n) || n < 1 || n != int(n))
+      if (!value(text) || !number(text.c_str(), n) || n < 1 ||
+          n > std::numeric_limits<int32_t>::max() || n != int32_t(n))
         return "--ranks expects a positive integer, got '" + text + "'";
       options.ranks = int32_t(n);
     } else if (arg == "--timeout") {
@@ -173,7 +200,8 @@ std::string parseOptions(int argc, char **argv, Options &options) {
         return "--timeout expects positive seconds, got '" + text + "'";
       options.timeout = n;
     } else if (arg == "--repeat") {
-      if (!value(text) || !number(text.c_str(), n) || n < 1 || n != int(n))
+      if (!value(text) || !number(text.c_str(), n) || n < 1 ||
+          n > std::numeric_limits<int>::max() || n != int(n))
         return "--repeat expects a positive integer, got '" + text + "'";
       options.repeat = int(n);
     } else if (arg == "--output-dir") {
