@@ -220,3 +220,20 @@ func.func @crosswise(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<2xf32>, te
   %ar2 = zero.all_reduce %pad on @dp reduce = sum : tensor<4xf32>
   return %rs2, %ar, %ar2, %rs : tensor<2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2xf32>
 }
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// A tensor of no elements has no part in a bucket (its offset would lie
+// past the bucket's end): it stays alone, the others are combined.
+// CHECK-LABEL: func.func @no_elements
+// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum {zero.bucket = {{.*}} : tensor<72xf32>
+// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum : tensor<0xf32>
+// CHECK-NOT: zero.all_reduce
+func.func @no_elements(%a: tensor<8xf32>, %e: tensor<0xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<0xf32>, tensor<8xf32>) {
+  %ra = zero.all_reduce %a on @dp reduce = sum : tensor<8xf32>
+  %re = zero.all_reduce %e on @dp reduce = sum : tensor<0xf32>
+  %rb = zero.all_reduce %b on @dp reduce = sum : tensor<8xf32>
+  return %ra, %re, %rb : tensor<8xf32>, tensor<0xf32>, tensor<8xf32>
+}

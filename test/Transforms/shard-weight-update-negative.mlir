@@ -44,6 +44,20 @@ func.func @scalar(%w: tensor<f32>, %gl: tensor<f32>) -> tensor<f32> {
 
 // -----
 
+zero.mesh @dp(shape = [4])
+
+// No elements: nothing to shard (and the all-reduce folds away).
+// CHECK-LABEL: func.func @no_elements
+// CHECK: zero.all_reduce
+func.func @no_elements(%w: tensor<0xf32>, %gl: tensor<0xf32>) -> tensor<0xf32> {
+  // expected-remark @+1 {{left replicated: it has no elements}}
+  %g = zero.all_reduce %gl on @dp reduce = sum : tensor<0xf32>
+  %w2 = arith.subf %w, %g : tensor<0xf32>
+  return %w2 : tensor<0xf32>
+}
+
+// -----
+
 zero.mesh @hybrid(shape = [1, 4])
 
 // CHECK-LABEL: func.func @group_of_one

@@ -1,5 +1,6 @@
 // Folds that hold for values that differ per rank: a collective over a group
-// of one rank is the identity. Nothing else folds.
+// of one rank, or of a tensor of no elements, is the identity. Nothing else
+// folds.
 // RUN: zero-opt %s --split-input-file --canonicalize | FileCheck %s
 
 zero.mesh @single(shape = [1])
@@ -16,6 +17,18 @@ func.func @group_of_one(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, ten
   %3 = zero.all_gather %x on @hybrid axes = [0] : tensor<8xf32> -> tensor<8xf32>
   %4 = zero.shard_slice %x on @single : tensor<8xf32> -> tensor<8xf32>
   return %0, %1, %2, %3, %4 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// Nothing to send: a tensor of no elements, on a group of 4.
+zero.mesh @four(shape = [4])
+// CHECK-LABEL: func.func @no_elements
+// CHECK-SAME: (%[[X:.*]]: tensor<0xf32>, %[[Y:.*]]: tensor<0x3xf32>)
+// CHECK-NOT: zero.
+// CHECK: return %[[X]], %[[Y]]
+func.func @no_elements(%x: tensor<0xf32>, %y: tensor<0x3xf32>) -> (tensor<0xf32>, tensor<0x3xf32>) {
+  %0 = zero.all_reduce %x on @four reduce = sum : tensor<0xf32>
+  %1 = zero.all_gather %y on @four : tensor<0x3xf32> -> tensor<0x3xf32>
+  return %0, %1 : tensor<0xf32>, tensor<0x3xf32>
 }
 
 // CHECK-LABEL: func.func @replica_index_of_one

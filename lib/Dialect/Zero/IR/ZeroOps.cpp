@@ -202,16 +202,21 @@ verifySplitAgainstMesh(Operation *op, FlatSymbolRefAttr meshName,
                            smallName);
 }
 
-/// The folded value of a collective over a group of one rank: its input,
-/// when the types allow.
-static OpFoldResult foldSingleRankGroup(CollectiveOpInterface op) {
+/// The folded value of a collective that communicates nothing (over a group
+/// of one rank, or of a tensor of no elements): its input, when the types
+/// allow.
+static OpFoldResult foldWithoutCommunication(CollectiveOpInterface op) {
   // Inside zero.async the collective must stay; AwaitOp's canonicalizer
   // removes the pair instead.
   if (isa<AsyncOp>(op->getParentOp()))
     return {};
+  if (op.getInput().getType() != op.getResult().getType())
+    return {};
+  // A tensor of no elements: nothing to send.
+  if (op.getInput().getType().getNumElements() == 0)
+    return op.getInput();
   MeshOp mesh = op.lookupMesh();
-  if (!mesh || op.getGroupSize(mesh) != 1 ||
-      op.getInput().getType() != op.getResult().getType())
+  if (!mesh || op.getGroupSize(mesh) != 1)
     return {};
   return op.getInput();
 }
@@ -296,7 +301,7 @@ LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &table) {
 }
 
 OpFoldResult AllReduceOp::fold(FoldAdaptor) {
-  return foldSingleRankGroup(*this);
+  return foldWithoutCommunication(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -314,7 +319,7 @@ LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &table) {
 }
 
 OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
-  return foldSingleRankGroup(*this);
+  return foldWithoutCommunication(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -330,7 +335,7 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &table) {
 }
 
 OpFoldResult AllGatherOp::fold(FoldAdaptor) {
-  return foldSingleRankGroup(*this);
+  return foldWithoutCommunication(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -350,7 +355,7 @@ LogicalResult ShardSliceOp::verifySymbolUses(SymbolTableCollection &table) {
 }
 
 OpFoldResult ShardSliceOp::fold(FoldAdaptor) {
-  return foldSingleRankGroup(*this);
+  return foldWithoutCommunication(*this);
 }
 
 //===----------------------------------------------------------------------===//

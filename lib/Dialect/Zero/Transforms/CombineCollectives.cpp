@@ -44,15 +44,15 @@ int64_t getChunkElements(CollectiveOpInterface op) {
 }
 
 /// Whether `op` can be a bucket member at all: a communicating collective on
-/// a static tensor of whole-byte elements, not already scheduled in a
-/// zero.async; reduce-scatters and all-gathers on 1-D tensors (the flat
+/// a static, non-empty tensor of whole-byte elements, not already scheduled in
+/// a zero.async; reduce-scatters and all-gathers on 1-D tensors (the flat
 /// shards zero-shard-weight-update makes), so that a member's part of the
 /// bucket is one contiguous run per rank.
 bool isCandidate(CollectiveOpInterface op) {
   if (!op.communicates() || isa<AsyncOp>(op->getParentOp()) ||
       !getTensorBytes(op.getInput().getType()) ||
-      !getTensorBytes(op.getResult().getType()))
-    return false;
+      !getTensorBytes(op.getResult().getType()) || getChunkElements(op) == 0)
+    return false; // (A tensor of no elements has no part in a bucket.)
   if (isa<AllReduceOp>(op))
     return true;
   return op.getInput().getType().getRank() == 1;

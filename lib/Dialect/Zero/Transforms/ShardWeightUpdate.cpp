@@ -625,6 +625,8 @@ struct ZeroShardWeightUpdatePass
       return "its shape is not static";
     if (type.getRank() == 0)
       return "it is a 0-d tensor";
+    if (type.getNumElements() == 0)
+      return "it has no elements";
     if (groupSize == 1)
       return "its group has one rank";
     std::optional<int64_t> bytes = getTensorBytes(type);

@@ -97,7 +97,8 @@ def Zero_AllReduceOp : Zero_CollectiveOp<"all_reduce",
     ```
 
     Element types: integers (signless, 8 to 64 bits) and floats; `mean` only
-    for floats. On a group of size 1 it folds to its input.
+    for floats. On a group of size 1, or for a tensor of no elements, it folds
+    to its input.
   }];
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
                        OptionalAttr<DenseI64ArrayAttr>:$axes,
@@ -125,7 +126,8 @@ def Zero_ReduceScatterOp : Zero_CollectiveOp<"reduce_scatter"> {
         : tensor<4x64xf32> -> tensor<4x8xf32>
     ```
 
-    On a group of size 1 it folds to its input.
+    On a group of size 1 (or, when the result has the input's type, for a
+    tensor of no elements) it folds to its input.
   }];
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
                        OptionalAttr<DenseI64ArrayAttr>:$axes,
@@ -151,7 +153,8 @@ def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather"> {
     %w = zero.all_gather %ws on @dp : tensor<64000xf32> -> tensor<512000xf32>
     ```
 
-    On a group of size 1 it folds to its input.
+    On a group of size 1 (or, when the result has the input's type, for a
+    tensor of no elements) it folds to its input.
   }];
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
                        OptionalAttr<DenseI64ArrayAttr>:$axes,
@@ -174,7 +177,8 @@ def Zero_ShardSliceOp : Zero_CollectiveOp<"shard_slice"> {
     %ws = zero.shard_slice %w on @dp : tensor<512000xf32> -> tensor<64000xf32>
     ```
 
-    On a group of size 1 it folds to its input.
+    On a group of size 1 (or, when the result has the input's type, for a
+    tensor of no elements) it folds to its input.
   }];
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
                        OptionalAttr<DenseI64ArrayAttr>:$axes,
