@@ -142,6 +142,8 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // Kernels are named after their function; PTX allows fewer characters.
+  pm.addPass(zero::createZeroGpuKernelNames());
   pm.addPass(createCanonicalizerPass());
   zero::ZeroGpuBufferPlacementOptions placement;
   placement.collectives = options.collectives;

@@ -246,6 +246,29 @@ def ZeroSplitDeallocs : Pass<"zero-split-deallocs"> {
                            "mlir::bufferization::BufferizationDialect"];
 }
 
+def ZeroGpuKernelNames : Pass<"zero-gpu-kernel-names", "mlir::ModuleOp"> {
+  let summary = "Names outlined GPU kernels and their modules as PTX "
+                "identifiers";
+  let description = [{
+    Runs in `zero-to-nvvm` right after `gpu-kernel-outlining`, which names
+    each kernel (and its `gpu.module`) after the function it came from. An
+    MLIR symbol may hold characters a PTX identifier may not (`@a.b`, a
+    legal function name, gave `a.b_kernel`, which ptxas rejects). This pass
+    renames every `gpu.module` and `gpu.func` to letters, digits, `_` and
+    `$`, every other character becoming `_` (and `_` in front of a leading
+    digit), with `_1`, `_2`, ... where two names would meet, and updates
+    every `gpu.launch_func` that names them.
+
+    ```mlir
+    gpu.module @a.b_kernel { gpu.func @a.b_kernel(...) kernel { ... } }
+    gpu.launch_func @a.b_kernel::@a.b_kernel ...
+    // becomes
+    gpu.module @a_b_kernel { gpu.func @a_b_kernel(...) kernel { ... } }
+    gpu.launch_func @a_b_kernel::@a_b_kernel ...
+    ```
+  }];
+}
+
 def ZeroGpuCopies : Pass<"zero-gpu-copies"> {
   let summary = "Turns copies between buffers into loop nests, for kernels";
   let description = [{
