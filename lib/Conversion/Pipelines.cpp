@@ -72,6 +72,8 @@ static void addBufferizationPasses(OpPassManager &pm) {
 
 /// The host code's arith, math, memref, func and cf to the LLVM dialect.
 static void addHostToLLVMPasses(OpPassManager &pm) {
+  // f64 to bf16 has no runtime function on the host: through f32.
+  pm.addPass(zero::createZeroExpandTruncF());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   expand.includeF8E8M0 = false;

@@ -269,6 +269,32 @@ def ZeroGpuKernelNames : Pass<"zero-gpu-kernel-names", "mlir::ModuleOp"> {
   }];
 }
 
+def ZeroExpandTruncF : Pass<"zero-expand-truncf"> {
+  let summary = "Writes f64-to-bf16 truncations as ones the host can run";
+  let description = [{
+    Runs in the host half of `zero-to-llvm` and `zero-to-nvvm`, before
+    `arith-expand-ops`. LLVM lowers `arith.truncf` from f64 to bf16 to a call
+    of `__truncdfbf2`, which neither the JIT nor an artifact's runtime
+    provides ("Symbols not found: [ __truncdfbf2 ]"). This pass rewrites it
+    as a truncation to f32 rounded to odd (rounded to nearest, stepped
+    toward zero where that went away from it, its last bit set when
+    inexact) followed by f32 to bf16 rounded to nearest even, which
+    `arith-expand-ops` lowers. Rounding to odd first keeps a double rounding
+    correct: the result is the f64 value rounded to nearest even bf16, NaN
+    and infinities included. Scalars, vectors and tensors alike.
+
+    ```mlir
+    %b = arith.truncf %x : f64 to bf16
+    // becomes
+    %n = arith.truncf %x : f64 to f32
+    ... (round to odd: extf, absf, cmpf, bitcast, subi, ori, select)
+    %b = arith.truncf %odd : f32 to bf16
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
+}
+
 def ZeroGpuCopies : Pass<"zero-gpu-copies"> {
   let summary = "Turns copies between buffers into loop nests, for kernels";
   let description = [{
