@@ -64,12 +64,12 @@ static cl::list<std::string>
                       "{rank} in FILE is replaced by the rank"),
              cl::cat(category));
 static cl::list<unsigned>
-    perRank("per-rank", cl::CommaSeparated,
+    perRank("per-rank", cl::CommaSeparated, cl::value_desc("I,J,..."),
             cl::desc("Arguments whose generated values differ per rank "
                      "(local gradients, batches of data)"),
             cl::cat(category));
 static cl::list<std::string>
-    ranges("range",
+    ranges("range", cl::value_desc("I=LOW:HIGH"),
            cl::desc("I=LOW:HIGH: generate argument I uniformly in "
                     "[LOW, HIGH) (default -1:1)"),
            cl::cat(category));
@@ -478,6 +478,14 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "zero-run: run a zero program on N ranks\n");
+
+  // As zero-launch: a value given must mean what it says.
+  if (ranks.getNumOccurrences() && ranks <= 0)
+    return fail("--ranks expects a positive integer, got " +
+                llvm::Twine(ranks.getValue()));
+  if (!(timeout > 0))
+    return fail("--timeout expects positive seconds, got " +
+                llvm::formatv("{0}", timeout.getValue()).str());
 
   DialectRegistry registry;
   if (backend == "cuda-local" || backend == "nccl")

@@ -33,6 +33,11 @@ namespace {
 /// Allocates the output buffer of `op`'s result.
 FailureOr<Value> allocateOutput(RewriterBase &rewriter, Operation *op,
                                 const BufferizationOptions &options) {
+  // The runtime's collectives move a count of elements known when the
+  // program is compiled.
+  if (!cast<ShapedType>(op->getResult(0).getType()).hasStaticShape())
+    return op->emitError("zero lowers collectives of static shape only, not ")
+           << op->getResult(0).getType();
   return options.createAlloc(rewriter, op->getLoc(),
                              getDenseBufferType(op->getResult(0).getType()),
                              ValueRange{});

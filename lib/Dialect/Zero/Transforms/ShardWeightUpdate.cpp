@@ -623,8 +623,6 @@ struct ZeroShardWeightUpdatePass
     RankedTensorType type = gradient.getType();
     if (!type.hasStaticShape())
       return "its shape is not static";
-    if (type.getRank() == 0)
-      return "it is a 0-d tensor";
     if (type.getNumElements() == 0)
       return "it has no elements";
     if (groupSize == 1)
@@ -706,8 +704,9 @@ struct ZeroShardWeightUpdatePass
     getOperation().walk<WalkOrder::PreOrder>(
         [&](Operation *op) { position[op] = position.size(); });
     SmallVector<AllReduceOp> gradients;
+    // A 0-d all-reduce is a statistic (a loss), not a gradient.
     getOperation().walk([&](AllReduceOp op) {
-      if (!isa<AsyncOp>(op->getParentOp()))
+      if (!isa<AsyncOp>(op->getParentOp()) && op.getType().getRank() != 0)
         gradients.push_back(op);
     });
     llvm::DenseMap<Operation *, bool> boundaryAllowed;

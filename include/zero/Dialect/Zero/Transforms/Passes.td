@@ -92,8 +92,11 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
     real-models}.test` and the random programs of `unittests/Execution`
     check bit-identity.
 
+    An all-reduce of a 0-d tensor is a statistic (a loss, a norm), not a
+    gradient: it is not considered, and nothing is said of it.
+
     A gradient is left replicated, with a remark saying why, when: its shape
-    is not static; it is a 0-d tensor; its group has one rank; it is smaller
+    is not static; it has no elements; its group has one rank; it is smaller
     than `min-bytes`; or any of its users (transitively, through the update)
     is not update code in the same block (a gradient also used outside the
     update, a reduction along only some dimensions or with a combiner of no
