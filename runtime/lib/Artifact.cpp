@@ -2,9 +2,13 @@
 
 #include "zero/runtime/Artifact.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 using namespace zero::rt;
@@ -254,11 +258,70 @@ zero::rt::parseArtifactDescription(const std::string &json,
 // Artifact
 //===----------------------------------------------------------------------===//
 
+/// Why `path` is not a shared library this process can load, or "": checked
+/// before dlopen, which maps the file and would fault (SIGBUS) on a segment
+/// cut short by a truncated file.
+static std::string checkSharedLibrary(const std::string &path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return ec ? "cannot read " + path + ": " + ec.message()
+              : path + " is not a regular file";
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec)
+    return "cannot read " + path + ": " + ec.message();
+  std::ifstream is(path, std::ios::binary);
+  Elf64_Ehdr header;
+  if (size < sizeof(header) ||
+      !is.read(reinterpret_cast<char *>(&header), sizeof(header)) ||
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+    return path + " is not an ELF shared library";
+#if defined(__x86_64__)
+  constexpr uint16_t machine = EM_X86_64;
+#elif defined(__aarch64__)
+  constexpr uint16_t machine = EM_AARCH64;
+#else
+  constexpr uint16_t machine = EM_NONE;
+#endif
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_ident[EI_DATA] != ELFDATA2LSB || header.e_type != ET_DYN)
+    return path + " is not a 64-bit little-endian ELF shared library";
+  if (machine != EM_NONE && header.e_machine != machine)
+    return path + " is built for another machine (ELF machine " +
+           std::to_string(header.e_machine) + ", this one is " +
+           std::to_string(machine) + ")";
+  auto within = [&](uint64_t offset, uint64_t count, uint64_t each) {
+    return offset <= size &&
+           count <= (size - offset) / std::max<uint64_t>(each, 1);
+  };
+  if (header.e_phentsize != sizeof(Elf64_Phdr) ||
+      !within(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr)) ||
+      (header.e_shnum &&
+       !within(header.e_shoff, header.e_shnum, header.e_shentsize)))
+    return path + " is truncated (its headers end past its " +
+           std::to_string(size) + " bytes)";
+  is.seekg(static_cast<std::streamoff>(header.e_phoff));
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr segment;
+    if (!is.read(reinterpret_cast<char *>(&segment), sizeof(segment)))
+      return "cannot read " + path;
+    if (segment.p_type == PT_LOAD &&
+        !within(segment.p_offset, segment.p_filesz, 1))
+      return path + " is truncated (a segment ends past its " +
+             std::to_string(size) + " bytes)";
+  }
+  return "";
+}
+
 std::unique_ptr<Artifact> Artifact::open(const std::string &path,
                                          std::string &error) {
+  error = checkSharedLibrary(path);
+  if (!error.empty())
+    return nullptr;
   std::unique_ptr<Artifact> artifact(new Artifact);
   // RTLD_NOW: a symbol the runtime lacks is an error here, not a crash later.
-  artifact->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // A name without a slash would be looked up on the library path, not here.
+  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  artifact->handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!artifact->handle) {
     const char *why = dlerror();
     error = "cannot load " + path + ": " + (why ? why : "unknown error");
