@@ -97,6 +97,9 @@ struct GroupState {
   int32_t finished = 0;
   std::vector<const Collective *> posted;
   std::vector<uint64_t> postedGeneration;
+  /// Why the members of this generation disagree (empty: they agree), found
+  /// by the last to arrive while every posted collective is still alive.
+  std::string disagreement;
 };
 
 /// A collective queued on a rank's communication thread.
@@ -215,7 +218,7 @@ public:
 
 private:
   GroupState &groupState(const Group &group);
-  bool checkAgreement(const GroupState &state, const Collective &c);
+  std::string findDisagreement(const GroupState &state, const Collective &c);
 
   int32_t ranks;
   double timeout;
@@ -280,8 +283,8 @@ GroupState &LocalBackend::groupState(const Group &group) {
   return *state;
 }
 
-bool LocalBackend::checkAgreement(const GroupState &state,
-                                  const Collective &c) {
+std::string LocalBackend::findDisagreement(const GroupState &state,
+                                           const Collective &c) {
   const Collective &first = *state.posted[0];
   for (int32_t i = 1; i < state.size; ++i) {
     const Collective &other = *state.posted[i];
@@ -294,10 +297,9 @@ bool LocalBackend::checkAgreement(const GroupState &state,
        << c.group.describe() << ": rank " << c.group.members[0] << " calls "
        << describe(first) << ", rank " << c.group.members[i] << " calls "
        << describe(other);
-    fail(os.str());
-    return false;
+    return os.str();
   }
-  return true;
+  return "";
 }
 
 bool LocalBackend::run(const Collective &c) {
@@ -311,8 +313,14 @@ bool LocalBackend::run(const Collective &c) {
   uint64_t generation = state.generation;
   state.posted[j] = &c;
   state.postedGeneration[j] = generation;
-  if (++state.arrived == state.size)
+  if (++state.arrived == state.size) {
+    // The agreement is checked once, by the last to arrive, under the lock:
+    // no member can leave (and free what it posted) before it is released,
+    // and one that left on an earlier failure left it visible here.
+    if (!hasFailed())
+      state.disagreement = findDisagreement(state, c);
     state.changed.notify_all();
+  }
   bool allArrived = state.changed.wait_until(lock, deadline, [&] {
     return hasFailed() || state.arrived == state.size;
   });
@@ -332,11 +340,14 @@ bool LocalBackend::run(const Collective &c) {
     return false;
   }
   // Nobody changes `posted` until every member has finished, so the
-  // agreement check and the computation read it unlocked (a failure locks
-  // every group to wake its waiters).
+  // computation reads it unlocked (a failure locks every group to wake its
+  // waiters).
+  std::string disagreement = state.disagreement;
   lock.unlock();
-  if (!checkAgreement(state, c))
+  if (!disagreement.empty()) {
+    fail(disagreement);
     return false;
+  }
   std::string error = exchange->exchange(state.posted, c);
   if (!error.empty()) {
     fail("rank " + std::to_string(c.group.members[j]) + ": " + describe(c) +
@@ -349,6 +360,7 @@ bool LocalBackend::run(const Collective &c) {
   if (++state.finished == state.size) {
     state.arrived = 0;
     state.finished = 0;
+    state.disagreement.clear();
     ++state.generation;
     state.changed.notify_all();
     return true;
