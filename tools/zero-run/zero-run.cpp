@@ -592,8 +592,14 @@ int main(int argc, char **argv) {
     if (!reportEquivalence((*runs)[0], (*runs)[1], *variant))
       return fail("the results differ by more than " + llvm::Twine(maxUlp) +
                   " ulp after '" + equivalentAfter + "'");
+    // Under mpi each process compares the ranks it ran; it says so.
+    std::string where = options.backend == "local"
+                            ? std::string("every rank")
+                            : "this process's " +
+                                  std::to_string((*runs)[0].size()) +
+                                  " rank(s)";
     report << "equivalent: " << (*given)->getResultTypes().size()
-           << " result(s) on every rank within " << maxUlp << " ulp\n";
+           << " result(s) on " << where << " within " << maxUlp << " ulp\n";
   }
   return 0;
 }
