@@ -27,8 +27,7 @@ using namespace zero;
 namespace {
 
 bool isContiguous(Value buffer) {
-  return memref::isStaticShapeAndContiguousRowMajor(
-      cast<MemRefType>(buffer.getType()));
+  return isContiguousBuffer(cast<MemRefType>(buffer.getType()));
 }
 
 /// Stages `op`'s input and output through dense buffers where they are not

@@ -36,8 +36,16 @@ struct ZeroGpuCopiesPass
     : public zero::impl::ZeroGpuCopiesBase<ZeroGpuCopiesPass> {
   void runOnOperation() override {
     getOperation()->walk([](memref::CopyOp copy) {
-      auto type = dyn_cast<MemRefType>(copy.getSource().getType());
-      if (!type || type.getRank() == 0 || isGlobal(copy.getSource()) ||
+      auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+      auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
+      if (!source || !target) {
+        // linalg.copy needs both shapes; the runtime's memrefCopy reads an
+        // unranked buffer's from its descriptor.
+        copy.emitRemark("copy to or from an unranked buffer stays a host "
+                        "copy over managed memory");
+        return;
+      }
+      if (source.getRank() == 0 || isGlobal(copy.getSource()) ||
           isGlobal(copy.getTarget()))
         return;
       OpBuilder b(copy);

@@ -70,10 +70,18 @@ static void addBufferizationPasses(OpPassManager &pm) {
   pm.addPass(zero::createZeroContiguousCollectiveBuffers());
 }
 
+/// Complex arithmetic (a matmul of complex numbers left as a loop nest) as
+/// arith and math on its parts, then its parts as LLVM structs.
+static void addComplexToLLVMPasses(OpPassManager &pm) {
+  pm.addPass(createConvertComplexToStandardPass());
+  pm.addPass(createConvertComplexToLLVMPass());
+}
+
 /// The host code's arith, math, memref, func and cf to the LLVM dialect.
 static void addHostToLLVMPasses(OpPassManager &pm) {
   // f64 to bf16 has no runtime function on the host: through f32.
   pm.addPass(zero::createZeroExpandTruncF());
+  addComplexToLLVMPasses(pm);
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   expand.includeF8E8M0 = false;
@@ -168,6 +176,7 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(target));
   // Square roots rounded as on the CPU, not libdevice's approximate ones.
   pm.addNestedPass<gpu::GPUModuleOp>(zero::createZeroGpuIeeeSqrt());
+  addComplexToLLVMPasses(pm.nest<gpu::GPUModuleOp>());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addPass(createGpuToLLVMConversionPass());
   addHostToLLVMPasses(pm);

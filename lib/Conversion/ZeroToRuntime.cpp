@@ -238,8 +238,7 @@ ZeroLowerToRuntimePass::lowerCollective(Operation *op,
   WaitOp localWait =
       request ? dyn_cast<WaitOp>(*request.getUsers().begin()) : WaitOp();
   for (Value buffer : {input, output})
-    if (!memref::isStaticShapeAndContiguousRowMajor(
-            cast<MemRefType>(buffer.getType())))
+    if (!isContiguousBuffer(cast<MemRefType>(buffer.getType())))
       return op->emitOpError("cannot be lowered: ")
              << buffer.getType()
              << " is not contiguous (zero-contiguous-collective-buffers "

@@ -2,6 +2,7 @@
 
 #include "zero/InitZero.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ComplexToLLVM/ComplexToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Func/Extensions/AllExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -54,13 +56,13 @@ void zero::registerZeroDialect(mlir::DialectRegistry &registry) {
 
 void zero::registerAllDialects(mlir::DialectRegistry &registry) {
   registerZeroDialect(registry);
-  registry.insert<mlir::arith::ArithDialect,
-                  mlir::bufferization::BufferizationDialect,
-                  mlir::func::FuncDialect, mlir::gpu::GPUDialect,
-                  mlir::linalg::LinalgDialect, mlir::LLVM::LLVMDialect,
-                  mlir::NVVM::NVVMDialect, mlir::math::MathDialect,
-                  mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
-                  mlir::shard::ShardDialect, mlir::tensor::TensorDialect>();
+  registry.insert<
+      mlir::arith::ArithDialect, mlir::bufferization::BufferizationDialect,
+      mlir::complex::ComplexDialect, mlir::func::FuncDialect,
+      mlir::gpu::GPUDialect, mlir::linalg::LinalgDialect,
+      mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect, mlir::math::MathDialect,
+      mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
+      mlir::shard::ShardDialect, mlir::tensor::TensorDialect>();
   mlir::func::registerAllExtensions(registry);
   mlir::tensor::registerAllExtensions(registry);
   mlir::arith::registerBufferizableOpInterfaceExternalModels(registry);
@@ -75,6 +77,7 @@ void zero::registerAllDialects(mlir::DialectRegistry &registry) {
   // convert-gpu-to-nvvm converts a kernel's other dialects through their
   // ConvertToLLVM interfaces.
   mlir::arith::registerConvertArithToLLVMInterface(registry);
+  mlir::registerConvertComplexToLLVMInterface(registry);
   mlir::cf::registerConvertControlFlowToLLVMInterface(registry);
   mlir::registerConvertFuncToLLVMInterface(registry);
   mlir::NVVM::registerConvertGpuToNVVMInterface(registry);

@@ -77,7 +77,8 @@ public:
   /// collective is issued when it starts.
   virtual void beginBatch(int32_t local) {}
   virtual void endBatch(int32_t local) {}
-  /// Fails the world with `message` unless it failed already.
+  /// Fails the world with `message` unless it failed already. The message
+  /// names the rank it concerns (one process may hold many).
   virtual void fail(const std::string &message) = 0;
   /// Whether the world traces: a GPU backend then times its collectives
   /// on the device (Pending::began and finished), at the price of the

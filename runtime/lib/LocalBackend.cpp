@@ -242,7 +242,9 @@ bool LocalPending::wait() {
   std::string error =
       backend.getExchange().finish(job->collective, job->ok, *this);
   if (!error.empty()) {
-    backend.fail(describe(job->collective) + ": " + error);
+    const Collective &c = job->collective;
+    backend.fail("rank " + std::to_string(c.group.members[c.group.index]) +
+                 ": " + describe(c) + ": " + error);
     return false;
   }
   return job->ok;

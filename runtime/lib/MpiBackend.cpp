@@ -119,13 +119,17 @@ public:
 
   std::unique_ptr<Pending> start(int32_t, const Collective &c) override;
 
+  /// Ends the job with this rank's `message`, which does not name it.
   [[noreturn]] void abortWith(const std::string &message) {
-    std::fprintf(stderr, "zero: error: rank %d: %s\n", rank, message.c_str());
+    abortJob("rank " + std::to_string(rank) + ": " + message);
+  }
+  [[noreturn]] void abortJob(const std::string &message) {
+    std::fprintf(stderr, "zero: error: %s\n", message.c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
     std::abort();
   }
-  void fail(const std::string &message) override { abortWith(message); }
+  void fail(const std::string &message) override { abortJob(message); }
   std::string error() const override { return {}; }
 
   /// Hands `pending`'s request to the progress thread.

@@ -296,7 +296,7 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     return entry->issued;
   }
-  void fail(const std::string &message) override { abortWith(message); }
+  void fail(const std::string &message) override { abortJob(message); }
   std::string error() const override { return {}; }
   void setTracing(bool on) override { tracing = on; }
   /// The device time of `event` on the host's clock (waits for it), and
@@ -309,10 +309,14 @@ public:
     return time;
   }
 
-  /// Prints `message`, aborts every communicator and ends the process.
+  /// Prints this rank's `message` (which does not name it), aborts every
+  /// communicator and ends the process.
   [[noreturn]] void abortWith(const std::string &message) {
-    std::fprintf(stderr, "zero: error: rank %d: %s\n", host->rank(),
-                 message.c_str());
+    abortJob("rank " + std::to_string(host->rank()) + ": " + message);
+  }
+  /// The same with a message that names its rank.
+  [[noreturn]] void abortJob(const std::string &message) {
+    std::fprintf(stderr, "zero: error: %s\n", message.c_str());
     std::fflush(stderr);
     {
       std::lock_guard<std::mutex> lock(mutex);

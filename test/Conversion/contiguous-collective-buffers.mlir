@@ -108,3 +108,16 @@ func.func @carried_strided(%in: memref<4xf32>, %big: memref<8x2xf32>) {
   zero.wait %r, %in, %out : memref<4xf32>, memref<8xf32, strided<[2]>>
   return
 }
+
+// -----
+
+zero.mesh @dp(shape = [2])
+
+// A buffer without elements is not staged.
+// CHECK-LABEL: func.func @no_elements
+// CHECK-NOT: memref.alloc
+// CHECK: zero.reduce_scatter_buffer %arg0, %arg1
+func.func @no_elements(%g: memref<4x0xf32>, %s: memref<2x0xf32>) {
+  zero.reduce_scatter_buffer %g, %s on @dp reduce = sum : memref<4x0xf32>, memref<2x0xf32>
+  return
+}

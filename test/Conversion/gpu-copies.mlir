@@ -1,7 +1,8 @@
 // zero-gpu-copies: copies between buffers become linalg.copy (kernels, in
-// zero-to-nvvm); copies from a global (host memory) and of 0-d buffers stay.
+// zero-to-nvvm); copies from a global (host memory) and of 0-d buffers stay,
+// and so does a copy to or from an unranked buffer, with a remark.
 
-// RUN: zero-opt %s --zero-gpu-copies | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-gpu-copies --verify-diagnostics | FileCheck %s
 
 memref.global "private" constant @ones : memref<4xf32> = dense<1.0>
 
@@ -20,5 +21,16 @@ func.func @copies(%a: memref<23xf32>, %b: memref<66xf32>, %s: memref<f32>, %t: m
   %head = memref.subview %b[0] [4] [1] : memref<66xf32> to memref<4xf32, strided<[1]>>
   memref.copy %g, %head : memref<4xf32> to memref<4xf32, strided<[1]>>
   memref.copy %s, %t : memref<f32> to memref<f32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unranked
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<4xf32> to memref<*xf32>
+// CHECK-NOT: linalg.copy
+func.func @unranked(%x: memref<4xf32>, %y: memref<*xf32>) {
+  // expected-remark @below {{copy to or from an unranked buffer stays a host copy over managed memory}}
+  memref.copy %x, %y : memref<4xf32> to memref<*xf32>
   return
 }

@@ -143,3 +143,17 @@ func.func @carried(%in: memref<4xf32>, %out: memref<16xf32>) {
   zero.wait %r, %in, %out : memref<4xf32>, memref<16xf32>
   return
 }
+
+// -----
+
+zero.mesh @dp(shape = [2])
+
+// A buffer with a dimension of size 0 has no elements: dense, whatever
+// strides its layout would give (it was rejected as not contiguous).
+// CHECK-LABEL: func.func @no_elements
+// CHECK: call @zero_rt_reduce_scatter
+// CHECK-NOT: zero.reduce_scatter_buffer
+func.func @no_elements(%g: memref<4x0xf32>, %s: memref<2x0xf32>) {
+  zero.reduce_scatter_buffer %g, %s on @dp reduce = sum : memref<4x0xf32>, memref<2x0xf32>
+  return
+}

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -525,4 +526,11 @@ LogicalResult WaitOp::verify() {
     return emitOpError("must name the input and output buffers of the "
                        "collective that started the request");
   return success();
+}
+
+bool zero::isContiguousBuffer(MemRefType type) {
+  if (!type.hasStaticShape())
+    return false;
+  return type.getNumElements() == 0 ||
+         memref::isStaticShapeAndContiguousRowMajor(type);
 }

@@ -42,6 +42,11 @@ namespace zero {
 /// communicating collective: `zero.all_reduce_buffer`,
 /// `zero.reduce_scatter_buffer` or `zero.all_gather_buffer`.
 bool isBufferCollective(mlir::Operation *op);
+
+/// Whether a collective can pass `type`'s buffer to the runtime as a pointer
+/// and an element count: a static shape, row-major and dense (a buffer
+/// without elements is, whatever its strides).
+bool isContiguousBuffer(mlir::MemRefType type);
 } // namespace zero
 
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_H
