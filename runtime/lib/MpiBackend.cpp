@@ -26,6 +26,7 @@
 
 #ifdef ZERO_RUNTIME_HAS_MPI
 
+#include "LossWatch.h"
 #include "Reduce.h"
 
 #include <mpi.h>
@@ -37,9 +38,11 @@
 #include <cstdlib>
 #include <list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 using namespace zero::rt;
 
@@ -85,6 +88,7 @@ public:
     MPI_Type_commit(&halfType);
     createOps<ZERO_BF16>(bf16Ops);
     createOps<ZERO_F16>(f16Ops);
+    startLossWatch();
     progressThread = std::thread([this] { progress(); });
   }
   ~MpiBackend() override {
@@ -104,6 +108,8 @@ public:
             "the end of the program (another rank is still in a "
             "collective this rank did not call)",
             2 * timeout);
+    // Every rank is here: from now on a closing connection is no loss.
+    lossWatch.reset();
     MPI_Comm_free(&finishComm);
     for (auto &[key, comm] : comms)
       MPI_Comm_free(&comm);
@@ -124,6 +130,8 @@ public:
     abortJob("rank " + std::to_string(rank) + ": " + message);
   }
   [[noreturn]] void abortJob(const std::string &message) {
+    if (lossWatch)
+      lossWatch->sayFailed();
     std::fprintf(stderr, "zero: error: %s\n", message.c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -256,6 +264,31 @@ private:
   }
   void checkAgreement(const Collective &c);
   MPI_Comm groupComm(const Collective &c);
+  /// Survivors of a rank whose process vanishes name it (LossWatch.h); a
+  /// job that cannot set the watch up runs without it, with a warning.
+  void startLossWatch() {
+    auto allGather = [](const std::string &mine) {
+      constexpr int width = 320;
+      int size = 1;
+      MPI_Comm_size(MPI_COMM_WORLD, &size);
+      std::vector<char> sent(width, '\0'), all(size_t(size) * width);
+      std::copy_n(mine.begin(), std::min<size_t>(mine.size(), width - 1),
+                  sent.begin());
+      MPI_Allgather(sent.data(), width, MPI_CHAR, all.data(), width, MPI_CHAR,
+                    MPI_COMM_WORLD);
+      std::vector<std::string> each;
+      for (int r = 0; r < size; ++r)
+        each.emplace_back(all.data() + size_t(r) * width);
+      return each;
+    };
+    std::string error;
+    lossWatch = LossWatch::start(rank, size, allGather, timeout, error);
+    if (!error.empty())
+      std::fprintf(stderr,
+                   "zero: warning: rank %d: a rank lost without a word will "
+                   "not be named: %s\n",
+                   rank, error.c_str());
+  }
 
   int rank = 0, size = 1;
   double timeout;
@@ -273,6 +306,7 @@ private:
   std::condition_variable inFlightChanged, completed;
   bool stopping = false;
   std::thread progressThread;
+  std::unique_ptr<LossWatch> lossWatch;
 };
 
 MpiPending::~MpiPending() { backend.untrack(this); }

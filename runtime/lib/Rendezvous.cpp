@@ -1,115 +1,26 @@
 //===- Rendezvous.cpp - ranks of a world find each other over TCP ---------===//
 //
-// Frames on the wire: a 4-byte little-endian length, then the bytes. A rank
-// joins with the frame "ZRDV1 <rank> <world>"; rank 0 answers "ok" or the
-// reason it refuses, and each answer ends the join.
+// Over Sockets.h's frames. A rank joins with the frame "ZRDV1 <rank> <world>";
+// rank 0 answers "ok" or the reason it refuses, and each answer ends the join.
 //
 //===----------------------------------------------------------------------===//
 
 #include "zero/runtime/Rendezvous.h"
+#include "Sockets.h"
 
-#include <arpa/inet.h>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sstream>
 #include <sys/socket.h>
-#include <thread>
 #include <unistd.h>
 
 using namespace zero::rt;
+using namespace zero::rt::net;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double secondsLeft(Clock::time_point deadline) {
-  return std::chrono::duration<double>(deadline - Clock::now()).count();
-}
-
-/// Waits until `fd` is ready for `events` or the deadline passes.
-bool waitFor(int fd, short events, Clock::time_point deadline) {
-  for (;;) {
-    double left = secondsLeft(deadline);
-    if (left <= 0)
-      return false;
-    pollfd p{fd, events, 0};
-    int ready = poll(&p, 1, static_cast<int>(left * 1000) + 1);
-    if (ready > 0)
-      return true;
-    if (ready < 0 && errno != EINTR)
-      return false;
-  }
-}
-
-/// Sends all of `bytes`; "" or why not.
-std::string sendAll(int fd, const char *bytes, size_t size,
-                    Clock::time_point deadline) {
-  while (size > 0) {
-    if (!waitFor(fd, POLLOUT, deadline))
-      return "timed out sending";
-    ssize_t sent = send(fd, bytes, size, MSG_NOSIGNAL);
-    if (sent < 0 && errno == EINTR)
-      continue;
-    if (sent <= 0)
-      return std::string("sending failed: ") + std::strerror(errno);
-    bytes += sent;
-    size -= static_cast<size_t>(sent);
-  }
-  return "";
-}
-
-std::string receiveAll(int fd, char *bytes, size_t size,
-                       Clock::time_point deadline) {
-  while (size > 0) {
-    if (!waitFor(fd, POLLIN, deadline))
-      return "timed out waiting";
-    ssize_t got = recv(fd, bytes, size, 0);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got == 0)
-      return "the connection was closed";
-    if (got < 0)
-      return std::string("receiving failed: ") + std::strerror(errno);
-    bytes += got;
-    size -= static_cast<size_t>(got);
-  }
-  return "";
-}
-
-std::string sendFrame(int fd, const std::string &frame,
-                      Clock::time_point deadline) {
-  uint32_t size = static_cast<uint32_t>(frame.size());
-  unsigned char header[4] = {static_cast<unsigned char>(size),
-                             static_cast<unsigned char>(size >> 8),
-                             static_cast<unsigned char>(size >> 16),
-                             static_cast<unsigned char>(size >> 24)};
-  if (std::string error =
-          sendAll(fd, reinterpret_cast<char *>(header), 4, deadline);
-      !error.empty())
-    return error;
-  return sendAll(fd, frame.data(), frame.size(), deadline);
-}
-
-std::string receiveFrame(int fd, std::string &frame,
-                         Clock::time_point deadline) {
-  unsigned char header[4];
-  if (std::string error =
-          receiveAll(fd, reinterpret_cast<char *>(header), 4, deadline);
-      !error.empty())
-    return error;
-  uint32_t size = header[0] | header[1] << 8 | header[2] << 16 |
-                  static_cast<uint32_t>(header[3]) << 24;
-  if (size > (64u << 20))
-    return "a frame of " + std::to_string(size) + " bytes (not zero's)";
-  frame.assign(size, '\0');
-  return receiveAll(fd, frame.data(), size, deadline);
-}
 
 /// `text` as an integer in [low, high]; false when it is not one.
 bool parseInteger(const char *text, long low, long high, long &value) {
@@ -119,23 +30,6 @@ bool parseInteger(const char *text, long low, long high, long &value) {
   errno = 0;
   value = std::strtol(text, &end, 10);
   return !*end && errno == 0 && value >= low && value <= high;
-}
-
-/// Resolves address:port for TCP.
-addrinfo *resolve(const std::string &address, int port, bool passive,
-                  std::string &error) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = passive ? AI_PASSIVE : 0;
-  addrinfo *found = nullptr;
-  std::string service = std::to_string(port);
-  if (int code = getaddrinfo(passive ? nullptr : address.c_str(),
-                             service.c_str(), &hints, &found)) {
-    error = "cannot resolve " + address + ": " + gai_strerror(code);
-    return nullptr;
-  }
-  return found;
 }
 
 std::string joinRanks(const std::vector<int32_t> &ranks) {
@@ -175,9 +69,7 @@ std::string RendezvousOptions::fromEnvironment(RendezvousOptions &options) {
 }
 
 Rendezvous::Clock::time_point Rendezvous::startDeadline() const {
-  return Clock::now() +
-         std::chrono::duration_cast<Clock::duration>(
-             std::chrono::duration<double>(options.timeoutSeconds));
+  return deadlineIn(options.timeoutSeconds);
 }
 
 std::string Rendezvous::waited() const {
@@ -255,8 +147,7 @@ std::string Rendezvous::serve() {
     int fd = accept(listener, nullptr, nullptr);
     if (fd < 0)
       continue;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setNoDelay(fd);
     std::string hello;
     if (!receiveFrame(fd, hello, deadline).empty()) {
       close(fd);
@@ -298,34 +189,11 @@ std::string Rendezvous::serve() {
 std::string Rendezvous::join() {
   auto deadline = startDeadline();
   std::string me = "rank " + std::to_string(options.rank);
-  std::string lastError = "no address";
-  int fd = -1;
-  while (fd < 0) {
-    std::string error;
-    addrinfo *found = resolve(options.address, options.port, false, error);
-    if (!found)
-      return me + ": " + error;
-    for (addrinfo *a = found; a && fd < 0; a = a->ai_next) {
-      int candidate = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-      if (candidate < 0)
-        continue;
-      if (::connect(candidate, a->ai_addr, a->ai_addrlen) == 0)
-        fd = candidate;
-      else {
-        lastError = std::strerror(errno);
-        close(candidate);
-      }
-    }
-    freeaddrinfo(found);
-    if (fd >= 0)
-      break;
-    if (secondsLeft(deadline) <= 0)
-      return me + " could not reach rank 0 at " + where() + " within " +
-             waited() + ": " + lastError;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  std::string error;
+  int fd = connectTo(options.address, options.port, deadline, error);
+  if (fd < 0)
+    return me + " could not reach rank 0 at " + where() + " within " +
+           waited() + ": " + error;
   peers[0] = fd;
   std::ostringstream hello;
   hello << "ZRDV1 " << options.rank << " " << options.worldSize;
