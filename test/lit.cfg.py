@@ -57,7 +57,24 @@ for var in ["OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"]:
 
 # The GPU path: ptxas (from the CUDA toolkit zero-to-nvvm uses) makes cubins;
 # a CUDA driver means a GPU may be present, and tests of its absence skip.
-import os
+# A sanitized build (scripts/sanitize.sh): the sanitizers' options, with the
+# suppressions of scripts/sanitizers/ (each says why), and the flags that a
+# project linking zero's instrumented libraries needs.
+sanitize_flags = ""
+if config.zero_sanitizers:
+    config.available_features.add("sanitized")
+    sanitize_flags = "-fsanitize=" + config.zero_sanitizers
+    suppressions = os.path.join(config.zero_src_root, "scripts", "sanitizers")
+    # zero's code sees LLVM's allocators through their headers, instrumented,
+    # where they poison what they recycle; libMLIR's uninstrumented copies
+    # never unpoison it (a use-after-poison in StringAttr::get). Only that
+    # manual poisoning is off: every other ASan check stays.
+    config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=0"
+    config.environment["LSAN_OPTIONS"] = "suppressions=" + os.path.join(
+        suppressions, "lsan.supp") + ":print_suppressions=0"
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1"
+config.substitutions.append(("%sanitize_flags", sanitize_flags))
+
 if os.path.exists(os.path.join(config.zero_cuda_path, "bin", "ptxas")):
     config.available_features.add("ptxas")
 try:

@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""zero's fuzz harness: mutants of real inputs through every zero pass.
+
+Seeds are zero's examples and the test suite's inputs (each case of a
+--split-input-file test alone). A mutant applies one to three mutations with
+a fixed seed: a dimension changed everywhere or once, a mesh shape, an
+element type changed everywhere or once, a reduction kind, a collective's
+axes, a deleted line. Each mutant runs through `zero-opt` with one of the
+registered zero passes and pipelines (read from `zero-opt --help`, with the
+options users run), and through the parser and verifier alone.
+
+A crash (a signal, an abort, LLVM's stack dump or an assertion) or a run past
+--timeout is a finding. So is a miscompile: on a sample of mutants of the
+examples that verify, `zero-run --equivalent-after` runs the program as given
+and after a sharding pipeline on the same inputs, and any result that differs
+is reported. A bad input that zero rejects with an error is not a finding.
+
+Each finding is written to --out as the mutant and the command that shows it;
+the exit status is 1 when there is one. The last line is the summary:
+
+  zero-fuzz: M mutants (V verify), P zero-opt runs, E equivalence runs:
+  C crash(es), T timeout(s), X miscompile(s)
+
+CI runs a few hundred mutants (test/Fuzz/fuzz.test); a long run is the same
+command with more (docs/Testing.md).
+"""
+
+import argparse
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+# Pipelines with the options users run; every other zero pass runs as is.
+PIPELINE_VARIANTS = [
+    "zero-weight-update-sharding",
+    "zero-weight-update-sharding{defer-all-gather}",
+    "zero-weight-update-sharding{overlap across-iterations}",
+    "zero-weight-update-sharding{shard-function-boundary}",
+    "zero-weight-update-sharding{stage=2}",
+    "zero-weight-update-sharding{stage=3 shard-function-boundary}",
+    "zero-weight-update-sharding{bucket-bytes=64}",
+    "zero-data-parallel",
+    "zero-to-llvm",
+    "zero-to-llvm{gpu-loops}",
+    "zero-to-nvvm{format=isa}",
+    "zero-weight-update-sharding,zero-to-llvm",
+]
+
+# The rewrites whose equivalence zero-run checks.
+EQUIVALENCE_PIPELINES = [
+    "zero-weight-update-sharding",
+    "zero-weight-update-sharding{defer-all-gather}",
+    "zero-weight-update-sharding{overlap}",
+    "zero-weight-update-sharding{stage=3 shard-function-boundary}",
+    "zero-weight-update-sharding{bucket-bytes=64}",
+]
+
+CRASH_SIGNS = ("Stack dump:", "PLEASE submit a bug report", "LLVM ERROR:",
+               "Assertion `", "UNREACHABLE executed", "terminate called",
+               "AddressSanitizer", "runtime error:")
+MISCOMPILE_SIGNS = ("element(s) differ", "types differ after the pipeline")
+
+DIMS = [0, 1, 2, 3, 5, 8, 16, 64]
+MESHES = ["[1]", "[2]", "[3]", "[4]", "[8]", "[2, 2]", "[2, 4]", "[0]",
+          "[1, 1]", "[4, 2]"]
+TYPES = ["f32", "f16", "bf16", "f64", "i32", "i8", "i1", "index"]
+KINDS = ["sum", "mean", "max", "min"]
+AXES = ["[0]", "[1]", "[0, 1]", "[1, 0]", "[]", "[2]"]
+
+SHAPE_DIM = re.compile(r"(?<=[<x])(\d+)(?=x)")
+MESH_SHAPE = re.compile(r"(?<=shape = )\[[\d, ]*\]")
+ELEMENT_TYPE = re.compile(r"\b(f16|bf16|f32|f64|i1|i8|i32|i64)\b")
+REDUCTION = re.compile(r"(?<=reduce = )(sum|mean|max|min)\b")
+AXES_LIST = re.compile(r"(?<=axes = )\[[\d, ]*\]")
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--zero-opt", required=True)
+    p.add_argument("--zero-run", help="enables the equivalence runs")
+    p.add_argument("--root", required=True, help="zero's source tree")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--mutants", type=int, default=300)
+    p.add_argument("--passes", type=int, default=3,
+                   help="zero passes or pipelines each mutant runs through")
+    p.add_argument("--equivalence-runs", type=int, default=16)
+    p.add_argument("--timeout", type=float, default=60,
+                   help="seconds one run may take before it is a finding")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--out", default="zero-fuzz-findings")
+    return p.parse_args()
+
+
+def read_seeds(root):
+    """(name, text, runnable) for each example and each test case."""
+    seeds = []
+    examples = os.path.join(root, "examples")
+    for name in sorted(os.listdir(examples)):
+        if name.endswith(".mlir"):
+            with open(os.path.join(examples, name)) as f:
+                seeds.append(("examples/" + name, f.read(), True))
+    for folder, _, files in sorted(os.walk(os.path.join(root, "test"))):
+        for name in sorted(files):
+            if not name.endswith(".mlir"):
+                continue
+            path = os.path.join(folder, name)
+            with open(path) as f:
+                cases = f.read().split("\n// -----\n")
+            rel = os.path.relpath(path, root)
+            for i, case in enumerate(cases):
+                seeds.append((f"{rel}#{i}", case, False))
+    return seeds
+
+
+def zero_passes(zero_opt):
+    """Every registered zero pass and pipeline, as zero-opt --help lists."""
+    text = subprocess.run([zero_opt, "--help"], capture_output=True,
+                          text=True, check=True).stdout
+    names = set(re.findall(r"^      --((?:zero-|convert-shard-to-zero)[\w-]*)",
+                           text, re.M))
+    # zero-report prints for people, and the pipelines get their variants.
+    names -= {"zero-weight-update-sharding", "zero-data-parallel",
+              "zero-to-llvm", "zero-to-nvvm"}
+    return sorted(names) + PIPELINE_VARIANTS
+
+
+def replace_one(pattern, text, rng, choices):
+    matches = list(pattern.finditer(text))
+    if not matches:
+        return None
+    m = rng.choice(matches)
+    return text[:m.start()] + rng.choice(choices) + text[m.end():]
+
+
+def mutate(text, rng):
+    """One mutation of `text` and its description; None when none applies."""
+    kind = rng.choice(["dim-all", "dim-one", "mesh", "type-all", "type-one",
+                       "reduction", "axes", "delete-line"])
+    if kind == "dim-all":
+        dims = sorted(set(SHAPE_DIM.findall(text)))
+        if not dims:
+            return None
+        old, new = rng.choice(dims), str(rng.choice(DIMS))
+        return SHAPE_DIM.sub(lambda m: new if m.group(1) == old
+                             else m.group(1), text), f"dimension {old} -> {new}"
+    if kind == "dim-one":
+        out = replace_one(SHAPE_DIM, text, rng, [str(d) for d in DIMS])
+        return out and (out, "one dimension")
+    if kind == "mesh":
+        out = replace_one(MESH_SHAPE, text, rng, MESHES)
+        return out and (out, "mesh shape")
+    if kind == "type-all":
+        types = sorted(set(ELEMENT_TYPE.findall(text)))
+        if not types:
+            return None
+        old, new = rng.choice(types), rng.choice(TYPES)
+        return re.sub(r"\b%s\b" % old, new, text), f"type {old} -> {new}"
+    if kind == "type-one":
+        out = replace_one(ELEMENT_TYPE, text, rng, TYPES)
+        return out and (out, "one element type")
+    if kind == "reduction":
+        out = replace_one(REDUCTION, text, rng, KINDS)
+        return out and (out, "reduction kind")
+    if kind == "axes":
+        out = replace_one(AXES_LIST, text, rng, AXES)
+        return out and (out, "axes")
+    lines = text.split("\n")
+    code = [i for i, l in enumerate(lines)
+            if l.strip() and not l.strip().startswith("//")]
+    if not code:
+        return None
+    i = rng.choice(code)
+    return "\n".join(lines[:i] + lines[i + 1:]), f"line {i + 1} deleted"
+
+
+def make_mutants(seeds, count, rng):
+    # Half from the examples: the test cases outnumber them a hundredfold,
+    # and only whole programs reach the lowering and the runs.
+    examples = [s for s in seeds if s[2]]
+    mutants = []
+    while len(mutants) < count:
+        name, text, runnable = rng.choice(examples if rng.random() < 0.5
+                                          else seeds)
+        done = []
+        for _ in range(rng.randint(1, 3)):
+            result = mutate(text, rng)
+            if result:
+                text, what = result
+                done.append(what)
+        if done:
+            mutants.append((f"{name} ({', '.join(done)})", text, runnable))
+    return mutants
+
+
+def run(command, timeout):
+    """'ok', 'error', 'crash' or 'timeout', and the output."""
+    try:
+        p = subprocess.run(command, capture_output=True, text=True,
+                           timeout=timeout, errors="replace")
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+    output = p.stdout + p.stderr
+    if p.returncode < 0 or p.returncode in (134, 139) or any(
+            s in output for s in CRASH_SIGNS):
+        return "crash", output
+    return ("ok" if p.returncode == 0 else "error"), output
+
+
+class Findings:
+    def __init__(self, out):
+        self.out = out
+        self.count = {"crash": 0, "timeout": 0, "miscompile": 0}
+
+    def add(self, kind, mutant, command, output):
+        self.count[kind] += 1
+        os.makedirs(self.out, exist_ok=True)
+        n = sum(self.count.values())
+        path = os.path.join(self.out, f"finding{n}.mlir")
+        with open(path, "w") as f:
+            f.write(mutant[1])
+        shown = " ".join(path if a == "MUTANT" else a for a in command)
+        print(f"zero-fuzz: {kind}: {mutant[0]}\n  {shown}")
+        for line in output.splitlines()[-8:]:
+            print("  | " + line)
+
+
+def main():
+    args = parse_args()
+    rng = random.Random(args.seed)
+    start = time.time()
+    passes = zero_passes(args.zero_opt)
+    mutants = make_mutants(read_seeds(args.root), args.mutants, rng)
+    # Each mutant's pass is drawn now, so a run's findings depend on the
+    # seed alone, not on the order the workers finish in.
+    plans = [(m, rng.sample(passes, args.passes)) for m in mutants]
+    findings = Findings(args.out)
+    workdir = os.path.join(args.out, "work")
+    os.makedirs(workdir, exist_ok=True)
+
+    def check(index):
+        mutant, pass_names = plans[index]
+        path = os.path.join(workdir, f"m{index}.mlir")
+        with open(path, "w") as f:
+            f.write(mutant[1])
+        outcomes = []
+        commands = [[args.zero_opt, "MUTANT", "-o", os.devnull]]
+        for name in pass_names:
+            commands.append([args.zero_opt, "MUTANT",
+                             f"--pass-pipeline=builtin.module({name})",
+                             "-o", os.devnull])
+        for command in commands:
+            real = [path if a == "MUTANT" else a for a in command]
+            outcomes.append((command, run(real, args.timeout)))
+        return index, outcomes
+
+    verified, verifying = [], 0
+    runs = 0
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for index, outcomes in pool.map(check, range(len(plans))):
+            mutant = plans[index][0]
+            for command, (status, output) in outcomes:
+                runs += 1
+                if status in ("crash", "timeout"):
+                    findings.add(status, mutant, command, output)
+            if outcomes[0][1][0] == "ok":
+                verifying += 1
+                if mutant[2]:
+                    verified.append(index)
+
+    equivalence = compared = 0
+    if args.zero_run and verified:
+        sample = rng.sample(verified, min(args.equivalence_runs, len(verified)))
+        jobs = [(i, rng.choice(EQUIVALENCE_PIPELINES)) for i in sample]
+
+        def equivalent(job):
+            index, pipeline = job
+            path = os.path.join(workdir, f"m{index}.mlir")
+            command = [args.zero_run, "MUTANT", "--timeout", "20",
+                       f"--equivalent-after={pipeline}"]
+            real = [path if a == "MUTANT" else a for a in command]
+            return index, command, run(real, args.timeout)
+
+        with ThreadPoolExecutor(args.jobs) as pool:
+            for index, command, (status, output) in pool.map(equivalent, jobs):
+                equivalence += 1
+                compared += status == "ok"
+                if status == "ok" or status == "error":
+                    if any(s in output for s in MISCOMPILE_SIGNS):
+                        findings.add("miscompile", plans[index][0], command,
+                                     output)
+                else:
+                    findings.add(status, plans[index][0], command, output)
+
+    c = findings.count
+    print(f"zero-fuzz: seed {args.seed}, {time.time() - start:.0f} s")
+    print(f"zero-fuzz: {verifying} mutants verify, {len(verified)} of them "
+          f"of examples; {compared} equivalence runs compared results, "
+          f"{equivalence - compared} were refused with an error")
+    print(f"zero-fuzz: {len(plans)} mutants, {runs} zero-opt runs, "
+          f"{equivalence} equivalence runs: "
+          f"{c['crash']} crash(es), {c['timeout']} timeout(s), "
+          f"{c['miscompile']} miscompile(s)")
+    return 1 if sum(c.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
