@@ -2,8 +2,8 @@
 # Builds zero with AddressSanitizer and UndefinedBehaviorSanitizer (every
 # library, tool and the runtime; undefined behaviour ends the program) in
 # build-sanitize/ (or $ZERO_SANITIZE_BUILD_DIR), and runs the whole suite
-# there. The sanitizers' options and suppressions are in test/lit.cfg.py and
-# scripts/sanitizers/. Ends with the suite's summary, as scripts/test.sh.
+# there. The sanitizers' options, and why each exception, are in
+# test/lit.cfg.py. Ends with the suite's summary, as scripts/test.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export ZERO_BUILD_DIR=${ZERO_SANITIZE_BUILD_DIR:-$root/build-sanitize}
