@@ -13,9 +13,12 @@ function(zero_add_library name)
   add_library(Zero::${name} ALIAS ${name})
   set_target_properties(${name} PROPERTIES EXPORT_NAME ${name}
                                            POSITION_INDEPENDENT_CODE ON)
+  # The runtime's headers too: its C enums and call table are the
+  # compiler's (zero/runtime/...; installed beside zero's own).
   target_include_directories(${name} PUBLIC
     $<BUILD_INTERFACE:${ZERO_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${ZERO_BINARY_DIR}/include>
+    $<BUILD_INTERFACE:${ZERO_SOURCE_DIR}/runtime/include>
     $<INSTALL_INTERFACE:include>)
   # MLIR's imported targets carry no include directories of their own.
   target_include_directories(${name} SYSTEM PUBLIC

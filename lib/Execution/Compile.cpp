@@ -12,7 +12,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "zero/Conversion/Passes.h"
+#include "zero/Target/Pipelines.h"
 #include "zero/Execution/Runner.h"
 #include "zero/runtime/Artifact.h"
 #include "llvm/IR/IRBuilder.h"

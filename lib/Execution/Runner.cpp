@@ -10,7 +10,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "zero/Conversion/Passes.h"
+#include "zero/Target/Pipelines.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/runtime/PackedCall.h"
 #include "llvm/ADT/APFloat.h"
@@ -81,7 +81,8 @@ static std::string str(Type type) {
 // Executable
 //===----------------------------------------------------------------------===//
 
-/// The runtime functions compiled code calls, by name.
+/// The runtime functions compiled code calls, by name: the rows of the
+/// runtime's call table.
 static llvm::orc::SymbolMap
 runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
   llvm::orc::SymbolMap map;
@@ -89,23 +90,9 @@ runtimeSymbols(llvm::orc::MangleAndInterner mangle) {
     map[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
                          llvm::JITSymbolFlags::Exported};
   };
-  add("zero_rt_rank", &zero_rt_rank);
-  add("zero_rt_size", &zero_rt_size);
-  add("zero_rt_group_index", &zero_rt_group_index);
-  add("zero_rt_all_reduce", &zero_rt_all_reduce);
-  add("zero_rt_reduce_scatter", &zero_rt_reduce_scatter);
-  add("zero_rt_all_gather", &zero_rt_all_gather);
-  add("zero_rt_all_reduce_start", &zero_rt_all_reduce_start);
-  add("zero_rt_reduce_scatter_start", &zero_rt_reduce_scatter_start);
-  add("zero_rt_all_gather_start", &zero_rt_all_gather_start);
-  add("zero_rt_wait", &zero_rt_wait);
-  add("zero_rt_batch_begin", &zero_rt_batch_begin);
-  add("zero_rt_batch_end", &zero_rt_batch_end);
-  add("zero_rt_label", &zero_rt_label);
-  // The GPU pipeline's matmul calls, run on the CPU (zero-to-llvm{gpu-loops}).
-  add("zero_rt_host_matmul", &zero_rt_host_matmul);
-  // A copy between buffers of different layouts lowers to this helper.
-  add("memrefCopy", &zero_rt_memref_copy);
+#define ZERO_RT_FUNCTION(SYMBOL, FUNCTION, RESULT, PARAMETERS)                 \
+  add(#SYMBOL, &FUNCTION);
+#include "zero/runtime/zero_rt_calls.def"
   return map;
 }
 

@@ -31,6 +31,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/RuntimeOpVerification.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -49,6 +50,10 @@
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Dialect/Zero/Transforms/BufferizableOpInterfaceImpl.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
+#include "zero/Loops/Passes.h"
+#include "zero/Target/CPU/Passes.h"
+#include "zero/Target/GPU/Passes.h"
+#include "zero/Target/Pipelines.h"
 
 void zero::registerZeroDialect(mlir::DialectRegistry &registry) {
   registry.insert<zero::ZeroDialect>();
@@ -69,6 +74,8 @@ void zero::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   mlir::linalg::registerAllDialectInterfaceImplementations(registry);
+  // zero-to-llvm{runtime-checks}: memref accesses checked at run time.
+  mlir::memref::registerRuntimeVerifiableOpInterfaceExternalModels(registry);
   mlir::scf::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
   zero::registerBufferizableOpInterfaceExternalModels(registry);
@@ -94,7 +101,10 @@ void zero::registerAllDialects(mlir::DialectRegistry &registry) {
 
 void zero::registerAllPasses() {
   registerZeroPasses();
+  registerZeroLoopsPasses();
   registerZeroConversionPasses();
+  registerZeroTargetCPUPasses();
+  registerZeroTargetGPUPasses();
   registerZeroToLLVMPipeline();
   registerZeroToNVVMPipeline();
   registerWeightUpdateShardingPipeline();

@@ -597,6 +597,23 @@ void zero_rt_label(const char *label) {
   currentRank(__func__)->nextLabel = label;
 }
 
+void zero_rt_check(int32_t holds, const char *message) {
+  if (holds)
+    return;
+  zero_rank *rank = currentRank(__func__);
+  std::string what = "rank " + std::to_string(rank->id) +
+                     ": the program's own check failed (its code, not "
+                     "zero's): " +
+                     (message ? message : "(no message)");
+  // A backend whose failure ends the job (mpi, nccl) does not return.
+  rank->world->backend->fail(what);
+  // Compiled code cannot unwind, and going on would make the access that
+  // was checked: every rank of the process ends, with the message.
+  std::fprintf(stderr, "zero: error: %s\n", what.c_str());
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
 void zero_rt_all_reduce(const void *in, void *out, int64_t count, int32_t dtype,
                         int32_t reduction, const int64_t *group) {
   zero_rt_wait(

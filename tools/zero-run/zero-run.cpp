@@ -84,6 +84,13 @@ static cl::opt<bool> gpuLoops(
              "with zero-to-llvm{gpu-loops}: its loop nests as zero-to-nvvm "
              "structures them for kernels, run on the CPU"),
     cl::cat(category));
+static cl::opt<bool> runtimeChecks(
+    "runtime-checks",
+    cl::desc("Check each program's own memory accesses as it runs "
+             "(zero-to-llvm{runtime-checks}): an index outside its buffer "
+             "ends every rank with a message naming the op (default on)"),
+    cl::init(true), cl::cat(category));
+
 static cl::opt<bool> gpuLoopsGiven(
     "gpu-loops-given",
     cl::desc("With --equivalent-after: lower the program as given with "
@@ -198,6 +205,7 @@ compileVariant(ModuleOp original, StringRef pipeline, StringRef name,
     return std::move(error);
   zero::ZeroToLLVMOptions lowering;
   lowering.gpuLoops = withGpuLoops;
+  lowering.runtimeChecks = runtimeChecks;
   return Executable::compile(*module, name, lowering);
 }
 
@@ -292,7 +300,9 @@ compareWithReference(MLIRContext &context, const Executable &partitioned,
   auto entryName = findEntryFunction(*module, entry);
   if (!entryName)
     return entryName.takeError();
-  auto one = Executable::compile(*module, *entryName);
+  zero::ZeroToLLVMOptions lowering;
+  lowering.runtimeChecks = runtimeChecks;
+  auto one = Executable::compile(*module, *entryName, lowering);
   if (!one)
     return one.takeError();
   if (SmallVector<Type>((*one)->getResultTypes()) !=

@@ -1,4 +1,9 @@
-//===- Passes.h - zero lowering passes and pipelines ------------*- C++ -*-===//
+//===- Passes.h - conversions into and out of zero --------------*- C++ -*-===//
+//
+// The shard dialect to zero (ShardToZero/), and zero's collectives to calls
+// of its runtime (ZeroToRuntime/).
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef ZERO_CONVERSION_PASSES_H
 #define ZERO_CONVERSION_PASSES_H
@@ -13,13 +18,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassOptions.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
-
-#ifndef ZERO_DEFAULT_CUDA_PATH
-#define ZERO_DEFAULT_CUDA_PATH "/usr/local/cuda"
-#endif
 
 namespace zero {
 
@@ -28,73 +27,6 @@ namespace zero {
 
 #define GEN_PASS_REGISTRATION
 #include "zero/Conversion/Passes.h.inc"
-
-/// Options of `zero-to-llvm`.
-struct ZeroToLLVMOptions : public mlir::PassPipelineOptions<ZeroToLLVMOptions> {
-  PassOptions::Option<bool> gpuLoops{
-      *this, "gpu-loops",
-      llvm::cl::desc(
-          "Structure the loop nests as zero-to-nvvm does before it maps them "
-          "to kernels (reductions split, matmuls as GEMM calls, here of the "
-          "runtime's host GEMM, copies as loop nests, 16-byte accesses, "
-          "independent loops merged) and run them in order on the CPU: the "
-          "GPU pipeline's rewrites, checked without a GPU"),
-      llvm::cl::init(false)};
-};
-
-/// Builds `zero-to-llvm`: a program in tensors (func, scf, arith, math,
-/// tensor, linalg, zero) to the LLVM dialect for the CPU, with collectives as
-/// runtime calls. Steps: elementwise ops to linalg and fused, One-Shot
-/// Bufferize (function boundaries included,
-/// identity layouts), buffer deallocation, linalg to loops,
-/// `zero-lower-to-runtime`, and the upstream conversions to LLVM.
-void buildZeroToLLVMPipeline(mlir::OpPassManager &pm,
-                             const ZeroToLLVMOptions &options = {});
-
-/// Registers `zero-to-llvm` as a pass pipeline. (The generated
-/// registerZeroConversionPasses() registers the passes.)
-void registerZeroToLLVMPipeline();
-
-/// Options of `zero-to-nvvm`.
-struct ZeroToNVVMOptions : public mlir::PassPipelineOptions<ZeroToNVVMOptions> {
-  PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("The GPU architecture (sm_90: H100, H200)"),
-      llvm::cl::init("sm_90")};
-  PassOptions::Option<std::string> features{
-      *this, "features",
-      llvm::cl::desc("PTX features (+ptx80: PTX 8.0, the least sm_90 takes)"),
-      llvm::cl::init("+ptx80")};
-  PassOptions::Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("How kernels are embedded: bin (a cubin, made by "
-                     "ptxas) or isa (PTX, compiled by the driver at load)"),
-      llvm::cl::init("bin")};
-  PassOptions::Option<std::string> toolkit{
-      *this, "toolkit", llvm::cl::desc("The CUDA toolkit (ptxas, libdevice)"),
-      llvm::cl::init(ZERO_DEFAULT_CUDA_PATH)};
-  PassOptions::Option<std::string> collectives{
-      *this, "collectives",
-      llvm::cl::desc("Where collectives move data: device (the cuda-local "
-                     "and nccl backends; buffers may stay in device memory) "
-                     "or host (local and mpi, on managed memory)"),
-      llvm::cl::init("device")};
-  PassOptions::Option<bool> cublas{
-      *this, "cublas",
-      llvm::cl::desc("Matmuls as calls of cuBLAS through the runtime "
-                     "(zero-gpu-matmul-calls); false: loop nests, as kernels"),
-      llvm::cl::init(true)};
-  PassOptions::Option<int64_t> blockSize{
-      *this, "block-size", llvm::cl::desc("Threads per block of a kernel"),
-      llvm::cl::init(256)};
-};
-
-/// `zero-to-nvvm`: the tensor-level program to host code in the LLVM
-/// dialect that launches CUDA kernels, one per parallel loop nest, compiled
-/// for `chip` and embedded (`gpu.binary`); bufferization as in zero-to-llvm,
-/// the host's buffers in managed memory (`zero-gpu-host-memory`).
-void buildZeroToNVVMPipeline(mlir::OpPassManager &pm,
-                             const ZeroToNVVMOptions &options);
-void registerZeroToNVVMPipeline();
 
 } // namespace zero
 

@@ -15,8 +15,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
-#include "zero/Conversion/Passes.h"
 #include "zero/Execution/HostArray.h"
+#include "zero/Target/Pipelines.h"
 #include "zero/runtime/zero_runtime.h"
 
 #include <map>

@@ -14,7 +14,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
-#include "zero/Dialect/Zero/Transforms/ReductionOrder.h"
+#include "zero/Loops/ReductionOrder.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZERODEFERALLGATHER

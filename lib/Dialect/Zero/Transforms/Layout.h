@@ -13,16 +13,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Utils/Tensors.h"
 
 namespace zero {
-
-/// `value` (a static ranked tensor) as a 1-D tensor of its elements in
-/// row-major order: collapsed when of rank > 1, expanded when 0-d.
-mlir::Value flatten(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value);
-
-/// The inverse of flatten: the 1-D `flat` in the shape of `type`.
-mlir::Value unflatten(mlir::OpBuilder &b, mlir::Location loc, mlir::Value flat,
-                      mlir::RankedTensorType type);
 
 /// How a tensor of `numElements` elements is cut into the parts of a group:
 /// flattened, padded at the end to `paddedElements` = N * `shardElements`,

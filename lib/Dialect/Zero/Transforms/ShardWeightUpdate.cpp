@@ -14,7 +14,7 @@
 #include "zero/Analysis/Communication.h"
 #include "zero/Analysis/WeightUpdate.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
-#include "zero/Dialect/Zero/Transforms/ReductionOrder.h"
+#include "zero/Loops/ReductionOrder.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROSHARDWEIGHTUPDATE

@@ -282,6 +282,11 @@ void zero_rt_host_matmul(int32_t input_dtype, int32_t output_dtype, int64_t m,
 /* Names the next collective the bound rank starts, in traces (a bucket). The
    string must outlive the call (compiled code passes a constant). */
 void zero_rt_label(const char *label);
+/* A run-time check of compiled code (an index within its buffer): unless
+   `holds`, ends the process with `message`, naming the bound rank, after
+   failing its world (which under mpi or nccl ends the job). Compiled code
+   cannot unwind, and the access it guards must not happen. */
+void zero_rt_check(int32_t holds, const char *message);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,176 @@
+//===- Passes.td - the host's lowering passes -*- tablegen -*-===//
+
+#ifndef ZERO_TARGET_CPU_PASSES_TD
+#define ZERO_TARGET_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ZeroScfToControlFlow : Pass<"zero-scf-to-cf"> {
+  let summary = "Lowers scf to cf as convert-scf-to-cf does, in time linear in "
+                "the length of a block";
+  let description = [{
+    Upstream's `convert-scf-to-cf`, after a linear preparation. Lowering a
+    loop splits its block after it, and upstream's conversion lowers the
+    first loop of a block first, so every split moves the whole rest of the
+    block: quadratic in a training step of thousands of loops in one
+    function (a sharded step of 400 tensors: 7.2 s of `zero-to-llvm`'s
+    21 s). This pass first ends each function block after every scf op in it
+    with a `cf.br` to a new block holding the rest, last op first, so each
+    split moves only the ops up to the previous one; the conversion then
+    moves nothing but a branch. The extra blocks are straight-line and merge
+    back under canonicalization.
+
+    It also moves the ops of a function's entry block into a block of their
+    own that the entry block branches to. The signature conversion of
+    `convert-func-to-llvm` replaces each argument's uses one at a time and
+    checks their order against the cast it inserts at the entry block's
+    start, renumbering that block each time: with the thousands of
+    arguments of a step (weights, gradients, moments) and an entry block of
+    tens of thousands of ops, 2.3 s of lowering an 800-tensor step. With the
+    uses in another block no order is needed.
+
+    ```mlir
+  ^bb0(%args...):
+    scf.for ... { A }
+    B
+    scf.for ... { C }
+    D
+    // becomes, before the conversion proper
+  ^bb0(%args...):
+    cf.br ^body
+  ^body:
+    scf.for ... { A }
+    cf.br ^bb1
+  ^bb1:
+    B
+    scf.for ... { C }
+    cf.br ^bb2
+  ^bb2:
+    D
+    ```
+  }];
+  let dependentDialects = ["mlir::cf::ControlFlowDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def ZeroUnshareInits : Pass<"zero-unshare-inits"> {
+  let summary = "Gives each destination operand its own empty or filled "
+                "tensor before One-Shot Bufferize";
+  let description = [{
+    Runs right before `one-shot-bufferize` (both pipelines run it). CSE
+    merges identical `tensor.empty` ops and the `linalg.fill`s of them, so
+    in a training step one value can be the destination (`outs`) of hundreds
+    of ops: every block-partial reduction of one shape, every step of a norm
+    chain. One-Shot Bufferize then checks each of those writes for conflicts
+    against every other use of the shared value: quadratic, most of
+    bufferizing a 800-tensor step. It would give each a buffer of its own
+    anyway, since the values written are all live at once.
+
+    This pass undoes the sharing where it costs nothing: each destination
+    operand of a destination-style op whose value is a `tensor.empty`, or a
+    `linalg.fill` of one, defined in the same block and used elsewhere too,
+    gets a copy of that definition right before the op. The first such
+    destination in the block keeps the original.
+
+    ```mlir
+    %e = tensor.empty() : tensor<1xf32>
+    %a = linalg.generic ... outs(%e : tensor<1xf32>)
+    %b = linalg.generic ... outs(%e : tensor<1xf32>)
+    // becomes
+    %e = tensor.empty() : tensor<1xf32>
+    %a = linalg.generic ... outs(%e : tensor<1xf32>)
+    %e2 = tensor.empty() : tensor<1xf32>
+    %b = linalg.generic ... outs(%e2 : tensor<1xf32>)
+    ```
+  }];
+}
+
+def ZeroSplitDeallocs : Pass<"zero-split-deallocs"> {
+  let summary = "Splits each bufferization.dealloc by provenance, in time "
+                "linear in its operands";
+  let description = [{
+    Runs between `ownership-based-buffer-deallocation` and upstream's
+    `buffer-deallocation-simplification` (both pipelines run it). Ownership
+    places one `bufferization.dealloc` at the end of each block, listing
+    every buffer the block owns and retaining every buffer it returns or
+    yields; in a training step that is thousands of each. The simplification
+    pass asks its alias analysis about every pair: quadratic, half of
+    lowering a 400-tensor step.
+
+    This pass answers most of those questions by provenance. Each operand is
+    followed through view-like ops (`expand_shape`, `extract_strided_metadata`,
+    `subview`, ...) to its origin. An origin that an op directly in the
+    dealloc's block allocates is *fresh*: distinct from every other
+    allocation and from all memory that existed when the block began (its
+    arguments, anything defined outside it). Each fresh allocation among the
+    deallocated buffers gets its own `bufferization.dealloc` without
+    retained values, unless a retained value has the same origin: then it is
+    not freed, and that retained value's updated ownership is its condition.
+    The buffers of older origin stay in one dealloc that retains only the
+    retained values of older origin, which no fresh allocation can alias.
+    A dealloc with an operand whose origin is some other op in the block (a
+    loop's or a call's result) is left as it is.
+
+    ```mlir
+    %r:2 = bufferization.dealloc (%base_a, %base_b, %arg_base : ...)
+             if (%true, %true, %own) retain (%view_of_a, %arg : ...)
+    // becomes
+    bufferization.dealloc (%base_b : memref<f32>) if (%true)
+    %r1 = bufferization.dealloc (%arg_base : memref<f32>) if (%own) retain (%arg : ...)
+    // uses of %r#0 become %true (ownership of a passes to %view_of_a)
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+}
+
+def ZeroExpandTruncF : Pass<"zero-expand-truncf"> {
+  let summary = "Writes f64-to-bf16 truncations as ones the host can run";
+  let description = [{
+    Runs in the host half of `zero-to-llvm` and `zero-to-nvvm`, before
+    `arith-expand-ops`. LLVM lowers `arith.truncf` from f64 to bf16 to a call
+    of `__truncdfbf2`, which neither the JIT nor an artifact's runtime
+    provides ("Symbols not found: [ __truncdfbf2 ]"). This pass rewrites it
+    as a truncation to f32 rounded to odd (rounded to nearest, stepped
+    toward zero where that went away from it, its last bit set when
+    inexact) followed by f32 to bf16 rounded to nearest even, which
+    `arith-expand-ops` lowers. Rounding to odd first keeps a double rounding
+    correct: the result is the f64 value rounded to nearest even bf16, NaN
+    and infinities included. Scalars, vectors and tensors alike.
+
+    ```mlir
+    %b = arith.truncf %x : f64 to bf16
+    // becomes
+    %n = arith.truncf %x : f64 to f32
+    ... (round to odd: extf, absf, cmpf, bitcast, subi, ori, select)
+    %b = arith.truncf %odd : f32 to bf16
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
+}
+
+def ZeroChecksToRuntime : Pass<"zero-checks-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Makes the program's run-time checks (cf.assert) calls of "
+                "the runtime, which end every rank with the message";
+  let description = [{
+    `generate-runtime-verification` guards memref accesses, views and casts
+    with `cf.assert`: an index outside its buffer, for example, from a
+    program whose loop writes past the end of a tensor. Lowered as upstream
+    does, a failed assert aborts the process with a signal. This pass makes
+    each one a call of the runtime's `zero_rt_check(holds, message)`, which,
+    when the condition does not hold, fails the bound rank's world and ends
+    the process with status 1 and the message (the op, what failed, its
+    location), naming the rank: under mpi and nccl every rank of the job
+    ends. The access it guards never happens.
+
+    `zero-to-llvm{runtime-checks}` runs both passes after the loops are
+    made; `zero-run` lowers with it unless `--runtime-checks=false`.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::LLVM::LLVMDialect"];
+}
+
+#endif // ZERO_TARGET_CPU_PASSES_TD

@@ -1,0 +1,367 @@
+//===- Passes.td - the GPU target's passes -*- tablegen -*-===//
+
+#ifndef ZERO_TARGET_GPU_PASSES_TD
+#define ZERO_TARGET_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ZeroGpuKernelNames : Pass<"zero-gpu-kernel-names", "mlir::ModuleOp"> {
+  let summary = "Names outlined GPU kernels and their modules as PTX "
+                "identifiers";
+  let description = [{
+    Runs in `zero-to-nvvm` right after `gpu-kernel-outlining`, which names
+    each kernel (and its `gpu.module`) after the function it came from. An
+    MLIR symbol may hold characters a PTX identifier may not (`@a.b`, a
+    legal function name, gave `a.b_kernel`, which ptxas rejects). This pass
+    renames every `gpu.module` and `gpu.func` to letters, digits, `_` and
+    `$`, every other character becoming `_` (and `_` in front of a leading
+    digit), with `_1`, `_2`, ... where two names would meet, and updates
+    every `gpu.launch_func` that names them.
+
+    ```mlir
+    gpu.module @a.b_kernel { gpu.func @a.b_kernel(...) kernel { ... } }
+    gpu.launch_func @a.b_kernel::@a.b_kernel ...
+    // becomes
+    gpu.module @a_b_kernel { gpu.func @a_b_kernel(...) kernel { ... } }
+    gpu.launch_func @a_b_kernel::@a_b_kernel ...
+    ```
+  }];
+}
+
+def ZeroGpuCopies : Pass<"zero-gpu-copies"> {
+  let summary = "Turns copies between buffers into loop nests, for kernels";
+  let description = [{
+    Runs in `zero-to-nvvm` after bufferization, before loop nests become
+    kernels. A `memref.copy` between buffers (the packing of a bucket, a
+    pad, a copy bufferization made) would run on the host, over managed
+    memory that the kernels before and after it use: every such copy moves
+    pages between host and device and makes the host wait for the kernels.
+    As a `linalg.copy` it becomes a kernel of its own. A copy whose source is
+    a `memref.get_global` (a constant, which lives in the host program) stays
+    on the host.
+
+    ```mlir
+    memref.copy %a, %view : memref<23xf32> to memref<23xf32, strided<[1], offset: 64>>
+    // becomes
+    linalg.copy ins(%a : memref<23xf32>) outs(%view : memref<23xf32, strided<[1], offset: 64>>)
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def ZeroGpuCollapseLoops : Pass<"zero-gpu-collapse-loops"> {
+  let summary = "Collapses each multi-dimensional parallel loop nest into one "
+                "dimension";
+  let description = [{
+    Runs in `zero-to-nvvm` (and `zero-to-llvm{gpu-loops}`) after independent
+    loops are merged, before loop nests are tiled into kernels. Tiling makes
+    a nest's first dimension blocks of threads, and each further dimension a
+    grid dimension of its own; CUDA allows at most 65535 blocks in y and z,
+    so a nest like 1 x 6291456 (a gathered weight's padding) could not be
+    launched, and its blocks would run one busy thread of 256. Collapsed
+    into one dimension (XLA does the same), a nest of any shape fits, every
+    thread has work, and consecutive threads take consecutive elements of
+    the last dimension, so their accesses coalesce. Each iteration
+    recovers its indices by division and remainder, so it runs the same
+    operations on the same elements as before: results do not change.
+
+    Only a nest that becomes a kernel of its own is collapsed: an outermost
+    `scf.parallel` with more than one dimension, not yet mapped to the GPU
+    and without reduction results.
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c7, %c13) step (%c1, %c1) {
+      %x = memref.load %a[%i, %j] : memref<7x13xf32>
+      ...
+    }
+    // becomes
+    scf.parallel (%k) = (%c0) to (%c91) step (%c1) {
+      %j = arith.remsi %k, %c13 : index
+      %i = arith.divsi %k, %c13 : index
+      %x = memref.load %a[%i, %j] : memref<7x13xf32>
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::affine::AffineDialect"
+  ];
+}
+
+def ZeroGpuIeeeSqrt : Pass<"zero-gpu-ieee-sqrt", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Makes kernels' square roots correctly rounded";
+  let description = [{
+    Runs in `zero-to-nvvm` on the kernels' modules, before
+    `convert-gpu-to-nvvm`. That conversion lowers `math.sqrt` to libdevice's
+    `__nv_sqrtf`, whose precision `__nvvm_reflect("__CUDA_PREC_SQRT")`
+    decides; nothing sets it, so the kernel would use `sqrt.approx.f32`,
+    which differs from the CPU's square root in the last bit (on the H100,
+    adagrad and LAMB were 1 and 2 ulp from the CPU for that reason alone).
+    libdevice's `__nv_fsqrt_rn` (and `__nv_dsqrt_rn` for f64) is
+    `sqrt.rn.f32`: rounded as IEEE 754 asks, bit for bit the CPU's. It costs a
+    few instructions an element, which a memory-bound update does not notice.
+
+    A `math.sqrt` whose fastmath flags allow an approximation (`afn`), or of
+    a type other than f32 and f64, is left as it is.
+
+    ```mlir
+    %r = math.sqrt %v : f32
+    // becomes
+    llvm.func @__nv_fsqrt_rn(f32) -> f32
+    %r = llvm.call @__nv_fsqrt_rn(%v) : (f32) -> f32
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
+                                  "mlir::ModuleOp"> {
+  let summary = "Decides whether a GPU program's buffers can live in device "
+                "memory";
+  let description = [{
+    Runs in `zero-to-nvvm` after kernel outlining, on the host code in
+    memrefs. Device memory is faster than managed memory, but only kernels
+    reach it. When no host op reads or writes a buffer's elements, every
+    buffer can live there: the pass sets `zero.gpu_memory = "device"` on the
+    module. Otherwise it sets `"managed"`, and `zero.gpu_memory_reason`
+    names the first host op that touches elements and where it is:
+
+    - `memref.load`, `memref.store`, `memref.copy` and any op that reads or
+      writes memory other than allocation and freeing;
+    - a collective's buffer form, when `collectives=host` (the local and mpi
+      backends move and reduce elements on host threads); with
+      `collectives=device` (the default: the cuda-local and nccl backends
+      run collectives on the GPU) a collective does not touch elements on
+      the host;
+    - a call that takes a buffer.
+
+    Views, shapes, allocation and kernel launches do not touch elements.
+    With `collectives=device`, the host's reads and writes of one element
+    of a GPU buffer at a fixed place (constant indices, or the step of a
+    loop that launches kernels: a norm the host turns into a factor, a
+    loss recorded each step) become copies through a stack slot, calls of
+    the runtime's `zero_rt_gpu_read` and `zero_rt_gpu_write`, so they keep
+    nothing out of device memory; so does a copy of a constant into a
+    buffer (a reduction's initial value), which becomes a
+    `zero_rt_gpu_write` of the constant's bytes.
+    Buffer deallocation's bookkeeping (small buffers, at most 4 KiB, that
+    only the host reads and writes, and passes only to private functions of
+    the module that only read and write them) moves to the host's stack, at
+    its function's entry, so that it keeps nothing out of device memory;
+    ops on stack buffers, and functions only ever given stack buffers, do
+    not count.
+    `zero-gpu-host-memory` allocates accordingly, and `zero-compile` writes
+    the choice into the artifact's description (`"memory"`), where
+    `zero-launch` reads it to copy arguments in and results out. The module
+    also gets `zero.gpu_collectives` (the option's value), which the
+    description records as `"collectives"`: an artifact whose collectives
+    run on the device needs a GPU backend.
+
+    ```mlir
+    // device: the host only allocates and launches
+    %w2 = memref.alloc() : memref<1024xf32>
+    gpu.launch_func @step_kernel::@step_kernel ... args(%w : memref<1024xf32>, %w2 : memref<1024xf32>)
+    // managed (reason: "'memref.load' at prog.mlir:12:8 reads a buffer on the host")
+    %v = memref.load %norm[] : memref<f32>
+    ```
+  }];
+  let options = [
+    Option<"collectives", "collectives", "std::string", /*default=*/"\"device\"",
+           "Where collectives move data: device (the cuda-local and nccl "
+           "backends) or host (local and mpi, on managed memory)">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def ZeroGpuMatmulCalls : Pass<"zero-gpu-matmul-calls", "mlir::ModuleOp"> {
+  let summary = "Turns matmuls on row-major buffers into calls of the "
+                "runtime's cuBLAS GEMM";
+  let description = [{
+    Runs in `zero-to-nvvm` after bufferization, before loop nests become
+    kernels (as XLA calls cuBLAS for its dots). A `linalg.matmul` with the
+    default indexing maps, C[m, n] += A[m, k] B[k, n], whose operands are 2-D
+    buffers with unit inner stride (row-major, any leading dimension)
+    becomes a call of the runtime's
+
+    ```c
+    void zero_rt_gpu_matmul(int32_t input_dtype, int32_t output_dtype,
+                            int64_t m, int64_t n, int64_t k,
+                            const void *a, int64_t lda, const void *b,
+                            int64_t ldb, void *c, int64_t ldc);
+    ```
+
+    which runs `cublasGemmEx` (beta = 1: it accumulates into C, as the op
+    does) on the calling rank's stream, after the kernels before it and
+    before those after it. Element types: f32, f64, and bf16 or f16 inputs
+    with an output of the same type or f32 (accumulated in f32). A matmul
+    the pass cannot call cuBLAS for stays a loop nest (a kernel) and gets a
+    remark saying why. An operand whose inner stride is known only at run
+    time (a weight that a training loop carries has a dynamic layout) is
+    checked there: the call runs when its rows are contiguous and the loop
+    nest when not. cuBLAS sums in its own order, so results differ from the
+    loop nest's in the last bits; they do not change between runs or between
+    the replicated and the sharded program.
+
+    ```mlir
+    linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>)
+                  outs(%c : memref<8x16xf32>)
+    // becomes
+    func.call @zero_rt_gpu_matmul(%c0_i32, %c0_i32, %c8, %c16, %c4, %pa, %c4,
+        %pb, %c16, %pc, %c16) : (i32, i32, i64, i64, i64, !llvm.ptr, i64,
+        !llvm.ptr, i64, !llvm.ptr, i64) -> ()
+    ```
+
+    With `host`, the calls are of `zero_rt_host_matmul` (the same arguments):
+    the runtime's GEMM on the CPU, in a GPU GEMM's order of operations (each
+    dot product accumulated from zero with fused multiply-adds, then added
+    to C). `zero-to-llvm{gpu-loops}` runs the
+    pass so, so that a matmul the pass leaves as a loop nest in one program
+    and calls in another shows as a difference on the CPU too.
+  }];
+  let options = [
+    Option<"host", "host", "bool", /*default=*/"false",
+           "Call the runtime's host GEMM (zero_rt_host_matmul) instead of "
+           "cuBLAS's: the GPU pipeline's matmul calls, run on the CPU">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def ZeroGpuWideAccess : Pass<"zero-gpu-wide-access"> {
+  let summary = "Gives 1-D elementwise loops 16-byte loads and stores";
+  let description = [{
+    Runs in `zero-to-nvvm` on parallel loops, before independent loops are
+    merged and loops become kernels. A GPU thread moves memory fastest 16
+    bytes at a time. A 1-D `scf.parallel` from 0 by 1 to a static N whose
+    body reads and writes buffers only at its own index (element i of every
+    buffer in, element i of every buffer out: an optimizer's update, a
+    bf16 copy) becomes a loop over N / V groups of V = 16 / (widest element
+    in bytes) elements: each buffer's V elements are read with one
+    `vector.load` (16 bytes for the widest type), the scalar body runs once
+    per lane on `vector.extract`s, and each stored buffer gets one
+    `vector.store` of the lanes' values (`vector.from_elements`). Each
+    element sees the same operations as before, so results do not change.
+
+    Whether the buffers start on 16-byte boundaries is known only at run
+    time (a shard is a view at the rank's offset), so the host checks, and
+    runs the wide loop when all do and the loop as it was otherwise.
+
+    Loops stay as they are when N is not a multiple of V, when the body has
+    control flow or other memory effects, when a buffer is stored twice or
+    read after it is stored, or when an access is not at the loop's own
+    index.
+
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+      %g = memref.load %grad[%i] : memref<1024xf32>
+      ...
+      memref.store %w2, %out[%i] : memref<1024xf32>
+    }
+    // becomes, where every buffer is 16-byte aligned
+    scf.parallel (%j) = (%c0) to (%c256) step (%c1) {
+      %i = arith.muli %j, %c4 : index
+      %g4 = vector.load %grad[%i] {alignment = 16 : i64} : memref<1024xf32>, vector<4xf32>
+      // the body four times, on vector.extract %g4[0] ... [3]
+      %w4 = vector.from_elements %a, %b, %c, %d : vector<4xf32>
+      vector.store %w4, %out[%i] {alignment = 16 : i64} : memref<1024xf32>, vector<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::vector::VectorDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def ZeroGpuDeferHostWaits : Pass<"zero-gpu-defer-host-waits",
+                                 "mlir::ModuleOp"> {
+  let summary = "Makes the host wait for the GPU only before it touches "
+                "a buffer's elements";
+  let description = [{
+    Runs in `zero-to-nvvm` right after `gpu-async-region`, which makes the
+    host wait for the kernels in flight (a blocking `gpu.wait`) before every
+    op it cannot see into: every call, every collective. Most of those only
+    enqueue more work on the rank's stream, and a wait before each keeps the
+    GPU idle while the host launches what follows: a training step would
+    wait once per matmul and per collective.
+
+    zero's runtime runs all of a rank's GPU work on one stream (each
+    `mgpuStreamCreate` returns the calling thread's), so work enqueued after
+    a kernel runs after it without the host waiting. A blocking `gpu.wait`
+    therefore moves past the ops that need nothing from the host's side:
+
+    - ops without memory effects, and ops on buffers on the host's stack;
+    - allocation and freeing (the runtime's pools are per rank, and a buffer
+      a rank frees goes to its later work, on the same stream);
+    - calls of the runtime's stream-ordered entry points:
+      `zero_rt_gpu_matmul` (cuBLAS on the rank's stream),
+      `zero_rt_gpu_write` (a copy on the stream, staged before it returns)
+      and `zero_rt_gpu_read` (a copy on the stream that the host waits
+      for itself);
+    - a collective's buffer form and the wait that completes a started one,
+      when the module's collectives run on the device
+      (`zero.gpu_collectives = "device"`, from `zero-gpu-buffer-placement`):
+      the cuda-local and nccl backends order them against the rank's stream
+      with CUDA events.
+
+    If the next op after those enqueues GPU work (a launch, or a new chain's
+    `gpu.wait async`) or is another blocking wait, the wait goes: a later
+    wait on the same stream covers the work it waited for. Otherwise it
+    moves to just before that op: an op that touches a buffer on the host,
+    any other call, an op with regions, or the end of its block.
+
+    ```mlir
+    %1 = gpu.launch_func async [%0] @k::@k ...
+    gpu.wait [%1]
+    func.call @zero_rt_gpu_matmul(...)
+    %2 = gpu.wait async
+    %3 = gpu.launch_func async [%2] @k2::@k2 ...
+    gpu.wait [%3]
+    %v = memref.load %managed[] : memref<f32>
+    // becomes: the matmul queues behind the kernel; the host waits for the
+    // second kernel only before it reads
+    %1 = gpu.launch_func async [%0] @k::@k ...
+    func.call @zero_rt_gpu_matmul(...)
+    %2 = gpu.wait async
+    %3 = gpu.launch_func async [%2] @k2::@k2 ...
+    gpu.wait [%3]
+    %v = memref.load %managed[] : memref<f32>
+    ```
+  }];
+}
+
+def ZeroGpuHostMemory : Pass<"zero-gpu-host-memory", "mlir::ModuleOp"> {
+  let summary = "Places the host's buffers in GPU-visible (managed) memory";
+  let description = [{
+    Runs last in `zero-to-nvvm`, on the host code in the LLVM dialect. Calls
+    to `malloc` and `free` (what `finalize-memref-to-llvm` makes of
+    `memref.alloc` and `memref.dealloc`) become calls to the runtime's
+    `zero_rt_gpu_alloc` and `zero_rt_gpu_free`, which allocate CUDA managed
+    memory: the kernels read and write every buffer, and the host code that
+    remains (scalar loads, copies between layouts, the collectives of the
+    CPU backends) reaches the same buffers. When
+    `zero-gpu-buffer-placement` found that the host touches no buffer's
+    elements (`zero.gpu_memory = "device"` on the module), `malloc` becomes
+    `zero_rt_gpu_alloc_device` instead: device memory. The host waits for
+    the kernels in flight before it touches memory (`gpu-async-region` runs
+    earlier in the pipeline), so host and device never touch a buffer at the
+    same time.
+
+    ```mlir
+    %p = llvm.call @malloc(%bytes) : (i64) -> !llvm.ptr
+    // becomes
+    %p = llvm.call @zero_rt_gpu_alloc(%bytes) : (i64) -> !llvm.ptr
+    ```
+
+    A module that already defines `zero_rt_gpu_alloc` or `zero_rt_gpu_free`
+    differently is reported and left unchanged.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+#endif // ZERO_TARGET_GPU_PASSES_TD

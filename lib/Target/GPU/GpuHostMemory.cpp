@@ -1,0 +1,44 @@
+//===- GpuHostMemory.cpp - host buffers in managed memory -----------------===//
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/SymbolTable.h"
+#include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
+#include "zero/Target/GPU/Passes.h"
+
+namespace zero {
+#define GEN_PASS_DEF_ZEROGPUHOSTMEMORY
+#include "zero/Target/GPU/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+
+namespace {
+struct GpuHostMemory : public zero::impl::ZeroGpuHostMemoryBase<GpuHostMemory> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto memory = module->getAttrOfType<StringAttr>("zero.gpu_memory");
+    using zero::RuntimeFunction;
+    StringRef allocate = zero::getRuntimeSymbol(
+        memory && memory.getValue() == "device"
+            ? RuntimeFunction::zero_rt_gpu_alloc_device
+            : RuntimeFunction::zero_rt_gpu_alloc);
+    StringRef release = zero::getRuntimeSymbol(RuntimeFunction::zero_rt_gpu_free);
+    for (auto [from, to] : {std::pair<StringRef, StringRef>{"malloc", allocate},
+                            std::pair<StringRef, StringRef>{"free", release}}) {
+      auto function = module.lookupSymbol<LLVM::LLVMFuncOp>(from);
+      if (!function)
+        continue;
+      if (Operation *existing = module.lookupSymbol(to)) {
+        existing->emitError()
+            << "zero-gpu-host-memory: @" << to
+            << " is already defined; cannot redirect @" << from << " to it";
+        return signalPassFailure();
+      }
+      if (failed(SymbolTable::replaceAllSymbolUses(
+              function, StringAttr::get(&getContext(), to), module)))
+        return signalPassFailure();
+      SymbolTable::setSymbolName(function, to);
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,215 @@
+//===- Pipelines.cpp - zero-to-llvm and zero-to-nvvm ----------------------===//
+
+#include "zero/Target/Pipelines.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "zero/Conversion/Passes.h"
+#include "zero/Dialect/Zero/Transforms/Passes.h"
+#include "zero/Loops/Passes.h"
+#include "zero/Target/CPU/Passes.h"
+#include "zero/Target/GPU/Passes.h"
+
+using namespace mlir;
+
+/// Upstream's buffer-deallocation-pipeline, with zero-split-deallocs before
+/// the simplification: ownership leaves one dealloc per block listing every
+/// buffer of a step, which the simplification's alias queries would take
+/// quadratic time over.
+static void addDeallocationPasses(OpPassManager &pm) {
+  memref::ExpandReallocPassOptions realloc;
+  realloc.emitDeallocs = false;
+  pm.addNestedPass<func::FuncOp>(memref::createExpandReallocPass(realloc));
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(zero::createZeroSplitDeallocs());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+}
+
+/// Tensors to buffers, shared by the CPU and GPU pipelines.
+static void addBufferizationPasses(OpPassManager &pm) {
+  // A program from upstream's shard-partition, in zero's ops.
+  pm.addPass(zero::createConvertShardToZero());
+  // Futures that loops carry get buffers that outlive an iteration.
+  pm.addPass(zero::createZeroExpandLoopFutures());
+  // Elementwise arith and math on tensors to linalg, fused into one loop nest
+  // per web (fusion keeps each element's sequence of operations): a
+  // bucket's whole update is one loop nest, one kernel on the GPU.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // Full reductions in zero's one order (the same bits on every pipeline
+  // and every N), before fusion: fusing a norm's squares and the reshape
+  // before it into a reduction makes one over several dimensions.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroOrderReductions());
+  pm.addNestedPass<func::FuncOp>(zero::createZeroFuseElementwise());
+  // Tensors to buffers. Function arguments and results get identity layouts
+  // so that a launcher can pass plain dense buffers.
+  // One destination value per op: CSE's sharing would make One-Shot's
+  // conflict analysis quadratic.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroUnshareInits());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  // A training loop yields new weights in fresh buffers each step.
+  bufferize.allowReturnAllocsFromLoops = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addDeallocationPasses(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createCanonicalizerPass());
+  // The runtime's collectives take dense buffers. Staged here, the copies
+  // become kernels on the GPU, not host copies beside the runtime calls.
+  pm.addPass(zero::createZeroContiguousCollectiveBuffers());
+}
+
+/// Complex arithmetic (a matmul of complex numbers left as a loop nest) as
+/// arith and math on its parts, then its parts as LLVM structs.
+static void addComplexToLLVMPasses(OpPassManager &pm) {
+  pm.addPass(createConvertComplexToStandardPass());
+  pm.addPass(createConvertComplexToLLVMPass());
+}
+
+/// The host code's arith, math, memref, func and cf to the LLVM dialect.
+static void addHostToLLVMPasses(OpPassManager &pm) {
+  // f64 to bf16 has no runtime function on the host: through f32.
+  pm.addPass(zero::createZeroExpandTruncF());
+  addComplexToLLVMPasses(pm);
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  expand.includeF8E8M0 = false;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  // Wide accesses (zero-gpu-wide-access) when the GPU's loops run here.
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+/// Loop nests as the GPU runs them, before they are tiled into blocks and
+/// threads: copies as loop nests, parallel loops, 16-byte accesses,
+/// independent ones merged, each nest 1-D.
+static void addGpuLoopPasses(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(zero::createZeroGpuCopies());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // 16-byte loads and stores in elementwise loops.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroGpuWideAccess());
+  // Independent loop nests (the updates of a bucket's parameters) as one.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroFuseIndependentLoops());
+  // Every nest 1-D: any shape fits CUDA's grid, and accesses coalesce.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroGpuCollapseLoops());
+}
+
+void zero::buildZeroToLLVMPipeline(OpPassManager &pm,
+                                   const ZeroToLLVMOptions &options) {
+  addBufferizationPasses(pm);
+  // Loops, runtime calls, then LLVM. The GPU's structure includes its
+  // matmul calls, here of the runtime's host GEMM.
+  if (options.gpuLoops) {
+    zero::ZeroGpuMatmulCallsOptions matmuls;
+    matmuls.host = true;
+    pm.addPass(zero::createZeroGpuMatmulCalls(matmuls));
+    addGpuLoopPasses(pm);
+  } else {
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  }
+  if (options.runtimeChecks) {
+    pm.addPass(createGenerateRuntimeVerificationPass());
+    pm.addPass(zero::createZeroChecksToRuntime());
+  }
+  pm.addPass(zero::createZeroLowerToRuntime());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(zero::createZeroScfToControlFlow());
+  addHostToLLVMPasses(pm);
+  pm.addPass(createCanonicalizerPass());
+}
+
+void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
+                                   const ZeroToNVVMOptions &options) {
+  addBufferizationPasses(pm);
+  // Each parallel loop nest becomes a kernel: tiles of `blockSize` iterations
+  // are blocks, the iterations of a tile its threads (a guard, not a min,
+  // bounds the last tile, so every block has the same size).
+  // Matmuls call cuBLAS (as XLA does); the rest are loop nests, kernels.
+  if (options.cublas)
+    pm.addPass(zero::createZeroGpuMatmulCalls());
+  addGpuLoopPasses(pm);
+  pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
+      {options.blockSize}, /*noMinMaxBounds=*/true));
+  // Constant tile bounds for the mapping, by propagation only: the
+  // canonicalizer would fold a loop of one tile away, and rebuilding a loop
+  // drops its mapping.
+  pm.addPass(createSCCPPass());
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  // Kernels are named after their function; PTX allows fewer characters.
+  pm.addPass(zero::createZeroGpuKernelNames());
+  pm.addPass(createCanonicalizerPass());
+  zero::ZeroGpuBufferPlacementOptions placement;
+  placement.collectives = options.collectives;
+  pm.addPass(zero::createZeroGpuBufferPlacement(placement));
+  // Launches go to a stream in order, and the host waits only before it
+  // touches memory (a copy, a scalar read, a collective) or returns.
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  // ... and not before what the runtime orders on the rank's stream.
+  pm.addPass(zero::createZeroGpuDeferHostWaits());
+
+  // Collectives, then the host and the kernels to LLVM.
+  pm.addPass(zero::createZeroLowerToRuntime());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(zero::createZeroScfToControlFlow());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  // Square roots rounded as on the CPU, not libdevice's approximate ones.
+  pm.addNestedPass<gpu::GPUModuleOp>(zero::createZeroGpuIeeeSqrt());
+  addComplexToLLVMPasses(pm.nest<gpu::GPUModuleOp>());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addPass(createGpuToLLVMConversionPass());
+  addHostToLLVMPasses(pm);
+  pm.addPass(zero::createZeroGpuHostMemory());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createCanonicalizerPass());
+}
+
+void zero::registerZeroToNVVMPipeline() {
+  PassPipelineRegistration<ZeroToNVVMOptions>(
+      "zero-to-nvvm",
+      "Lowers a zero program in tensors to host code in the LLVM dialect "
+      "that launches CUDA kernels (one per loop nest, embedded as a cubin or "
+      "PTX) and calls zero's runtime for collectives and GPU memory",
+      buildZeroToNVVMPipeline);
+}
+
+void zero::registerZeroToLLVMPipeline() {
+  PassPipelineRegistration<ZeroToLLVMOptions>(
+      "zero-to-llvm",
+      "Lowers a zero program in tensors (func, scf, arith, math, tensor, "
+      "linalg, zero) to the LLVM dialect for the CPU, collectives as calls "
+      "into zero's runtime",
+      buildZeroToLLVMPipeline);
+}
