@@ -1,5 +1,5 @@
 # -*- Python -*-
-# Runs zero's GoogleTest binaries (unittests/) as lit tests.
+# Runs zero's GoogleTest binaries as lit tests.
 
 import os
 
@@ -7,6 +7,8 @@ import lit.formats
 
 config.name = "zero-unit"
 config.suffixes = []
-config.test_exec_root = os.path.join(config.zero_obj_root, "unittests")
+# unittests/, and the runtime's own tests (runtime/test, which ctest also
+# runs in a runtime-only build).
+config.test_exec_root = config.zero_obj_root
 config.test_source_root = config.test_exec_root
-config.test_format = lit.formats.GoogleTest(".", "Tests")
+config.test_format = lit.formats.GoogleTest("unittests;runtime/test", "Tests")
