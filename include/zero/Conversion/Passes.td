@@ -99,7 +99,13 @@ def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
       codes, and the group;
     - `zero.replica_index` into a call to `zero_rt_group_index`;
 
-    and then erases the `zero.mesh` symbols. A group is passed as a constant
+    and then erases the `zero.mesh` symbols. The rewrites are conversion
+    patterns (`populateZeroToRuntimePatterns` in
+    `zero/Conversion/ZeroToRuntime/ZeroToRuntime.h`) with a type converter
+    that gives `!zero.request` the runtime's handle type, `!llvm.ptr`: a
+    started collective returns the handle, `zero.wait` becomes `zero_rt_wait`
+    on it, and loops carrying requests are converted structurally. A group is
+    passed as a constant
     `memref.global` holding `{mesh rank, shape..., number of axes, axes...}`,
     one per distinct mesh and axes.
 

@@ -6,14 +6,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
+#include "zero/Conversion/ZeroToRuntime/ZeroToRuntime.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Conversion/Passes.h"
+#include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -27,14 +29,9 @@ using namespace zero;
 
 namespace {
 
-/// `zero_rt_wait` on `handle` (a `zero_handle *`) where `wait` stands, which
-/// goes.
-void lowerWait(WaitOp wait, Value handle, RuntimeCallBuilder &calls) {
-  OpBuilder b(wait);
-  func::FuncOp waitFn = calls.declare(RuntimeFunction::zero_rt_wait);
-  func::CallOp::create(b, wait.getLoc(), waitFn, handle);
-  wait->erase();
-}
+//===----------------------------------------------------------------------===//
+// What the conversion needs
+//===----------------------------------------------------------------------===//
 
 /// Checks that `request` is consumed exactly once: by a zero.wait in its
 /// block, or by the scf.for that carries it (as its initial value, or
@@ -78,42 +75,149 @@ LogicalResult verifyRequests(ModuleOp module) {
   return failure(failedAny);
 }
 
-/// Gives the requests that loops carry (block arguments, results of ops
-/// with regions) the handle's type, and makes zero.completed_request a null
-/// handle: the collectives that start them and the waits that end them are
-/// lowered next.
-void lowerCarriedRequests(ModuleOp module, RuntimeCallBuilder &calls) {
-  Type ptr = calls.pointerType();
-  module.walk([&](Operation *op) {
-    if (auto none = dyn_cast<CompletedRequestOp>(op)) {
-      OpBuilder b(op);
-      op->replaceAllUsesWith(LLVM::ZeroOp::create(b, op->getLoc(), ptr));
-      op->erase();
-      return;
+/// Why each rank's part along `dim` of `type` is not contiguous, if it is
+/// not.
+std::optional<std::string> whyPartsNotContiguous(MemRefType type, int64_t dim) {
+  for (int64_t d = 0; d < dim; ++d)
+    if (type.getDimSize(d) != 1) {
+      std::string why;
+      llvm::raw_string_ostream os(why);
+      os << "cannot be lowered: splitting dimension " << dim << " of '" << type
+         << "' gives parts that are not contiguous (only unit dimensions "
+            "may precede it); flatten the buffer first";
+      return why;
     }
-    if (op->getNumRegions() == 0)
-      return;
-    for (OpResult result : op->getResults())
-      if (isa<RequestType>(result.getType()))
-        result.setType(ptr);
-    for (Region &region : op->getRegions())
-      for (BlockArgument argument : region.getArguments())
-        if (isa<RequestType>(argument.getType()))
-          argument.setType(ptr);
-  });
+  return std::nullopt;
 }
 
-/// Checks that each rank's part along `dim` is contiguous.
-LogicalResult verifyContiguousParts(Operation *op, MemRefType type,
-                                    int64_t dim) {
-  for (int64_t d = 0; d < dim; ++d)
-    if (type.getDimSize(d) != 1)
-      return op->emitOpError("cannot be lowered: splitting dimension ")
-             << dim << " of " << type
-             << " gives parts that are not contiguous (only unit dimensions "
-                "may precede it); flatten the buffer first";
-  return success();
+//===----------------------------------------------------------------------===//
+// The patterns
+//===----------------------------------------------------------------------===//
+
+/// A buffer collective's runtime functions: the blocking one, the one that
+/// starts it and returns a handle, and its reduction code, if it reduces.
+struct CollectiveCall {
+  RuntimeFunction blocking, start;
+  std::optional<int32_t> reduction;
+};
+
+CollectiveCall collectiveCallOf(AllReduceBufferOp op) {
+  return {RuntimeFunction::zero_rt_all_reduce,
+          RuntimeFunction::zero_rt_all_reduce_start,
+          reductionCode(op.getReduction())};
 }
+CollectiveCall collectiveCallOf(ReduceScatterBufferOp op) {
+  return {RuntimeFunction::zero_rt_reduce_scatter,
+          RuntimeFunction::zero_rt_reduce_scatter_start,
+          reductionCode(op.getReduction())};
+}
+CollectiveCall collectiveCallOf(AllGatherBufferOp) {
+  return {RuntimeFunction::zero_rt_all_gather,
+          RuntimeFunction::zero_rt_all_gather_start, std::nullopt};
+}
+
+/// A buffer collective to its runtime call: the buffers as pointers at their
+/// offsets, the element count, the dtype and reduction codes, the group. With
+/// a request, the `_start` entry point, whose handle replaces the request.
+template <typename CollectiveOp>
+struct BufferCollectiveToCall : public OpConversionPattern<CollectiveOp> {
+  using OpConversionPattern<CollectiveOp>::OpConversionPattern;
+  using OpAdaptor = typename CollectiveOp::Adaptor;
+
+  LogicalResult
+  matchAndRewrite(CollectiveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (std::optional<std::string> why = whyNotLowerableToRuntime(op))
+      return rewriter.notifyMatchFailure(op, *why);
+    CollectiveCall kind = collectiveCallOf(op);
+    RuntimeCallBuilder calls(op->template getParentOfType<ModuleOp>());
+    Location loc = op.getLoc();
+    auto inputType = cast<MemRefType>(op.getInput().getType());
+    Type i64 = rewriter.getI64Type(), i32 = rewriter.getI32Type();
+    bool started = op.getRequest() != nullptr;
+    func::FuncOp fn =
+        calls.declare(rewriter, started ? kind.start : kind.blocking);
+    SmallVector<Value> args = {
+        calls.pointerTo(rewriter, loc, adaptor.getInput()),
+        calls.pointerTo(rewriter, loc, adaptor.getOutput()),
+        arith::ConstantIntOp::create(rewriter, loc, i64,
+                                     inputType.getNumElements()),
+        arith::ConstantIntOp::create(rewriter, loc, i32,
+                                     *dtypeCode(inputType.getElementType()))};
+    if (kind.reduction)
+      args.push_back(
+          arith::ConstantIntOp::create(rewriter, loc, i32, *kind.reduction));
+    args.push_back(calls.groupPointer(
+        rewriter, loc, lookupMesh(op, op.getMeshAttr()), op.getAxesAttr()));
+    // A bucket's collective is named in traces.
+    if (auto bucket = op->template getAttrOfType<DictionaryAttr>("zero.bucket"))
+      if (auto id = bucket.template getAs<IntegerAttr>("id"))
+        func::CallOp::create(
+            rewriter, loc,
+            calls.declare(rewriter, RuntimeFunction::zero_rt_label),
+            calls.stringPointer(rewriter, loc,
+                                "bucket " + std::to_string(id.getInt())));
+    auto call = func::CallOp::create(rewriter, loc, fn, args);
+    rewriter.replaceOp(op, call.getResults());
+    return success();
+  }
+};
+
+/// `zero.wait` to `zero_rt_wait` on the handle, where the wait stands.
+struct WaitToCall : public OpConversionPattern<WaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WaitOp wait, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RuntimeCallBuilder calls(wait->getParentOfType<ModuleOp>());
+    func::CallOp::create(rewriter, wait.getLoc(),
+                         calls.declare(rewriter, RuntimeFunction::zero_rt_wait),
+                         adaptor.getRequest());
+    rewriter.eraseOp(wait);
+    return success();
+  }
+};
+
+/// A request with nothing in flight is a null handle, on which
+/// `zero_rt_wait` returns at once.
+struct CompletedRequestToNull : public OpConversionPattern<CompletedRequestOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CompletedRequestOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVM::ZeroOp>(
+        op, getTypeConverter()->convertType(op.getType()));
+    return success();
+  }
+};
+
+/// `zero.replica_index` to `zero_rt_group_index` of its group.
+struct ReplicaIndexToCall : public OpConversionPattern<ReplicaIndexOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReplicaIndexOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (std::optional<std::string> why = whyNotLowerableToRuntime(op))
+      return rewriter.notifyMatchFailure(op, *why);
+    RuntimeCallBuilder calls(op->getParentOfType<ModuleOp>());
+    Location loc = op.getLoc();
+    Value group = calls.groupPointer(
+        rewriter, loc, lookupMesh(op, op.getMeshAttr()), op.getAxesAttr());
+    Value index =
+        func::CallOp::create(
+            rewriter, loc,
+            calls.declare(rewriter, RuntimeFunction::zero_rt_group_index),
+            group)
+            .getResult(0);
+    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(op, rewriter.getIndexType(),
+                                                    index);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Batches of started collectives
+//===----------------------------------------------------------------------===//
 
 /// Whether `op` calls the runtime to start a collective (it returns a
 /// handle).
@@ -123,11 +227,11 @@ bool isStartCall(Operation *op) {
     return false;
   std::optional<RuntimeFunction> function =
       lookupRuntimeFunction(call.getCallee());
-  return function && llvm::is_contained(
-                         {RuntimeFunction::zero_rt_all_reduce_start,
-                          RuntimeFunction::zero_rt_reduce_scatter_start,
-                          RuntimeFunction::zero_rt_all_gather_start},
-                         *function);
+  return function &&
+         llvm::is_contained({RuntimeFunction::zero_rt_all_reduce_start,
+                             RuntimeFunction::zero_rt_reduce_scatter_start,
+                             RuntimeFunction::zero_rt_all_gather_start},
+                            *function);
 }
 
 /// Whether `op` may stand between two started collectives of one batch: it
@@ -143,11 +247,107 @@ bool mayStandInBatch(Operation *op) {
          !isa_and_present<gpu::GPUDialect>(op->getDialect());
 }
 
-/// Brackets each run of two or more collectives started one after another,
-/// with nothing but their arguments between them, by `zero_rt_batch_begin`
-/// and `zero_rt_batch_end`: what one step of the schedule issues together,
-/// which the nccl backend issues as one NCCL group.
-void batchStartedCollectives(ModuleOp module, RuntimeCallBuilder &calls) {
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The interface
+//===----------------------------------------------------------------------===//
+
+RuntimeTypeConverter::RuntimeTypeConverter(MLIRContext *context) {
+  addConversion([](Type type) { return type; });
+  addConversion([context](RequestType) -> Type {
+    return LLVM::LLVMPointerType::get(context);
+  });
+}
+
+void zero::populateZeroToRuntimePatterns(TypeConverter &typeConverter,
+                                         RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<BufferCollectiveToCall<AllReduceBufferOp>,
+               BufferCollectiveToCall<ReduceScatterBufferOp>,
+               BufferCollectiveToCall<AllGatherBufferOp>, WaitToCall,
+               CompletedRequestToNull, ReplicaIndexToCall>(typeConverter,
+                                                           context);
+  scf::populateSCFStructuralTypeConversions(typeConverter, patterns);
+}
+
+void zero::configureZeroToRuntimeTarget(ConversionTarget &target,
+                                        TypeConverter &typeConverter) {
+  target
+      .addIllegalOp<AllReduceBufferOp, ReduceScatterBufferOp, AllGatherBufferOp,
+                    WaitOp, CompletedRequestOp, ReplicaIndexOp>();
+  target.addLegalDialect<arith::ArithDialect, func::FuncDialect,
+                         LLVM::LLVMDialect, memref::MemRefDialect>();
+  scf::populateSCFStructuralTypeConversionTarget(typeConverter, target);
+}
+
+std::optional<std::string> zero::whyNotLowerableToRuntime(Operation *op) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  if (auto index = dyn_cast<ReplicaIndexOp>(op)) {
+    if (lookupMesh(op, index.getMeshAttr()))
+      return std::nullopt;
+    os << "refers to unknown mesh " << index.getMeshAttr();
+    return why;
+  }
+  auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+  if (!lookupMesh(op, meshName)) {
+    os << "refers to unknown mesh " << meshName;
+    return why;
+  }
+  auto inputType = cast<MemRefType>(op->getOperand(0).getType());
+  auto outputType = cast<MemRefType>(op->getOperand(1).getType());
+  if (!dtypeCode(inputType.getElementType())) {
+    os << "cannot be lowered: the runtime has no element type '"
+       << inputType.getElementType()
+       << "' (it has f32, bf16, f16, f64, i32 and i64)";
+    return why;
+  }
+  if (auto rs = dyn_cast<ReduceScatterBufferOp>(op))
+    if (auto partsWhy = whyPartsNotContiguous(inputType, rs.getScatterDim()))
+      return partsWhy;
+  if (auto ag = dyn_cast<AllGatherBufferOp>(op))
+    if (auto partsWhy = whyPartsNotContiguous(outputType, ag.getGatherDim()))
+      return partsWhy;
+  for (MemRefType type : {inputType, outputType})
+    if (!isContiguousBuffer(type)) {
+      os << "cannot be lowered: '" << type
+         << "' is not contiguous (zero-contiguous-collective-buffers "
+            "stages such buffers through dense ones)";
+      return why;
+    }
+  return std::nullopt;
+}
+
+LogicalResult zero::checkLowerableToRuntime(ModuleOp module) {
+  bool failedAny = false;
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isBufferCollective(op) || isa<ReplicaIndexOp>(op)) {
+      if (std::optional<std::string> why = whyNotLowerableToRuntime(op)) {
+        op->emitOpError(*why);
+        failedAny = true;
+      }
+    } else if (isa<CollectiveOpInterface, AsyncOp, AwaitOp>(op)) {
+      op->emitOpError("is still in tensor form; bufferize before "
+                      "zero-lower-to-runtime (zero-to-llvm does)");
+      failedAny = true;
+      return WalkResult::skip();
+    }
+    return WalkResult::advance();
+  });
+  // Checked after the ops themselves, so that an op in tensor form is
+  // reported as such, not by its requests.
+  if (failedAny)
+    return failure();
+  return verifyRequests(module);
+}
+
+void zero::eraseMeshes(ModuleOp module) {
+  for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+    mesh.erase();
+}
+
+void zero::batchStartedCollectives(ModuleOp module) {
   SmallVector<std::pair<Operation *, Operation *>> runs;
   module.walk([&](Block *block) {
     Operation *first = nullptr, *last = nullptr;
@@ -166,158 +366,41 @@ void batchStartedCollectives(ModuleOp module, RuntimeCallBuilder &calls) {
   });
   if (runs.empty())
     return;
-  func::FuncOp begin = calls.declare(RuntimeFunction::zero_rt_batch_begin);
-  func::FuncOp end = calls.declare(RuntimeFunction::zero_rt_batch_end);
+  RuntimeCallBuilder calls(module);
+  OpBuilder b(module.getContext());
+  func::FuncOp begin = calls.declare(b, RuntimeFunction::zero_rt_batch_begin);
+  func::FuncOp end = calls.declare(b, RuntimeFunction::zero_rt_batch_end);
   for (auto [first, last] : runs) {
-    OpBuilder b(first);
+    b.setInsertionPoint(first);
     func::CallOp::create(b, first->getLoc(), begin, ValueRange());
     b.setInsertionPointAfter(last);
     func::CallOp::create(b, last->getLoc(), end, ValueRange());
   }
 }
 
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+
 struct ZeroLowerToRuntimePass
     : public zero::impl::ZeroLowerToRuntimeBase<ZeroLowerToRuntimePass> {
-  void runOnOperation() override;
-
-  LogicalResult lowerCollective(Operation *op, RuntimeCallBuilder &calls);
-  LogicalResult lowerReplicaIndex(ReplicaIndexOp op, RuntimeCallBuilder &calls);
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(checkLowerableToRuntime(module)))
+      return signalPassFailure();
+    MLIRContext *context = &getContext();
+    RuntimeTypeConverter typeConverter(context);
+    ConversionTarget target(*context);
+    configureZeroToRuntimeTarget(target, typeConverter);
+    RewritePatternSet patterns(context);
+    populateZeroToRuntimePatterns(typeConverter, patterns);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+    batchStartedCollectives(module);
+    eraseMeshes(module);
+  }
 };
-
-LogicalResult
-ZeroLowerToRuntimePass::lowerReplicaIndex(ReplicaIndexOp op,
-                                          RuntimeCallBuilder &calls) {
-  MeshOp mesh = lookupMesh(op, op.getMeshAttr());
-  if (!mesh)
-    return op.emitOpError("refers to unknown mesh ") << op.getMeshAttr();
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  func::FuncOp fn = calls.declare(RuntimeFunction::zero_rt_group_index);
-  Value group = calls.groupPointer(b, loc, mesh, op.getAxesAttr());
-  Value index = func::CallOp::create(b, loc, fn, group).getResult(0);
-  op.replaceAllUsesWith(
-      arith::IndexCastOp::create(b, loc, b.getIndexType(), index).getResult());
-  op.erase();
-  return success();
-}
-
-LogicalResult
-ZeroLowerToRuntimePass::lowerCollective(Operation *op,
-                                        RuntimeCallBuilder &calls) {
-  Value input = op->getOperand(0), output = op->getOperand(1);
-  auto inputType = cast<MemRefType>(input.getType());
-  auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
-  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
-  MeshOp mesh = lookupMesh(op, meshName);
-  if (!mesh)
-    return op->emitOpError("refers to unknown mesh ") << meshName;
-  std::optional<int32_t> dtype = dtypeCode(inputType.getElementType());
-  if (!dtype)
-    return op->emitOpError("cannot be lowered: the runtime has no element "
-                           "type ")
-           << inputType.getElementType()
-           << " (it has f32, bf16, f16, f64, i32 and i64)";
-
-  // The blocking entry point, and the one that starts it and returns a
-  // handle.
-  RuntimeFunction blocking, start;
-  std::optional<int32_t> reduction;
-  if (auto ar = dyn_cast<AllReduceBufferOp>(op)) {
-    blocking = RuntimeFunction::zero_rt_all_reduce;
-    start = RuntimeFunction::zero_rt_all_reduce_start;
-    reduction = reductionCode(ar.getReduction());
-  } else if (auto rs = dyn_cast<ReduceScatterBufferOp>(op)) {
-    blocking = RuntimeFunction::zero_rt_reduce_scatter;
-    start = RuntimeFunction::zero_rt_reduce_scatter_start;
-    reduction = reductionCode(rs.getReduction());
-    if (failed(verifyContiguousParts(op, inputType, rs.getScatterDim())))
-      return failure();
-  } else {
-    auto ag = cast<AllGatherBufferOp>(op);
-    blocking = RuntimeFunction::zero_rt_all_gather;
-    start = RuntimeFunction::zero_rt_all_gather_start;
-    if (failed(verifyContiguousParts(op, cast<MemRefType>(output.getType()),
-                                     ag.getGatherDim())))
-      return failure();
-  }
-
-  // A started collective (it returns a request) calls the `_start` entry
-  // point. When its wait is in its block, that wait becomes zero_rt_wait on
-  // the handle here, after which temporaries can go; a request that a loop
-  // carries to its wait is the handle itself (verifyRequests checked both).
-  Value request = op->getNumResults() ? op->getResult(0) : Value();
-  WaitOp localWait =
-      request ? dyn_cast<WaitOp>(*request.getUsers().begin()) : WaitOp();
-  for (Value buffer : {input, output})
-    if (!isContiguousBuffer(cast<MemRefType>(buffer.getType())))
-      return op->emitOpError("cannot be lowered: ")
-             << buffer.getType()
-             << " is not contiguous (zero-contiguous-collective-buffers "
-                "stages such buffers through dense ones)";
-
-  OpBuilder b(op);
-  Location loc = op->getLoc();
-  Type i64 = b.getI64Type(), i32 = b.getI32Type();
-  func::FuncOp fn = calls.declare(request ? start : blocking);
-
-  SmallVector<Value> args = {
-      calls.pointerTo(b, loc, input), calls.pointerTo(b, loc, output),
-      arith::ConstantIntOp::create(b, loc, i64, inputType.getNumElements()),
-      arith::ConstantIntOp::create(b, loc, i32, *dtype)};
-  if (reduction)
-    args.push_back(arith::ConstantIntOp::create(b, loc, i32, *reduction));
-  args.push_back(calls.groupPointer(b, loc, mesh, axes));
-  // A bucket's collective is named in traces.
-  if (auto bucket = op->getAttrOfType<DictionaryAttr>("zero.bucket"))
-    if (auto id = bucket.getAs<IntegerAttr>("id")) {
-      func::FuncOp label = calls.declare(RuntimeFunction::zero_rt_label);
-      func::CallOp::create(
-          b, loc, label,
-          calls.stringPointer(b, loc, "bucket " + std::to_string(id.getInt())));
-    }
-  auto call = func::CallOp::create(b, loc, fn, args);
-  if (localWait)
-    lowerWait(localWait, call.getResult(0), calls);
-  else if (request)
-    request.replaceAllUsesWith(call.getResult(0));
-  op->erase();
-  return success();
-}
-
-void ZeroLowerToRuntimePass::runOnOperation() {
-  ModuleOp module = getOperation();
-  RuntimeCallBuilder calls(module);
-  bool failedAny = false;
-  SmallVector<Operation *> work;
-  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (isBufferCollective(op) || isa<ReplicaIndexOp>(op)) {
-      work.push_back(op);
-    } else if (isa<CollectiveOpInterface, AsyncOp, AwaitOp>(op)) {
-      op->emitOpError("is still in tensor form; bufferize before "
-                      "zero-lower-to-runtime (zero-to-llvm does)");
-      failedAny = true;
-      return WalkResult::skip();
-    }
-    return WalkResult::advance();
-  });
-  if (failedAny || failed(verifyRequests(module)))
-    return signalPassFailure();
-  lowerCarriedRequests(module, calls);
-  for (Operation *op : work) {
-    LogicalResult result =
-        isa<ReplicaIndexOp>(op)
-            ? lowerReplicaIndex(cast<ReplicaIndexOp>(op), calls)
-            : lowerCollective(op, calls);
-    failedAny |= failed(result);
-  }
-  if (failedAny)
-    return signalPassFailure();
-  // The waits on carried requests, whose handles are now pointers.
-  module.walk(
-      [&](WaitOp wait) { lowerWait(wait, wait->getOperand(0), calls); });
-  batchStartedCollectives(module, calls);
-  for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
-    mesh.erase();
-}
 
 } // namespace

@@ -40,7 +40,9 @@ struct ZeroChecksToRuntimePass
     module.walk([&](cf::AssertOp check) { checks.push_back(check); });
     if (checks.empty())
       return;
-    func::FuncOp checkFn = calls.declare(zero::RuntimeFunction::zero_rt_check);
+    OpBuilder declarations(module.getContext());
+    func::FuncOp checkFn =
+        calls.declare(declarations, zero::RuntimeFunction::zero_rt_check);
     for (auto [index, check] : llvm::enumerate(checks)) {
       OpBuilder b(check);
       Value holds = arith::ExtUIOp::create(b, check.getLoc(), b.getI32Type(),

@@ -6,7 +6,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostAccess.h"
-#include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -15,8 +14,9 @@
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "zero/Target/GPU/Passes.h"
+#include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Target/GPU/Passes.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace zero {
@@ -163,8 +163,8 @@ void copyScalarsThroughStack(ModuleOp module) {
     Value bytes = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
                                                zero::elementBytes(element));
     func::FuncOp copy =
-        calls.declare(isLoad ? zero::RuntimeFunction::zero_rt_gpu_read
-                             : zero::RuntimeFunction::zero_rt_gpu_write);
+        calls.declare(b, isLoad ? zero::RuntimeFunction::zero_rt_gpu_read
+                                : zero::RuntimeFunction::zero_rt_gpu_write);
     Value device = calls.pointerTo(b, loc, element1);
     Value host = calls.pointerTo(b, loc, slot);
     if (isLoad) {
@@ -205,7 +205,7 @@ void writeConstantsFromHost(ModuleOp module) {
     Location loc = copy.getLoc();
     auto type = cast<MemRefType>(copy.getSource().getType());
     func::FuncOp write =
-        calls.declare(zero::RuntimeFunction::zero_rt_gpu_write);
+        calls.declare(b, zero::RuntimeFunction::zero_rt_gpu_write);
     Value bytes = arith::ConstantIntOp::create(
         b, loc, b.getI64Type(),
         type.getNumElements() * zero::elementBytes(type.getElementType()));

@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Target/GPU/Passes.h"
 
 namespace zero {
@@ -89,8 +89,8 @@ struct ZeroGpuMatmulCallsPass
           *zero::dtypeCode(getElementTypeOrSelf(buffer.getType())));
     };
     func::FuncOp fn =
-        calls.declare(host ? zero::RuntimeFunction::zero_rt_host_matmul
-                           : zero::RuntimeFunction::zero_rt_gpu_matmul);
+        calls.declare(b, host ? zero::RuntimeFunction::zero_rt_host_matmul
+                              : zero::RuntimeFunction::zero_rt_gpu_matmul);
     SmallVector<Value> args = {code(a),     code(c),
                                dim(a, 0),   dim(bm, 1),
                                dim(a, 1),   calls.pointerTo(b, loc, a),

@@ -1,19 +1,59 @@
 // A third-party tool: registers only what it wants (zero's dialect, func,
 // arith and zero's passes) through the public headers, and runs a pipeline.
+// Its own pass reuses zero's conversion patterns in its own conversion, as a
+// compiler team lowering to zero's runtime would.
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "zero/Conversion/ZeroToRuntime/ZeroToRuntime.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/InitZero.h"
 
+namespace {
+
+/// zero's collectives to runtime calls inside the consumer's own
+/// conversion.
+struct ConsumerLowerCollectives
+    : public mlir::PassWrapper<ConsumerLowerCollectives,
+                               mlir::OperationPass<mlir::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ConsumerLowerCollectives)
+  llvm::StringRef getArgument() const override {
+    return "consumer-lower-collectives";
+  }
+  void getDependentDialects(mlir::DialectRegistry &registry) const override {
+    registry.insert<mlir::LLVM::LLVMDialect, mlir::memref::MemRefDialect>();
+  }
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    if (failed(zero::checkLowerableToRuntime(module)))
+      return signalPassFailure();
+    zero::RuntimeTypeConverter typeConverter(&getContext());
+    mlir::ConversionTarget target(getContext());
+    zero::configureZeroToRuntimeTarget(target, typeConverter);
+    mlir::RewritePatternSet patterns(&getContext());
+    zero::populateZeroToRuntimePatterns(typeConverter, patterns);
+    if (failed(
+            mlir::applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+    zero::eraseMeshes(module);
+  }
+};
+
+} // namespace
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   zero::registerZeroDialect(registry);
-  registry.insert<mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  registry.insert<mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                  mlir::memref::MemRefDialect>();
   zero::registerZeroPasses();
+  mlir::PassRegistration<ConsumerLowerCollectives>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "zero consumer\n", registry));
 }

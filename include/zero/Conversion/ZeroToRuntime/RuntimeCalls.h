@@ -75,8 +75,7 @@ inline int32_t reductionCode(ReductionKind kind) {
 /// lowered to LLVM: its store size, rounded up to a power of two (an i1 is
 /// one byte).
 inline unsigned elementBytes(mlir::Type type) {
-  return llvm::PowerOf2Ceil(
-      llvm::divideCeil(type.getIntOrFloatBitWidth(), 8u));
+  return llvm::PowerOf2Ceil(llvm::divideCeil(type.getIntOrFloatBitWidth(), 8u));
 }
 
 /// Declares runtime functions and builds their arguments in one module.
@@ -84,12 +83,14 @@ class RuntimeCallBuilder {
 public:
   RuntimeCallBuilder(mlir::ModuleOp module) : module(module), symbols(module) {}
 
-  /// Declares `function` as a private function once.
-  mlir::func::FuncOp declare(RuntimeFunction function) {
+  /// Declares `function` as a private function once, with `b` (a pattern's
+  /// rewriter, so that a conversion sees the declaration).
+  mlir::func::FuncOp declare(mlir::OpBuilder &b, RuntimeFunction function) {
     llvm::StringRef name = getRuntimeSymbol(function);
     if (auto existing = symbols.lookup<mlir::func::FuncOp>(name))
       return existing;
-    mlir::OpBuilder b = mlir::OpBuilder::atBlockBegin(module.getBody());
+    mlir::OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
     auto fn = mlir::func::FuncOp::create(
         b, module.getLoc(), name,
         getRuntimeFunctionType(module.getContext(), function));
@@ -129,9 +130,10 @@ public:
     auto type = mlir::MemRefType::get(value.getType().getShape(),
                                       value.getType().getElementType());
     if (!symbols.lookup(name)) {
-      mlir::OpBuilder gb = mlir::OpBuilder::atBlockBegin(module.getBody());
+      mlir::OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(module.getBody());
       auto global = mlir::memref::GlobalOp::create(
-          gb, module.getLoc(), name, gb.getStringAttr("private"), type, value,
+          b, module.getLoc(), name, b.getStringAttr("private"), type, value,
           /*constant=*/true, /*alignment=*/nullptr);
       symbols.insert(global);
     }
