@@ -1,5 +1,6 @@
 # -*- Python -*-
-# Runs zero's GoogleTest binaries as lit tests.
+# Runs zero's GoogleTest binaries (unittests/, with the runtime's own from
+# runtime/test) as lit tests.
 
 import os
 
@@ -7,8 +8,6 @@ import lit.formats
 
 config.name = "zero-unit"
 config.suffixes = []
-# unittests/, and the runtime's own tests (runtime/test, which ctest also
-# runs in a runtime-only build).
-config.test_exec_root = config.zero_obj_root
+config.test_exec_root = os.path.join(config.zero_obj_root, "unittests")
 config.test_source_root = config.test_exec_root
-config.test_format = lit.formats.GoogleTest("unittests;runtime/test", "Tests")
+config.test_format = lit.formats.GoogleTest(".", "Tests")
