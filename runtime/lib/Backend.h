@@ -60,6 +60,13 @@ public:
   double finished = -1;
 };
 
+/// A span of a rank's computation as it ran on a device, on the host's
+/// clock.
+struct ComputeSpan {
+  std::string name;
+  double begin, end;
+};
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -80,10 +87,17 @@ public:
   /// Fails the world with `message` unless it failed already. The message
   /// names the rank it concerns (one process may hold many).
   virtual void fail(const std::string &message) = 0;
-  /// Whether the world traces: a GPU backend then times its collectives
-  /// on the device (Pending::began and finished), at the price of the
-  /// host waiting for each one's end when it is waited for.
-  virtual void setTracing(bool on) {}
+  /// Whether the world traces. Compiled GPU code may run under any backend
+  /// (a CUDA artifact with collectives on the host), so by default its
+  /// kernels are timed on the device; a GPU backend also times its
+  /// collectives there (Pending::began and finished), at the price of the
+  /// host waiting for each one's end when it is waited for. An override
+  /// calls this one.
+  virtual void setTracing(bool on);
+  /// The computation the calling rank's thread ran on a device since the
+  /// last call, while tracing (its kernels, waited for); empty when it ran
+  /// on the host.
+  virtual std::vector<ComputeSpan> takeComputeSpans();
   /// The first failure, or empty.
   virtual std::string error() const = 0;
 };

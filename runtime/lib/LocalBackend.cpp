@@ -191,7 +191,10 @@ public:
   }
 
   LocalExchange &getExchange() { return *exchange; }
-  void setTracing(bool on) override { exchange->setTracing(on); }
+  void setTracing(bool on) override {
+    exchange->setTracing(on);
+    Backend::setTracing(on);
+  }
 
   void fail(const std::string &message) override {
     std::lock_guard<std::mutex> lock(mutex);

@@ -298,7 +298,10 @@ public:
   }
   void fail(const std::string &message) override { abortJob(message); }
   std::string error() const override { return {}; }
-  void setTracing(bool on) override { tracing = on; }
+  void setTracing(bool on) override {
+    tracing = on;
+    Backend::setTracing(on);
+  }
   /// The device time of `event` on the host's clock (waits for it), and
   /// frees the event.
   double hostTime(CUevent event) {

@@ -6,45 +6,25 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
-#include "CudaDriver.h"
-
-#include <algorithm>
+#include "Timeline.h"
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
 
 using namespace zero::rt;
 
-namespace {
-/// One interval of a rank's timeline.
-struct TraceEvent {
-  /// 0: computation, 1: communication.
-  int track;
-  std::string name;
-  double begin;
-  double end;
-  /// Bytes the rank sends (communication), and the label, if any.
-  uint64_t bytes = 0;
-  std::string label;
-};
-} // namespace
-
 struct zero_rank {
   zero_world *world;
   int32_t local;
   int32_t id;
-  /// The timeline, while the world traces; touched only by the thread that
-  /// runs the rank.
-  std::vector<TraceEvent> trace;
-  /// When computation last resumed (negative: not tracing this rank now).
-  double resumed = -1;
+  /// What the rank did when, while the world traces.
+  Timeline timeline;
   /// The label of the next collective (zero_rt_label).
   const char *nextLabel = nullptr;
   /// Between zero_batch_begin and zero_batch_end.
@@ -145,12 +125,6 @@ const Group *lookupGroup(zero_rank *rank, const int64_t *descriptor,
   return &rank->groups.emplace(contents, std::move(group)).first->second;
 }
 
-/// Ends the rank's current computation span at `until` on its timeline.
-static void traceCompute(zero_rank *rank, double until) {
-  if (until > rank->resumed)
-    rank->trace.push_back({0, "compute", rank->resumed, until});
-}
-
 zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
                              const void *in, void *out, int64_t count,
                              int32_t dtype, int32_t reduction,
@@ -207,7 +181,8 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
   rank->issued[kind] += 1;
   uint64_t bytes = ringBytes(kind, count, dtypeSize(c.dtype), n);
   rank->bytesSent[kind] += bytes;
-  if (rank->resumed >= 0) {
+  bool traced = rank->timeline.active();
+  if (traced) {
     handle->rank = rank;
     handle->name = describe(c);
     handle->bytes = bytes;
@@ -217,16 +192,8 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
   }
   rank->nextLabel = nullptr;
   handle->pending = backend.start(rank->local, c);
-  if (rank->resumed >= 0) {
-    // Starting is not computation: it may wait for the other ranks (the
-    // agreement check under mpi) or for the communication thread.
-    double started = now();
-    traceCompute(rank, handle->started);
-    if (started > handle->started)
-      rank->trace.push_back(
-          {0, "start " + handle->name, handle->started, started});
-    rank->resumed = started;
-  }
+  if (traced)
+    rank->timeline.started(handle->name, handle->started, now());
   return handle;
 }
 } // namespace
@@ -404,23 +371,15 @@ zero_handle *zero_all_gather(zero_rank *rank, const void *in, void *out,
 
 /// Records the wait for `handle` on its rank's timeline: the computation
 /// up to the wait, the time blocked, and the collective itself.
-static void traceWait(zero_handle *handle, double waitBegan, double waitEnded) {
-  zero_rank *rank = handle->rank;
-  if (rank->resumed < 0)
+static void traceWait(zero_handle *handle, double called, double returned) {
+  Timeline &timeline = handle->rank->timeline;
+  if (!timeline.active())
     return;
-  traceCompute(rank, waitBegan);
-  if (waitEnded > waitBegan)
-    rank->trace.push_back({0, "wait " + handle->name, waitBegan, waitEnded});
   const Pending &pending = *handle->pending;
   double began = pending.began >= 0 ? pending.began : handle->started;
-  double finished = pending.finished >= 0 ? pending.finished : waitEnded;
-  std::string name = handle->name;
-  if (!handle->label.empty())
-    name += ", " + handle->label;
-  name += ", " + std::to_string(handle->bytes) + " B";
-  rank->trace.push_back(
-      {1, name, began, finished, handle->bytes, handle->label});
-  rank->resumed = waitEnded;
+  double finished = pending.finished >= 0 ? pending.finished : returned;
+  timeline.waited(handle->name, called, returned, began, finished,
+                  handle->bytes, handle->label);
 }
 
 int zero_wait(zero_handle *handle) {
@@ -435,94 +394,30 @@ int zero_wait(zero_handle *handle) {
 void zero_world_set_tracing(zero_world *world, int32_t enable) {
   world->tracing = enable != 0;
   world->backend->setTracing(enable != 0);
-  cuda::setKernelTracing(enable != 0);
 }
 
 void zero_rank_trace_begin(zero_rank *rank) {
-  rank->trace.clear();
-  rank->resumed = rank->world->tracing ? now() : -1;
+  if (rank->world->tracing)
+    rank->timeline.begin(now());
+  else
+    rank->timeline = Timeline();
 }
 
 void zero_rank_trace_end(zero_rank *rank) {
-  if (rank->resumed < 0)
-    return;
-  traceCompute(rank, now());
-  rank->resumed = -1;
-  // On a GPU, computation is the rank's kernels on the device: they replace
-  // the host's spans on the computation track.
-  std::vector<cuda::KernelSpan> kernels = cuda::takeKernelSpans();
-  if (kernels.empty())
-    return;
-  rank->trace.erase(
-      std::remove_if(rank->trace.begin(), rank->trace.end(),
-                     [](const TraceEvent &event) { return event.track == 0; }),
-      rank->trace.end());
-  for (cuda::KernelSpan &kernel : kernels)
-    if (kernel.begin >= 0 && kernel.end >= kernel.begin)
-      rank->trace.push_back(
-          {0, std::move(kernel.name), kernel.begin, kernel.end});
-}
-
-/// `text` as a JSON string literal.
-static std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20)
-      continue;
-    out += c;
-  }
-  return out + "\"";
+  if (rank->timeline.active())
+    rank->timeline.end(now(), rank->world->backend->takeComputeSpans());
 }
 
 int zero_world_write_trace(const zero_world *world, const char *path,
                            char *error, size_t error_size) {
-  auto cannotWrite = [&] {
-    if (error && error_size)
-      std::snprintf(error, error_size, "cannot write the trace to '%s'", path);
-    return 1;
-  };
-  std::ofstream out(path);
-  if (!out)
-    return cannotWrite();
-  static const char *tracks[] = {"compute", "communication"};
-  out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
-  bool first = true;
-  auto separator = [&] {
-    out << (first ? "" : ",\n");
-    first = false;
-  };
-  char number[64];
-  for (const auto &rank : world->ranks) {
-    separator();
-    out << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << rank->id
-        << ", \"args\": {\"name\": \"rank " << rank->id << "\"}}";
-    for (int track = 0; track < 2; ++track) {
-      separator();
-      out << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << rank->id
-          << ", \"tid\": " << track << ", \"args\": {\"name\": \""
-          << tracks[track] << "\"}}";
-    }
-    for (const TraceEvent &event : rank->trace) {
-      separator();
-      std::snprintf(number, sizeof number, "%.3f, \"dur\": %.3f",
-                    (event.begin - world->epoch) * 1e6,
-                    (event.end - event.begin) * 1e6);
-      out << "{\"ph\": \"X\", \"pid\": " << rank->id
-          << ", \"tid\": " << event.track
-          << ", \"name\": " << jsonString(event.name) << ", \"ts\": " << number;
-      if (event.track == 1) {
-        out << ", \"args\": {\"bytes\": " << event.bytes;
-        if (!event.label.empty())
-          out << ", \"bucket\": " << jsonString(event.label);
-        out << "}";
-      }
-      out << "}";
-    }
-  }
-  out << "\n]}\n";
-  return out ? 0 : cannotWrite();
+  std::vector<RankTimeline> ranks;
+  for (const auto &rank : world->ranks)
+    ranks.push_back({rank->id, &rank->timeline});
+  if (writeChromeTrace(path, ranks, world->epoch))
+    return 0;
+  if (error && error_size)
+    std::snprintf(error, error_size, "cannot write the trace to '%s'", path);
+  return 1;
 }
 
 void zero_batch_begin(zero_rank *rank) {
