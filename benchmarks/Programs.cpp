@@ -23,9 +23,9 @@ std::vector<Shape> zero::bench::bertBaseShapes() {
   const int64_t w = 768, ff = 3072;
   std::vector<Shape> shapes = {{30522, w}, {512, w}, {2, w}, {w}, {w}};
   for (int l = 0; l < 12; ++l) {
-    std::vector<Shape> layer = {{w, w}, {w},  {w, w},  {w}, {w, w},  {w},
-                                {w, w}, {w},  {w},     {w}, {ff, w}, {ff},
-                                {w, ff}, {w}, {w},     {w}};
+    std::vector<Shape> layer = {{w, w},  {w}, {w, w}, {w}, {w, w},  {w},
+                                {w, w},  {w}, {w},    {w}, {ff, w}, {ff},
+                                {w, ff}, {w}, {w},    {w}};
     shapes.insert(shapes.end(), layer.begin(), layer.end());
   }
   shapes.push_back({w, w}); // the pooler
@@ -230,9 +230,8 @@ private:
 
   /// `%<tag>sq = value * value`, flattened and summed into a 0-d
   /// accumulator that starts at `init`; returns the new accumulator's name.
-  std::string writeSumOfSquares(const std::string &value,
-                                const std::string &x, size_t k,
-                                const std::string &init) {
+  std::string writeSumOfSquares(const std::string &value, const std::string &x,
+                                size_t k, const std::string &init) {
     std::string t = type(k);
     std::string squares = "%" + x + "sq";
     os << indent << squares << " = arith.mulf " << value << ", " << value
@@ -249,8 +248,8 @@ private:
       squares = "%" + x + "flat";
     }
     std::string sum = "%" + x + "sum";
-    os << indent << sum << " = linalg.reduce ins(" << squares
-       << " : tensor<" << countElements({shape}) << "xf32>) outs(" << init
+    os << indent << sum << " = linalg.reduce ins(" << squares << " : tensor<"
+       << countElements({shape}) << "xf32>) outs(" << init
        << " : tensor<f32>) dimensions = [0]\n"
        << indent << "  (%x: f32, %y: f32) {\n"
        << indent << "    %s = arith.addf %x, %y : f32\n"
@@ -292,8 +291,7 @@ private:
     op("V", "arith.addf", "%va" + n, "%vb" + n);
     op("mh", "arith.mulf", "%M" + n, "%i1_" + n);
     op("vh", "arith.mulf", "%V" + n, "%i2_" + n);
-    os << indent << "%sq" << n << " = math.sqrt %vh" << n << " : " << t
-       << "\n";
+    os << indent << "%sq" << n << " = math.sqrt %vh" << n << " : " << t << "\n";
     op("den", "arith.addf", "%sq" + n, "%eps" + n);
     op("u", "arith.divf", "%mh" + n, "%den" + n);
     op("dec", "arith.mulf", w, "%wd" + n);
@@ -315,8 +313,8 @@ private:
        << indent << "%trust" << n << " = arith.divf %nw" << n << ", %nr" << n
        << " : f32\n"
        << indent << "%lrs" << n << " = arith.constant 0.001 : f32\n"
-       << indent << "%stp" << n << " = arith.mulf %lrs" << n << ", %trust"
-       << n << " : f32\n"
+       << indent << "%stp" << n << " = arith.mulf %lrs" << n << ", %trust" << n
+       << " : f32\n"
        << indent << "%stpt" << n << " = tensor.splat %stp" << n << " : " << t
        << "\n";
     op("d", "arith.mulf", "%upd" + n, "%stpt" + n);

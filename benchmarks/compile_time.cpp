@@ -130,8 +130,8 @@ static bool measure(MLIRContext &context, const std::string &text,
   if (lowering == "none")
     return true;
   times.lowerGiven = timePipeline(*module, lowering, opsAfter);
-  times.lowerSharded = timePipeline(
-      *module, pipelineUnderTest + "," + lowering, opsAfter);
+  times.lowerSharded =
+      timePipeline(*module, pipelineUnderTest + "," + lowering, opsAfter);
   // The lowering half alone: the sharded pipeline's own time taken out.
   times.lowerSharded -= times.sharding;
   return times.lowerGiven >= 0 && times.lowerSharded >= 0;
@@ -199,8 +199,8 @@ int main(int argc, char **argv) {
   double worstGrowth = 0, worstLowerGrowth = 0, worstBaselineGrowth = 0;
   for (int64_t count : counts) {
     Times times;
-    if (!measure(context, optimizerStep(transformerShapes(count), stepOptions()),
-                 times))
+    if (!measure(context,
+                 optimizerStep(transformerShapes(count), stepOptions()), times))
       return 1;
     print("tensors", count, times);
     if (previousCount) {
@@ -208,8 +208,8 @@ int main(int argc, char **argv) {
       auto perDoubling = [&](double now, double before) {
         return std::pow(now / before, 1 / doublings);
       };
-      worstGrowth = std::max(worstGrowth,
-                             perDoubling(times.sharding, previous.sharding));
+      worstGrowth =
+          std::max(worstGrowth, perDoubling(times.sharding, previous.sharding));
       worstBaselineGrowth = std::max(
           worstBaselineGrowth, perDoubling(times.baseline, previous.baseline));
       if (lowering != "none")

@@ -4,11 +4,12 @@
 // program, written per parameter as users write it (see Programs.h):
 //
 //   zero-gen-step                              # GPT-2 small AdamW: 148 tensors
-//   zero-gen-step --model bert --clip          # BERT-base AdamW, global-norm clipping
-//   zero-gen-step --model resnet50 --optimizer lamb --mesh 2x4 --axes 1
-//   zero-gen-step --model bert --scale 64 --loop 3   # runnable sizes, 3 steps
-//   zero-gen-step --layers 2 --width 8 --vocab 97 --context 16   # a tiny GPT-2
-//   zero-gen-step --tensors 4000               # 4000 transformer-shaped tensors
+//   zero-gen-step --model bert --clip          # BERT-base AdamW, global-norm
+//   clipping zero-gen-step --model resnet50 --optimizer lamb --mesh 2x4 --axes
+//   1 zero-gen-step --model bert --scale 64 --loop 3   # runnable sizes, 3
+//   steps zero-gen-step --layers 2 --width 8 --vocab 97 --context 16   # a tiny
+//   GPT-2 zero-gen-step --tensors 4000               # 4000 transformer-shaped
+//   tensors
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,8 +46,7 @@ static cl::opt<bool>
          cl::desc("Clip the gradients' global norm to 1; each gradient's norm "
                   "term follows its all-reduce"));
 static cl::opt<int> layers("layers", cl::cat(toolOptions),
-                           cl::desc("GPT-2: transformer blocks"),
-                           cl::init(12));
+                           cl::desc("GPT-2: transformer blocks"), cl::init(12));
 static cl::opt<int64_t> width("width", cl::cat(toolOptions),
                               cl::desc("GPT-2: hidden size"), cl::init(768));
 static cl::opt<int64_t> vocab("vocab", cl::cat(toolOptions),

@@ -81,9 +81,9 @@ static std::optional<Figures> shardAndReport(MLIRContext &context,
   if (llvm::sys::fs::createTemporaryFile("zero-bench-report", "json", path))
     return std::nullopt;
   PassManager pm(&context);
-  std::string full = llvm::formatv("{0},zero-report{{format=json output={1}}",
-                                   pipeline, path)
-                         .str();
+  std::string full =
+      llvm::formatv("{0},zero-report{{format=json output={1}}", pipeline, path)
+          .str();
   if (failed(parsePassPipeline(full, pm)) || failed(pm.run(*sharded)))
     return std::nullopt;
   auto buffer = llvm::MemoryBuffer::getFile(path);
@@ -167,11 +167,10 @@ int main(int argc, char **argv) {
       int calls = loop ? steps.getValue() : 1;
       // The loop's gather of w, m and v at its return happens once a call.
       double perStep =
-          double(f->allReduce + f->reduceScatter +
-                 (loop ? 0 : f->allGather)) / calls;
+          double(f->allReduce + f->reduceScatter + (loop ? 0 : f->allGather)) /
+          calls;
       double bytesFormula = stage == 1 ? 2 * ring : ring;
-      double stateFormula =
-          stage == 1 ? 12 * S / n + 4 * S : 16 * S / n;
+      double stateFormula = stage == 1 ? 12 * S / n + 4 * S : 16 * S / n;
       double bytesRatio = perStep / bytesFormula;
       double stateRatio = f->state / stateFormula;
       worstBytes = std::max(worstBytes, bytesRatio);
@@ -179,18 +178,19 @@ int main(int argc, char **argv) {
       std::string form = loop ? llvm::formatv("loop of {0} steps", calls).str()
                               : "step, function boundary";
       llvm::outs() << llvm::format(
-          "%-26s %5d %15.0f %15.0f %6.4fx %15lld %15.0f %6.4fx\n",
-          form.c_str(), stage, perStep, bytesFormula, bytesRatio,
-          (long long)f->state, stateFormula, stateRatio);
+          "%-26s %5d %15.0f %15.0f %6.4fx %15lld %15.0f %6.4fx\n", form.c_str(),
+          stage, perStep, bytesFormula, bytesRatio, (long long)f->state,
+          stateFormula, stateRatio);
       if (loop)
         llvm::outs() << llvm::format(
             "%-26s %5s %15lld %15.0f %6.4fx  (w, m, v gathered once at "
             "return)\n",
-            "", "", (long long)f->allGather, 3 * ring, f->allGather / (3 * ring));
+            "", "", (long long)f->allGather, 3 * ring,
+            f->allGather / (3 * ring));
       if (!run || loop || stage != 2)
         continue;
       // The step, executed: the runtime's counters against the report.
-      RunOptions runOptions;
+      zero::rt::LaunchOptions runOptions;
       runOptions.ranks = n;
       runOptions.keepOutputs = false;
       runOptions.timeoutSeconds = 600;
@@ -205,12 +205,13 @@ int main(int argc, char **argv) {
         llvm::errs() << llvm::toString(exe.takeError()) << "\n";
         return 1;
       }
-      auto runs = runOnRanks({exe->get()}, runOptions);
-      if (!runs) {
-        llvm::errs() << llvm::toString(runs.takeError()) << "\n";
+      std::vector<std::vector<zero::rt::RankRun>> runs;
+      if (std::string error = zero::rt::launch({exe->get()}, runOptions, runs);
+          !error.empty()) {
+        llvm::errs() << error << "\n";
         return 1;
       }
-      const zero_counters &c = (*runs)[0][0].counters;
+      const zero_counters &c = runs[0][0].counters;
       uint64_t counted = c.bytes_sent[ZERO_ALL_REDUCE] +
                          c.bytes_sent[ZERO_REDUCE_SCATTER] +
                          c.bytes_sent[ZERO_ALL_GATHER];

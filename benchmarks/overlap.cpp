@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
   for (int n : counts) {
     zero::CostModelParameters parameters = given;
     if (calibrateFirst) {
-      RunOptions options;
+      zero::rt::LaunchOptions options;
       options.backend = backend;
       options.ranks = n;
       auto calibration = calibrate(context, n, options);
@@ -179,7 +179,7 @@ int main(int argc, char **argv) {
         llvm::errs() << llvm::toString(exe.takeError()) << "\n";
         return 1;
       }
-      RunOptions options;
+      zero::rt::LaunchOptions options;
       options.backend = backend;
       options.ranks = n;
       options.keepOutputs = false;
@@ -188,13 +188,14 @@ int main(int argc, char **argv) {
       double best = -1, communication = 0, hidden = 0;
       int ranksSeen = 1;
       for (int r = 0; r < std::max(1, repeats.getValue()); ++r) {
-        auto runs = runOnRanks({exe->get()}, options);
-        if (!runs) {
-          llvm::errs() << llvm::toString(runs.takeError()) << "\n";
+        std::vector<std::vector<zero::rt::RankRun>> runs;
+        if (std::string error = zero::rt::launch({exe->get()}, options, runs);
+            !error.empty()) {
+          llvm::errs() << error << "\n";
           return 1;
         }
         double slowest = 0;
-        for (const RankRun &run : runs->front()) {
+        for (const zero::rt::RankRun &run : runs.front()) {
           slowest = std::max(slowest, run.seconds);
           hasRankZero |= run.rank == 0;
         }

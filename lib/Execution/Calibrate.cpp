@@ -101,9 +101,11 @@ std::string Calibration::asOptions() const {
       .str();
 }
 
-llvm::Expected<Calibration>
-zero::exec::calibrate(MLIRContext &context, int64_t meshSize,
-                      RunOptions options, int repeats, int64_t gatherBytes) {
+llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
+                                                  int64_t meshSize,
+                                                  rt::LaunchOptions options,
+                                                  int repeats,
+                                                  int64_t gatherBytes) {
   if (meshSize < 2)
     return llvm::createStringError(
         "calibration needs 2 ranks or more (communication is what it "
@@ -129,19 +131,19 @@ zero::exec::calibrate(MLIRContext &context, int64_t meshSize,
   options.inputs[3].high = 0.05;
   options.keepOutputs = false;
   // Every probe `repeats` times, interleaved, in one world.
-  std::vector<const Executable *> programs;
+  std::vector<const rt::Program *> programs;
   for (int r = 0; r < std::max(repeats, 1); ++r)
     for (auto &exe : executables)
       programs.push_back(exe.get());
-  auto runs = runOnRanks(programs, options);
-  if (!runs)
-    return runs.takeError();
+  std::vector<std::vector<rt::RankRun>> runs;
+  if (std::string error = rt::launch(programs, options, runs); !error.empty())
+    return llvm::createStringError("%s", error.c_str());
   Calibration calibration;
   calibration.repeats = std::max(repeats, 1);
   double best[4] = {0, 0, 0, 0};
-  for (auto [p, programRuns] : llvm::enumerate(*runs)) {
+  for (auto [p, programRuns] : llvm::enumerate(runs)) {
     double slowest = 0;
-    for (const RankRun &run : programRuns) {
+    for (const rt::RankRun &run : programRuns) {
       slowest = std::max(slowest, run.seconds);
       calibration.holdsRankZero |= run.rank == 0;
     }

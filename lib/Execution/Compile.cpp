@@ -12,8 +12,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "zero/Target/Pipelines.h"
 #include "zero/Execution/Runner.h"
+#include "zero/Target/Pipelines.h"
 #include "zero/runtime/Artifact.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -42,7 +42,7 @@ using namespace zero::exec;
 //===----------------------------------------------------------------------===//
 
 static void writeValue(llvm::json::OStream &json, const std::string &name,
-                       Type type, const std::optional<BoundaryShard> &shard) {
+                       Type type, const std::optional<rt::ShardLayout> &shard) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   Type element = tensor ? tensor.getElementType() : type;
   json.object([&] {
@@ -59,7 +59,7 @@ static void writeValue(llvm::json::OStream &json, const std::string &name,
       return;
     json.attributeObject("shard", [&] {
       json.attributeArray("whole", [&] {
-        for (int64_t d : shard->whole.getShape())
+        for (int64_t d : shard->whole)
           json.value(d);
       });
       json.attribute("shard_elements", shard->shardElements);
@@ -102,12 +102,12 @@ static std::string writeDescription(const EntrySignature &signature,
     json.attributeArray("arguments", [&] {
       for (auto [i, type] : llvm::enumerate(signature.argTypes))
         writeValue(json, "arg" + std::to_string(i), type,
-                   signature.argShards[i]);
+                   signature.arguments[i].shard);
     });
     json.attributeArray("results", [&] {
       for (auto [i, type] : llvm::enumerate(signature.resultTypes))
         writeValue(json, "result" + std::to_string(i), type,
-                   signature.resultShards[i]);
+                   signature.results[i].shard);
     });
   });
   return text;

@@ -1,8 +1,10 @@
 //===- Artifact.cpp - load a program compiled ahead of time ---------------===//
 
 #include "zero/runtime/Artifact.h"
+#include "zero/runtime/zero_runtime.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -10,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 using namespace zero::rt;
 
@@ -362,4 +365,141 @@ std::unique_ptr<Artifact> Artifact::open(const std::string &path,
 Artifact::~Artifact() {
   if (handle)
     dlclose(handle);
+}
+
+//===----------------------------------------------------------------------===//
+// Running the entry
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Where a program's buffers live (the description's "memory"): host memory
+/// for a CPU artifact; for a GPU one, device memory, which only copies
+/// reach, or managed memory.
+struct Memory {
+  void *(*allocate)(size_t bytes);
+  void (*release)(void *);
+  void (*write)(void *buffer, const void *host, size_t bytes);
+  PackedCall::ReadFn read;
+};
+
+void *allocateHost(size_t bytes) {
+  return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+void *allocateManaged(size_t bytes) {
+  return zero_rt_gpu_alloc(static_cast<int64_t>(bytes));
+}
+
+void *allocateDevice(size_t bytes) {
+  return zero_rt_gpu_alloc_device(static_cast<int64_t>(bytes));
+}
+
+void copyBytes(void *to, const void *from, size_t bytes) {
+  std::memcpy(to, from, bytes);
+}
+
+// A failed copy is recorded (zero_gpu_error) and fails the bound rank.
+void writeDevice(void *buffer, const void *host, size_t bytes) {
+  (void)zero_gpu_copy_to_device(buffer, host, bytes);
+}
+
+void readDevice(void *host, const void *buffer, size_t bytes) {
+  (void)zero_gpu_copy_to_host(host, buffer, bytes);
+}
+
+Memory memoryOf(const ArtifactDescription &d) {
+  if (d.target != "cuda")
+    return {allocateHost, std::free, copyBytes, copyBytes};
+  if (d.memory == "device")
+    return {allocateDevice, zero_rt_gpu_free, writeDevice, readDevice};
+  return {allocateManaged, zero_rt_gpu_free, copyBytes, copyBytes};
+}
+
+} // namespace
+
+std::string Artifact::checkRunnable(const std::string &backend) const {
+  const ArtifactDescription &d = description;
+  bool onGpu = backend == "cuda-local" || backend == "nccl";
+  if (onGpu && d.target != "cuda")
+    return "the " + backend +
+           " backend moves GPU buffers, but the artifact runs on the CPU: use "
+           "--backend local or mpi";
+  bool onHost = backend == "local" || backend == "mpi";
+  if (onHost && d.target == "cuda" && d.collectives == "device")
+    return "the artifact's collectives run on the GPU (zero-compile "
+           "--gpu-collectives=device, the default), which the " +
+           backend +
+           " backend cannot do: use --backend cuda-local or nccl, or compile "
+           "with --gpu-collectives=host for the local and mpi backends";
+  if (d.target != "cuda")
+    return "";
+  char why[512];
+  if (zero_gpu_init(why, sizeof why))
+    return "the artifact runs on a GPU (" + d.chip + "), but " + why;
+  char chip[32], name[256];
+  zero_gpu_device(chip, sizeof chip, name, sizeof name);
+  if (d.chip != chip)
+    return "the artifact was built for " + d.chip + ", but the GPU is " + name +
+           " (" + chip + "): rebuild it with zero-compile --chip=" + chip;
+  if (const char *error = zero_gpu_error())
+    return std::string("loading the artifact's kernels failed: ") + error;
+  return "";
+}
+
+std::string Artifact::call(std::vector<Array> &inputs,
+                           std::vector<Array> *outputs, double &seconds) const {
+  const ArtifactDescription &d = description;
+  Memory memory = memoryOf(d);
+  std::vector<ValueType> argTypes, resultTypes;
+  for (const ArtifactValue &v : d.arguments)
+    argTypes.push_back(v.type);
+  for (const ArtifactValue &v : d.results)
+    resultTypes.push_back(v.type);
+  if (inputs.size() != argTypes.size())
+    return "@" + d.entry + " takes " + std::to_string(argTypes.size()) +
+           " arguments, got " + std::to_string(inputs.size());
+  PackedCall call(argTypes, resultTypes);
+  std::vector<void *> buffers;
+  std::set<void *> ours;
+  auto releaseOurs = [&] {
+    for (void *buffer : ours)
+      memory.release(buffer);
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!argTypes[i].isTensor) {
+      buffers.push_back(inputs[i].bytes.data());
+      continue;
+    }
+    void *buffer = memory.allocate(inputs[i].bytes.size());
+    if (!buffer) {
+      releaseOurs();
+      return "out of memory for argument " + std::to_string(i) + " (" +
+             std::to_string(inputs[i].bytes.size()) + " bytes)";
+    }
+    memory.write(buffer, inputs[i].bytes.data(), inputs[i].bytes.size());
+    buffers.push_back(buffer);
+    ours.insert(buffer);
+  }
+  void **packed = call.pack(buffers).data();
+  auto start = std::chrono::steady_clock::now();
+  entry(packed);
+  if (d.target == "cuda")
+    zero_rt_gpu_synchronize();
+  seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  // Two results may share a buffer: free only after all are copied.
+  std::set<void *> toFree;
+  if (outputs)
+    outputs->assign(resultTypes.size(), Array());
+  for (size_t i = 0; i < resultTypes.size(); ++i)
+    if (void *allocated = call.unpackResult(
+            i, outputs ? &(*outputs)[i] : nullptr, memory.read);
+        allocated && !ours.count(allocated))
+      toFree.insert(allocated);
+  for (void *buffer : toFree)
+    memory.release(buffer);
+  releaseOurs();
+  return "";
 }

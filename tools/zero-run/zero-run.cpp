@@ -171,7 +171,7 @@ static bool splitIndexed(StringRef text, unsigned &index, StringRef &rest) {
   return !head.getAsInteger(10, index) && !tail.empty();
 }
 
-static llvm::Error fillInputs(RunOptions &options) {
+static llvm::Error fillInputs(rt::LaunchOptions &options) {
   for (const std::string &spec : argFiles) {
     unsigned index;
     StringRef path;
@@ -209,7 +209,7 @@ compileVariant(ModuleOp original, StringRef pipeline, StringRef name,
   return Executable::compile(*module, name, lowering);
 }
 
-static void printCounters(const RankRun &run) {
+static void printCounters(const rt::RankRun &run) {
   static const char *kinds[] = {"all_reduce", "reduce_scatter", "all_gather"};
   report << "rank " << run.rank << ":";
   for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k)
@@ -218,24 +218,17 @@ static void printCounters(const RankRun &run) {
   report << "\n";
 }
 
-static void printResult(const RankRun &run, size_t index) {
+static void printResult(const rt::RankRun &run, size_t index) {
   report << "rank " << run.rank << " result " << index << ":"
-         << zero::rt::formatValues(toRuntimeArray(run.outputs[index])) << "\n";
+         << rt::formatValues(run.outputs[index]) << "\n";
 }
 
-static llvm::Error writeOutputs(const std::vector<RankRun> &runs) {
-  for (const RankRun &run : runs) {
-    llvm::SmallString<128> dir(outputDir);
-    llvm::sys::path::append(dir, "rank" + std::to_string(run.rank));
-    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-      return llvm::createStringError(ec, "cannot create %s", dir.c_str());
-    for (auto [i, array] : llvm::enumerate(run.outputs)) {
-      llvm::SmallString<128> path(dir);
-      llvm::sys::path::append(path, "result" + std::to_string(i) + ".npy");
-      if (llvm::Error error = writeNpy(path, array))
-        return error;
-    }
-  }
+static llvm::Error writeOutputs(const std::vector<rt::RankRun> &runs) {
+  for (const rt::RankRun &run : runs)
+    if (std::string error =
+            rt::writeRankValues(outputDir, run.rank, "result", run.outputs);
+        !error.empty())
+      return llvm::createStringError("%s", error.c_str());
   return llvm::Error::success();
 }
 
@@ -245,15 +238,15 @@ static llvm::Error writeOutputs(const std::vector<RankRun> &runs) {
 /// original's whole result, on its real elements.
 /// The whole value of which `parts` (rank order) are the consecutive
 /// blocks along dimension `dim`.
-static HostArray concatenate(ArrayRef<HostArray> parts, int64_t dim) {
-  HostArray whole = parts.front();
+static rt::Array concatenate(ArrayRef<rt::Array> parts, int64_t dim) {
+  rt::Array whole = parts.front();
   whole.shape[dim] *= parts.size();
-  int64_t outer = 1, chunk = HostArray::getElementBytes(whole.elementType);
+  int64_t outer = 1, chunk = rt::getElementBytes(whole.dtype);
   for (int64_t d = 0; d < static_cast<int64_t>(whole.shape.size()); ++d)
     (d < dim ? outer : chunk) *= d < dim ? whole.shape[d] : parts[0].shape[d];
   whole.bytes.clear();
   for (int64_t o = 0; o < outer; ++o)
-    for (const HostArray &part : parts)
+    for (const rt::Array &part : parts)
       whole.bytes.insert(whole.bytes.end(), part.bytes.begin() + o * chunk,
                          part.bytes.begin() + (o + 1) * chunk);
   return whole;
@@ -283,8 +276,8 @@ static int64_t getSplitDimension(RankedTensorType whole, RankedTensorType part,
 /// --max-ulp.
 static llvm::Expected<bool>
 compareWithReference(MLIRContext &context, const Executable &partitioned,
-                     const RunOptions &options,
-                     ArrayRef<std::vector<RankRun>> runs) {
+                     const rt::LaunchOptions &options,
+                     ArrayRef<std::vector<rt::RankRun>> runs) {
   if (options.backend != "local")
     return llvm::createStringError("--reference runs on the local backend");
   std::string error;
@@ -305,31 +298,33 @@ compareWithReference(MLIRContext &context, const Executable &partitioned,
   auto one = Executable::compile(*module, *entryName, lowering);
   if (!one)
     return one.takeError();
-  if (SmallVector<Type>((*one)->getResultTypes()) !=
-      partitioned.getWholeResultTypes())
+  if ((*one)->getSignature().resultTypes !=
+      partitioned.getSignature().wholeResultTypes)
     return llvm::createStringError(
         "--reference's results are not the partitioned program's");
 
   // Every rank's inputs, as the run made them; whole ones for the reference.
-  SmallVector<Type> partTypes = partitioned.getWholeArgumentTypes();
-  ArrayRef<Type> wholeTypes = (*one)->getArgumentTypes();
+  ArrayRef<Type> partTypes = partitioned.getSignature().wholeArgTypes;
+  ArrayRef<Type> wholeTypes = (*one)->getSignature().argTypes;
   if (partTypes.size() != wholeTypes.size())
     return llvm::createStringError(
         "--reference takes another number of arguments");
-  std::vector<std::vector<HostArray>> rankInputs(options.ranks);
+  std::vector<std::vector<rt::Array>> rankInputs(options.ranks);
   for (int32_t rank = 0; rank < options.ranks; ++rank)
-    if (llvm::Error e = makeInputs(partTypes, options, rank, rankInputs[rank]))
-      return std::move(e);
+    if (std::string e = rt::makeInputs(partitioned.getArguments(), options,
+                                       rank, rankInputs[rank]);
+        !e.empty())
+      return llvm::createStringError("%s", e.c_str());
   SmallString<64> directory;
   if (std::error_code ec =
           llvm::sys::fs::createUniqueDirectory("zero-run-reference", directory))
     return llvm::createStringError(ec, "cannot make a temporary directory");
-  RunOptions oneRank = options;
+  rt::LaunchOptions oneRank = options;
   oneRank.ranks = 1;
   oneRank.tracePath.clear();
   oneRank.inputDir.clear();
   for (size_t i = 0; i < wholeTypes.size(); ++i) {
-    HostArray whole = rankInputs[0][i];
+    rt::Array whole = rankInputs[0][i];
     if (wholeTypes[i] != partTypes[i]) {
       auto wholeType = dyn_cast<RankedTensorType>(wholeTypes[i]);
       auto partType = dyn_cast<RankedTensorType>(partTypes[i]);
@@ -341,37 +336,38 @@ compareWithReference(MLIRContext &context, const Executable &partitioned,
             "argument #" + std::to_string(i) +
             " is neither the same in both programs nor one of " +
             std::to_string(options.ranks) + " equal parts of the whole");
-      SmallVector<HostArray> parts;
+      SmallVector<rt::Array> parts;
       for (int32_t rank = 0; rank < options.ranks; ++rank)
         parts.push_back(rankInputs[rank][i]);
       whole = concatenate(parts, dim);
     }
     SmallString<128> path(directory);
     llvm::sys::path::append(path, "arg" + std::to_string(i) + ".npy");
-    if (llvm::Error e = writeNpy(path, whole))
-      return std::move(e);
+    if (std::string e = rt::writeNpy(std::string(path), whole); !e.empty())
+      return llvm::createStringError("%s", e.c_str());
     oneRank.inputs[i] = {std::string(path), false, 0, 1};
   }
-  auto oneRun = runOnRanks({one->get()}, oneRank);
+  std::vector<std::vector<rt::RankRun>> oneRun;
+  std::string failure = rt::launch({one->get()}, oneRank, oneRun);
   llvm::sys::fs::remove_directories(directory);
-  if (!oneRun)
-    return oneRun.takeError();
-  const RankRun &expected = (*oneRun)[0][0];
+  if (!failure.empty())
+    return llvm::createStringError("%s", failure.c_str());
+  const rt::RankRun &expected = oneRun[0][0];
 
   bool ok = true;
   for (auto [p, programRuns] : llvm::enumerate(runs)) {
     for (size_t r = 0; r < expected.outputs.size(); ++r) {
       uint64_t worst = 0;
       int64_t differing = 0;
-      for (const RankRun &run : programRuns) {
-        const HostArray &got = run.outputs[r];
-        if (got.elementType != expected.outputs[r].elementType ||
+      for (const rt::RankRun &run : programRuns) {
+        const rt::Array &got = run.outputs[r];
+        if (got.dtype != expected.outputs[r].dtype ||
             got.shape != expected.outputs[r].shape)
           return llvm::createStringError(
               "result #" + std::to_string(r) +
               " is not whole on every rank: compare before sharding it at "
               "the function boundary");
-        Difference d = compare(expected.outputs[r], got);
+        rt::Difference d = rt::compare(expected.outputs[r], got);
         differing += d.differing;
         worst = std::max<uint64_t>(worst, d.maxUlp);
       }
@@ -390,29 +386,29 @@ compareWithReference(MLIRContext &context, const Executable &partitioned,
   return ok;
 }
 
-static bool reportEquivalence(const std::vector<RankRun> &given,
-                              const std::vector<RankRun> &transformed,
+static bool reportEquivalence(const std::vector<rt::RankRun> &given,
+                              const std::vector<rt::RankRun> &transformed,
                               const Executable &variant) {
   bool ok = true;
-  SmallVector<Type> resultTypes = variant.getWholeResultTypes();
+  ArrayRef<Type> resultTypes = variant.getSignature().wholeResultTypes;
   for (size_t r = 0; r < resultTypes.size(); ++r) {
     uint64_t worst = 0;
     int64_t differing = 0;
     int32_t worstRank = -1;
-    const std::optional<BoundaryShard> &shard = variant.getResultShards()[r];
+    const std::optional<rt::ShardLayout> &shard = variant.getResults()[r].shard;
     for (size_t i = 0; i < given.size(); ++i) {
-      HostArray a = given[i].outputs[r], b = transformed[i].outputs[r];
+      rt::Array a = given[i].outputs[r], b = transformed[i].outputs[r];
       if (shard) {
         int64_t index = shard->groupIndex[given[i].rank];
-        a = takeShard(a, *shard, index);
-        zeroShardPadding(b, *shard, index);
+        a = rt::takeShard(a, shard->shardElements, index);
+        rt::zeroShardPadding(b, shard->getWholeElements(), index);
       }
-      if (a.elementType != b.elementType || a.shape != b.shape) {
+      if (a.dtype != b.dtype || a.shape != b.shape) {
         report << "result " << r << ": types differ after the pipeline\n";
         ok = false;
         continue;
       }
-      Difference d = compare(a, b);
+      rt::Difference d = rt::compare(a, b);
       differing += d.differing;
       if (d.differing && (worstRank < 0 || d.maxUlp > worst)) {
         worst = d.maxUlp;
@@ -449,7 +445,7 @@ static int calibrate(MLIRContext &context) {
   if (meshSize <= 0)
     return fail("--calibrate under mpi: cannot tell the job's size; give "
                 "--ranks");
-  RunOptions options;
+  rt::LaunchOptions options;
   options.backend = backend;
   options.ranks = meshSize;
   options.timeoutSeconds = timeout;
@@ -526,7 +522,7 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(found.takeError()));
   std::string name = *found;
 
-  RunOptions options;
+  rt::LaunchOptions options;
   options.backend = backend;
   int64_t meshRanks = getMeshRanks(*module);
   options.ranks = ranks > 0 ? ranks : meshRanks > 0 ? meshRanks : 1;
@@ -547,7 +543,7 @@ int main(int argc, char **argv) {
                      gpuLoopsGiven || (gpuLoops && equivalentAfter.empty()));
   if (!given)
     return fail(llvm::toString(given.takeError()));
-  SmallVector<const Executable *> programs = {given->get()};
+  std::vector<const rt::Program *> programs = {given->get()};
   std::unique_ptr<Executable> variant;
   if (!equivalentAfter.empty()) {
     std::string pipeline = passes.empty() ? std::string(equivalentAfter)
@@ -557,26 +553,29 @@ int main(int argc, char **argv) {
     if (!compiled)
       return fail(llvm::toString(compiled.takeError()));
     variant = std::move(*compiled);
-    if (variant->getWholeResultTypes() != (*given)->getResultTypes() ||
-        variant->getWholeArgumentTypes() != (*given)->getArgumentTypes())
+    if (variant->getSignature().wholeResultTypes !=
+            (*given)->getSignature().resultTypes ||
+        variant->getSignature().wholeArgTypes !=
+            (*given)->getSignature().argTypes)
       return fail("the pipeline changed @" + name +
                   "'s signature (beyond arguments and results it shards)");
     programs.push_back(variant.get());
   }
 
-  auto runs = runOnRanks(programs, options);
-  if (!runs)
-    return fail(llvm::toString(runs.takeError()));
+  std::vector<std::vector<rt::RankRun>> runs;
+  if (std::string failure = rt::launch(programs, options, runs);
+      !failure.empty())
+    return fail(failure);
 
   report << "zero-run: @" << name << " on "
          << (options.backend == "local" ? options.ranks
-                                        : static_cast<int>((*runs)[0].size()))
+                                        : static_cast<int>(runs[0].size()))
          << (options.backend == "local" ? " rank(s)" : " local rank(s)") << " ("
          << options.backend << ")\n";
-  for (auto [p, programRuns] : llvm::enumerate(*runs)) {
+  for (auto [p, programRuns] : llvm::enumerate(runs)) {
     if (programs.size() > 1)
       report << (p == 0 ? "as given:\n" : "after '" + equivalentAfter + "':\n");
-    for (const RankRun &run : programRuns) {
+    for (const rt::RankRun &run : programRuns) {
       printCounters(run);
       if (printResults)
         for (size_t i = 0; i < run.outputs.size(); ++i)
@@ -584,10 +583,10 @@ int main(int argc, char **argv) {
     }
   }
   if (!outputDir.empty())
-    if (llvm::Error e = writeOutputs((*runs).back()))
+    if (llvm::Error e = writeOutputs(runs.back()))
       return fail(llvm::toString(std::move(e)));
   if (!reference.empty()) {
-    auto matches = compareWithReference(context, **given, options, *runs);
+    auto matches = compareWithReference(context, **given, options, runs);
     if (!matches)
       return fail(llvm::toString(matches.takeError()));
     if (!*matches)
@@ -595,20 +594,19 @@ int main(int argc, char **argv) {
                   "than " +
                   llvm::Twine(maxUlp) + " ulp");
     report << "matches the one-device program: "
-           << (*given)->getResultTypes().size()
+           << (*given)->getResults().size()
            << " result(s) on every rank within " << maxUlp << " ulp\n";
   }
   if (programs.size() > 1) {
-    if (!reportEquivalence((*runs)[0], (*runs)[1], *variant))
+    if (!reportEquivalence(runs[0], runs[1], *variant))
       return fail("the results differ by more than " + llvm::Twine(maxUlp) +
                   " ulp after '" + equivalentAfter + "'");
     // Under mpi each process compares the ranks it ran; it says so.
-    std::string where = options.backend == "local"
-                            ? std::string("every rank")
-                            : "this process's " +
-                                  std::to_string((*runs)[0].size()) +
-                                  " rank(s)";
-    report << "equivalent: " << (*given)->getResultTypes().size()
+    std::string where =
+        options.backend == "local"
+            ? std::string("every rank")
+            : "this process's " + std::to_string(runs[0].size()) + " rank(s)";
+    report << "equivalent: " << (*given)->getResults().size()
            << " result(s) on " << where << " within " << maxUlp << " ulp\n";
   }
   return 0;

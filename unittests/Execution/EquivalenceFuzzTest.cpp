@@ -306,19 +306,20 @@ bool expectEquivalent(MLIRContext &context, const Program &program,
   if (!a || !b)
     return wasSharded;
 
-  RunOptions options;
+  rt::LaunchOptions options;
   options.ranks = program.ranks;
   options.seed = seed;
   for (int arg : perRank)
     options.inputs[arg].perRank = true;
-  auto runs = runOnRanks({a->get(), b->get()}, options);
-  EXPECT_TRUE(static_cast<bool>(runs)) << llvm::toString(runs.takeError());
-  if (!runs)
+  std::vector<std::vector<rt::RankRun>> runs;
+  std::string failure = rt::launch({a->get(), b->get()}, options, runs);
+  EXPECT_EQ(failure, "");
+  if (!failure.empty())
     return wasSharded;
-  for (size_t r = 0; r < (*runs)[0].size(); ++r)
-    for (size_t i = 0; i < (*runs)[0][r].outputs.size(); ++i) {
-      Difference d =
-          compare((*runs)[0][r].outputs[i], (*runs)[1][r].outputs[i]);
+  for (size_t r = 0; r < runs[0].size(); ++r)
+    for (size_t i = 0; i < runs[0][r].outputs.size(); ++i) {
+      rt::Difference d =
+          rt::compare(runs[0][r].outputs[i], runs[1][r].outputs[i]);
       EXPECT_EQ(d.differing, 0)
           << "rank " << r << " result " << i << ": first at " << d.firstIndex
           << ", " << d.maxUlp << " ulp";

@@ -48,7 +48,8 @@ struct Calibration {
 /// elements (element rate), each `repeats` times. Computation is measured on
 /// all ranks at once, as it runs in a training step. Needs 2 ranks or more.
 llvm::Expected<Calibration> calibrate(mlir::MLIRContext &context,
-                                      int64_t meshSize, RunOptions options,
+                                      int64_t meshSize,
+                                      rt::LaunchOptions options,
                                       int repeats = 3,
                                       int64_t gatherBytes = 4 << 20);
 

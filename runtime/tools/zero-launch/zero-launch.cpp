@@ -8,21 +8,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/runtime/Artifact.h"
+#include "zero/runtime/Launcher.h"
 #include "zero/runtime/zero_runtime.h"
 
 #include <charconv>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
-#include <sys/stat.h>
-#include <thread>
 #include <vector>
 
 using namespace zero::rt;
@@ -71,18 +67,12 @@ const char *usage =
     "  --max-ulp K        units in the last place (default 0: bit for bit)\n"
     "  --describe         print the artifact's description and exit\n";
 
-/// How a generated argument is made (as zero-run's InputSpec).
-struct Generated {
-  bool perRank = false;
-  double low = -1, high = 1;
-};
-
 struct Options {
   std::string artifact;
-  std::map<size_t, std::string> args;
+  std::map<unsigned, std::string> args;
   bool generate = false;
   uint64_t seed = 1;
-  std::map<size_t, Generated> generated;
+  std::map<unsigned, InputSpec> generated;
   /// Empty: by the artifact (cuda-local for a GPU's, else local).
   std::string backend;
   int32_t ranks = 0;
@@ -184,7 +174,7 @@ std::string parseOptions(int argc, char **argv, Options &options) {
       if (!index)
         return "--range: argument index '" + text.substr(0, eq) +
                "' is out of range";
-      Generated &spec = options.generated[*index];
+      InputSpec &spec = options.generated[*index];
       spec.low = low;
       spec.high = high;
     } else if (arg == "--backend") {
@@ -231,180 +221,9 @@ std::string parseOptions(int argc, char **argv, Options &options) {
   return "";
 }
 
-std::string withRank(std::string path, int32_t rank) {
-  for (size_t at; (at = path.find("{rank}")) != std::string::npos;)
-    path.replace(at, 6, std::to_string(rank));
-  return path;
-}
-
-std::string makeDirectories(const std::string &path) {
-  for (size_t at = 1; at <= path.size(); ++at)
-    if (at == path.size() || path[at] == '/')
-      if (mkdir(path.substr(0, at).c_str(), 0777) != 0 && errno != EEXIST)
-        return "cannot create " + path.substr(0, at) + ": " +
-               std::strerror(errno);
-  return "";
-}
-
-/// Where a program's buffers live (the description's "memory"): host memory
-/// for a CPU artifact; for a GPU one, device memory, which only copies
-/// reach, or managed memory.
-struct Memory {
-  void *(*allocate)(size_t bytes);
-  void (*release)(void *);
-  void (*write)(void *buffer, const void *host, size_t bytes);
-  PackedCall::ReadFn read;
-};
-
-void *allocateHost(size_t bytes) {
-  return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-}
-
-void *allocateManaged(size_t bytes) {
-  return zero_rt_gpu_alloc(static_cast<int64_t>(bytes));
-}
-
-void *allocateDevice(size_t bytes) {
-  return zero_rt_gpu_alloc_device(static_cast<int64_t>(bytes));
-}
-
-void copyBytes(void *to, const void *from, size_t bytes) {
-  std::memcpy(to, from, bytes);
-}
-
-// A failed copy is recorded (zero_gpu_error) and fails the bound rank.
-void writeDevice(void *buffer, const void *host, size_t bytes) {
-  (void)zero_gpu_copy_to_device(buffer, host, bytes);
-}
-
-void readDevice(void *host, const void *buffer, size_t bytes) {
-  (void)zero_gpu_copy_to_host(host, buffer, bytes);
-}
-
-/// Checks that a GPU artifact can run here: a GPU of the chip it was built
-/// for, and its kernels loaded. Returns an error message or "".
-std::string checkGpu(const ArtifactDescription &d) {
-  char why[512];
-  if (zero_gpu_init(why, sizeof why))
-    return "the artifact runs on a GPU (" + d.chip + "), but " + why;
-  char chip[32], name[256];
-  zero_gpu_device(chip, sizeof chip, name, sizeof name);
-  if (d.chip != chip)
-    return "the artifact was built for " + d.chip + ", but the GPU is " + name +
-           " (" + chip + "): rebuild it with zero-compile --chip=" + chip;
-  if (const char *error = zero_gpu_error())
-    return std::string("loading the artifact's kernels failed: ") + error;
-  return "";
-}
-
-/// The values of one rank's arguments, read from their files or generated.
-/// Whether `backend` can run the artifact: cuda-local moves GPU buffers,
-/// local and mpi host memory.
-std::string checkBackend(const ArtifactDescription &d,
-                         const std::string &backend) {
-  bool onGpu = backend == "cuda-local" || backend == "nccl";
-  if (onGpu && d.target != "cuda")
-    return "the " + backend +
-           " backend moves GPU buffers, but the artifact runs on the CPU: use "
-           "--backend local or mpi";
-  bool onHost = backend == "local" || backend == "mpi";
-  if (onHost && d.target == "cuda" && d.collectives == "device")
-    return "the artifact's collectives run on the GPU (zero-compile "
-           "--gpu-collectives=device, the default), which the " +
-           backend +
-           " backend cannot do: use --backend cuda-local or nccl, or compile "
-           "with "
-           "--gpu-collectives=host for the local and mpi backends";
-  return "";
-}
-
-std::string readInputs(const ArtifactDescription &d, const Options &options,
-                       int32_t rank, std::vector<Array> &inputs) {
-  inputs.clear();
-  for (size_t i = 0; i < d.arguments.size(); ++i) {
-    const ArtifactValue &value = d.arguments[i];
-    Array array;
-    array.dtype = value.type.dtype;
-    array.shape = value.shard ? value.shard->whole : value.type.shape;
-    if (auto file = options.args.find(i); file != options.args.end()) {
-      std::string error = readNpy(withRank(file->second, rank), array);
-      if (!error.empty())
-        return value.name + " (argument " + std::to_string(i) + "): " + error;
-    } else {
-      Generated spec;
-      if (auto it = options.generated.find(i); it != options.generated.end())
-        spec = it->second;
-      fillUniform(array, options.seed, unsigned(i), spec.perRank ? rank : -1,
-                  spec.low, spec.high);
-    }
-    if (value.shard)
-      array = takeShard(array, value.shard->shardElements,
-                        value.shard->groupIndex[rank]);
-    inputs.push_back(std::move(array));
-  }
-  return "";
-}
-
-struct RankResult {
-  int32_t rank = 0;
-  std::vector<Array> outputs;
-  double bestSeconds = 0;
-};
-
-/// Runs the entry once on the bound rank; returns an error message or "".
-std::string runOnce(const Artifact &artifact, const Memory &memory,
-                    std::vector<Array> &inputs, RankResult &result, bool keep) {
-  const ArtifactDescription &d = artifact.getDescription();
-  std::vector<ValueType> argTypes, resultTypes;
-  for (const ArtifactValue &v : d.arguments)
-    argTypes.push_back(v.type);
-  for (const ArtifactValue &v : d.results)
-    resultTypes.push_back(v.type);
-  PackedCall call(argTypes, resultTypes);
-  std::vector<void *> buffers;
-  std::set<void *> ours;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!argTypes[i].isTensor) {
-      buffers.push_back(inputs[i].bytes.data());
-      continue;
-    }
-    void *buffer = memory.allocate(inputs[i].bytes.size());
-    if (!buffer)
-      return "out of memory for argument " + std::to_string(i) + " (" +
-             std::to_string(inputs[i].bytes.size()) + " bytes)";
-    memory.write(buffer, inputs[i].bytes.data(), inputs[i].bytes.size());
-    buffers.push_back(buffer);
-    ours.insert(buffer);
-  }
-  void **packed = call.pack(buffers).data();
-  auto start = std::chrono::steady_clock::now();
-  artifact.getEntry()(packed);
-  if (artifact.getDescription().target == "cuda")
-    zero_rt_gpu_synchronize();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  if (result.bestSeconds == 0 || seconds < result.bestSeconds)
-    result.bestSeconds = seconds;
-  // Two results may share a buffer: free only after all are copied.
-  std::set<void *> toFree;
-  if (keep)
-    result.outputs.assign(resultTypes.size(), Array());
-  for (size_t i = 0; i < resultTypes.size(); ++i)
-    if (void *allocated = call.unpackResult(
-            i, keep ? &result.outputs[i] : nullptr, memory.read);
-        allocated && !ours.count(allocated))
-      toFree.insert(allocated);
-  for (void *buffer : toFree)
-    memory.release(buffer);
-  for (void *buffer : ours)
-    memory.release(buffer);
-  return "";
-}
-
 /// Compares each result of `run` with the one in `dir`; prints a line per
 /// result and returns whether all are within `maxUlp`.
-bool compareResults(const ArtifactDescription &d, const RankResult &run,
+bool compareResults(const ArtifactDescription &d, const RankRun &run,
                     const std::string &dir, double maxUlp) {
   bool ok = true;
   for (size_t i = 0; i < run.outputs.size(); ++i) {
@@ -441,7 +260,7 @@ bool compareResults(const ArtifactDescription &d, const RankResult &run,
   return ok;
 }
 
-void printResult(const RankResult &run, size_t index) {
+void printResult(const RankRun &run, size_t index) {
   std::printf("rank %d result %zu:%s\n", run.rank, index,
               formatValues(run.outputs[index]).c_str());
 }
@@ -485,105 +304,48 @@ int main(int argc, char **argv) {
                        : d.arguments[i].type.str()) +
                   "): pass --arg " + std::to_string(i) +
                   "=FILE.npy, or --generate");
-  std::string backend = options.backend;
-  if (backend.empty())
-    backend = d.target == "cuda" ? "cuda-local" : "local";
-  if (std::string problem = checkBackend(d, backend); !problem.empty())
+  LaunchOptions launch;
+  launch.backend = options.backend.empty()
+                       ? (d.target == "cuda" ? "cuda-local" : "local")
+                       : options.backend;
+  if (std::string problem = artifact->checkRunnable(launch.backend);
+      !problem.empty())
     return fail(problem);
-  Memory memory{allocateHost, std::free, copyBytes, copyBytes};
-  if (d.target == "cuda") {
-    if (std::string problem = checkGpu(d); !problem.empty())
-      return fail(problem);
-    memory =
-        d.memory == "device"
-            ? Memory{allocateDevice, zero_rt_gpu_free, writeDevice, readDevice}
-            : Memory{allocateManaged, zero_rt_gpu_free, copyBytes, copyBytes};
-  }
-
-  zero_options worldOptions;
-  zero_options_init(&worldOptions);
-  worldOptions.backend = backend.c_str();
-  worldOptions.ranks = options.ranks ? options.ranks
-                       : d.ranks > 0 ? int32_t(d.ranks)
-                                     : 1;
-  worldOptions.timeout_seconds = options.timeout;
-  zero_world *world = nullptr;
-  char message[512];
-  if (zero_world_create(&worldOptions, &world, message, sizeof message))
-    return fail(message);
-  if (d.ranks > 0 && zero_world_size(world) != d.ranks) {
-    std::string why = "the artifact's mesh has " + std::to_string(d.ranks) +
-                      " ranks, the world " +
-                      std::to_string(zero_world_size(world));
-    zero_world_destroy(world);
-    return fail(why);
-  }
-  int32_t local = zero_world_num_local_ranks(world);
-  zero_world_set_tracing(world, !options.trace.empty());
-  std::vector<RankResult> results(local);
-  auto runRank = [&](int32_t i) {
-    zero_rank *rank = zero_world_local_rank(world, i);
-    zero_rank_bind(rank);
-    RankResult &result = results[i];
-    result.rank = zero_rank_id(rank);
-    for (int k = 0; k < options.repeat && !zero_world_error(world); ++k) {
-      std::vector<Array> inputs;
-      std::string problem = readInputs(d, options, result.rank, inputs);
-      if (problem.empty()) {
-        zero_rank_trace_begin(rank);
-        problem =
-            runOnce(*artifact, memory, inputs, result, k + 1 == options.repeat);
-        zero_rank_trace_end(rank);
-      }
-      if (!problem.empty())
-        zero_rank_fail(rank, problem.c_str());
-    }
-    zero_rank_bind(nullptr);
-  };
-  std::vector<std::thread> threads;
-  for (int32_t i = 1; i < local; ++i)
-    threads.emplace_back(runRank, i);
-  runRank(0);
-  for (std::thread &thread : threads)
-    thread.join();
-
-  std::string failure = zero_world_error(world) ? zero_world_error(world) : "";
-  if (failure.empty() && !options.trace.empty() &&
-      zero_world_write_trace(world, options.trace.c_str(), message,
-                             sizeof message))
-    failure = message;
-  std::vector<zero_counters> counters(local);
-  for (int32_t i = 0; i < local; ++i)
-    zero_rank_counters(zero_world_local_rank(world, i), &counters[i]);
-  zero_world_destroy(world);
-  if (!failure.empty())
+  launch.ranks = options.ranks ? options.ranks
+                 : d.ranks > 0 ? int32_t(d.ranks)
+                               : 1;
+  launch.meshRanks = d.ranks;
+  launch.timeoutSeconds = options.timeout;
+  launch.seed = options.seed;
+  launch.inputs = options.generated;
+  for (const auto &[index, path] : options.args)
+    launch.inputs[index].path = path;
+  launch.repeat = options.repeat;
+  launch.tracePath = options.trace;
+  std::vector<std::vector<RankRun>> runs;
+  if (std::string failure = zero::rt::launch({artifact.get()}, launch, runs);
+      !failure.empty())
     return fail(failure);
 
   static const char *kinds[] = {"all_reduce", "reduce_scatter", "all_gather"};
   bool matches = true;
-  for (int32_t i = 0; i < local; ++i) {
-    const RankResult &run = results[i];
-    std::printf("rank %d: %.3f ms;", run.rank, run.bestSeconds * 1e3);
+  for (const RankRun &run : runs.front()) {
+    std::printf("rank %d: %.3f ms;", run.rank, run.seconds * 1e3);
     for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k)
       std::printf(" %s %llu (%llu B)", kinds[k],
-                  static_cast<unsigned long long>(counters[i].issued[k]),
-                  static_cast<unsigned long long>(counters[i].bytes_sent[k]));
+                  static_cast<unsigned long long>(run.counters.issued[k]),
+                  static_cast<unsigned long long>(run.counters.bytes_sent[k]));
     std::printf("\n");
     if (options.print)
       for (size_t r = 0; r < run.outputs.size(); ++r)
         printResult(run, r);
     if (!options.expect.empty())
       matches &= compareResults(d, run, options.expect, options.maxUlp);
-    if (!options.outputDir.empty()) {
-      std::string dir = options.outputDir + "/rank" + std::to_string(run.rank);
-      if (std::string problem = makeDirectories(dir); !problem.empty())
+    if (!options.outputDir.empty())
+      if (std::string problem = writeRankValues(options.outputDir, run.rank,
+                                                "result", run.outputs);
+          !problem.empty())
         return fail(problem);
-      for (size_t r = 0; r < run.outputs.size(); ++r)
-        if (std::string problem = writeNpy(
-                dir + "/result" + std::to_string(r) + ".npy", run.outputs[r]);
-            !problem.empty())
-          return fail(problem);
-    }
   }
   if (!matches)
     return fail("the results differ from " + options.expect + " by more than " +

@@ -1,5 +1,4 @@
-//===- Artifact.h - load a program compiled ahead of time --------*- C++
-//-*-===//
+//===- Artifact.h - load a program compiled ahead of time ------*- C++ -*-===//
 //
 // zero-compile turns a zero program into one shared library, the artifact. It
 // exports:
@@ -88,8 +87,27 @@ struct ArtifactDescription {
 std::string parseArtifactDescription(const std::string &json,
                                      ArtifactDescription &description);
 
+/// A program a launcher runs on every rank: an artifact, or a module that
+/// zero-run compiled.
+class Program {
+public:
+  virtual ~Program() = default;
+  /// The entry function's name.
+  virtual const std::string &getEntryName() const = 0;
+  /// The entry's arguments and results, with their shard layouts.
+  virtual const std::vector<ArtifactValue> &getArguments() const = 0;
+  virtual const std::vector<ArtifactValue> &getResults() const = 0;
+  /// Calls the entry on the rank bound to this thread with `inputs`, this
+  /// rank's values (a shard argument's part), which the call may update in
+  /// place. Copies the results into `outputs` unless it is null; sets
+  /// `seconds` to the call's wall time. Returns an error message, or "".
+  virtual std::string call(std::vector<Array> &inputs,
+                           std::vector<Array> *outputs,
+                           double &seconds) const = 0;
+};
+
 /// A loaded artifact.
-class Artifact {
+class Artifact : public Program {
 public:
   /// Loads the shared library at `path` and checks its description. On
   /// error returns null and sets `error`.
@@ -99,6 +117,28 @@ public:
 
   const ArtifactDescription &getDescription() const { return description; }
   const std::string &getDescriptionText() const { return descriptionText; }
+
+  /// Checks that the artifact can run here on `backend`: the backend moves
+  /// its buffers (GPU ones for cuda-local and nccl, host ones for local and
+  /// mpi), and for a GPU artifact, a GPU of its chip with its kernels
+  /// loaded. Returns an error message, or "".
+  std::string checkRunnable(const std::string &backend) const;
+
+  const std::string &getEntryName() const override { return description.entry; }
+  const std::vector<ArtifactValue> &getArguments() const override {
+    return description.arguments;
+  }
+  const std::vector<ArtifactValue> &getResults() const override {
+    return description.results;
+  }
+  /// Copies the inputs into buffers where the description says they live
+  /// (host, device or managed memory), calls the entry, and copies the
+  /// results back.
+  std::string call(std::vector<Array> &inputs, std::vector<Array> *outputs,
+                   double &seconds) const override;
+
+  /// The packed entry itself (see PackedCall.h), for a caller that places
+  /// the buffers itself.
   using EntryFn = void (*)(void **);
   EntryFn getEntry() const { return entry; }
 

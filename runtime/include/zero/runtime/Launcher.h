@@ -1,0 +1,103 @@
+//===- Launcher.h - run a program on every rank of a world -------*- C++
+//-*-===//
+//
+// What a launcher does between its command line and its report, once for
+// every tool: make a world, give each rank its inputs (read from .npy files
+// or generated, a shard argument its part), call the program on every rank,
+// collect the results and counters, write the trace. zero-launch runs an
+// artifact with it; zero-run a module it JIT-compiles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_LAUNCHER_H
+#define ZERO_RUNTIME_LAUNCHER_H
+
+#include "zero/runtime/Artifact.h"
+#include "zero/runtime/zero_runtime.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace zero::rt {
+
+/// Where one argument's value comes from.
+struct InputSpec {
+  /// A .npy file; "{rank}" in it is replaced by the rank. Empty: generated.
+  std::string path;
+  /// Whether a generated value differs per rank (a local gradient, a batch
+  /// of data). Other generated values are the same on every rank.
+  bool perRank = false;
+  /// Generated values are uniform in [low, high) (integers: [low, high]).
+  double low = -1, high = 1;
+};
+
+struct LaunchOptions {
+  std::string backend = "local";
+  /// Ranks of a local world (mpi and nccl: the job's).
+  int32_t ranks = 1;
+  /// The ranks the programs were built for; 0: any.
+  int64_t meshRanks = 0;
+  double timeoutSeconds = 60;
+  uint64_t seed = 1;
+  /// By argument index; arguments not named are generated with defaults.
+  std::map<unsigned, InputSpec> inputs;
+  /// Whether to keep the results (a benchmark that only times drops them).
+  bool keepOutputs = true;
+  /// Calls of each program per rank, inputs made afresh for each; the best
+  /// time counts, the last call's results are kept.
+  int repeat = 1;
+  /// Where to write a Chrome trace of the last program's last call (empty:
+  /// none). Under mpi each process writes its ranks to the path with
+  /// "{rank}" replaced by its first rank (or ".rank<r>" before the
+  /// extension).
+  std::string tracePath;
+  /// Where to write each rank's whole arguments, as DIR/rank<r>/arg<i>.npy
+  /// (empty: nowhere).
+  std::string inputDir;
+};
+
+/// What one rank computed with one program.
+struct RankRun {
+  int32_t rank = 0;
+  std::vector<Array> outputs;
+  /// The collectives of the program's calls on this rank.
+  zero_counters counters = {};
+  /// Wall-clock seconds of the call, collectives included (the best of
+  /// the repeats).
+  double seconds = 0;
+};
+
+/// The whole value of each of `arguments` on `rank` (a shard's whole
+/// tensor), read from its file or generated. Returns an error message naming
+/// the argument, or "".
+std::string makeInputs(const std::vector<ArtifactValue> &arguments,
+                       const LaunchOptions &options, int32_t rank,
+                       std::vector<Array> &inputs);
+
+/// Runs each of `programs` in turn (the same whole argument types) on every
+/// rank of one world, with the same inputs: a program whose argument is a
+/// shard gets this rank's part. Fills `runs`, per program, with the runs of
+/// the ranks that live in this process. A failure on any rank fails the
+/// whole; returns the world's message, or "".
+std::string launch(const std::vector<const Program *> &programs,
+                   const LaunchOptions &options,
+                   std::vector<std::vector<RankRun>> &runs);
+
+/// `path` with each "{rank}" replaced by `rank`.
+std::string withRank(std::string path, int32_t rank);
+
+/// Creates directory `path` and its parents. Returns an error message, or
+/// "".
+std::string makeDirectories(const std::string &path);
+
+/// Writes `values` as DIR/rank<rank>/<stem><i>.npy. Returns an error
+/// message, or "".
+std::string writeRankValues(const std::string &dir, int32_t rank,
+                            const std::string &stem,
+                            const std::vector<Array> &values);
+
+} // namespace zero::rt
+
+#endif // ZERO_RUNTIME_LAUNCHER_H

@@ -1,0 +1,147 @@
+//===- LauncherTest.cpp - running a program on every rank -----------------===//
+//
+// A program written here (no compiler): each rank all-reduces its argument
+// and returns the sum, so the launcher's inputs, shards, counters, repeats
+// and errors can be checked on the local backend.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/Launcher.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+
+using namespace zero::rt;
+
+namespace {
+
+/// `step(x: tensor<4xf32> or its shard) -> tensor<4xf32>`: the all-reduce
+/// (sum) of each rank's x, on a mesh of `ranks`; with `sharded`, x is each
+/// rank's part of a whole tensor<5xf32> (parts of 2 elements, padded), and
+/// the result the sum of the parts.
+class SumProgram : public Program {
+public:
+  SumProgram(int64_t ranks, bool sharded) : ranks(ranks) {
+    ArtifactValue x{"arg0", {"f32", {4}, true}, std::nullopt};
+    if (sharded) {
+      ShardLayout layout{{5}, 2, {}};
+      for (int64_t r = 0; r < ranks; ++r)
+        layout.groupIndex.push_back(r);
+      x = {"arg0", {"f32", {2}, true}, layout};
+    }
+    arguments = {x};
+    results = {{"result0", x.type, std::nullopt}};
+  }
+  const std::string &getEntryName() const override { return name; }
+  const std::vector<ArtifactValue> &getArguments() const override {
+    return arguments;
+  }
+  const std::vector<ArtifactValue> &getResults() const override {
+    return results;
+  }
+  std::string call(std::vector<Array> &inputs, std::vector<Array> *outputs,
+                   double &seconds) const override {
+    ++calls;
+    Array sum = inputs[0];
+    int64_t group[] = {1, ranks, 1, 0};
+    zero_rt_all_reduce(inputs[0].bytes.data(), sum.bytes.data(),
+                       sum.getNumElements(), ZERO_F32, ZERO_SUM, group);
+    if (outputs)
+      *outputs = {sum};
+    seconds = 1.0 / calls;
+    return "";
+  }
+  mutable std::atomic<int> calls{0};
+
+private:
+  int64_t ranks;
+  std::string name = "step";
+  std::vector<ArtifactValue> arguments, results;
+};
+
+float element(const Array &array, int64_t i) {
+  float value;
+  std::memcpy(&value, array.bytes.data() + 4 * i, 4);
+  return value;
+}
+
+TEST(Launcher, RunsOnEveryRankWithGeneratedInputs) {
+  SumProgram program(3, /*sharded=*/false);
+  LaunchOptions options;
+  options.ranks = 3;
+  options.inputs[0].perRank = true;
+  std::vector<std::vector<RankRun>> runs;
+  ASSERT_EQ(launch({&program}, options, runs), "");
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_EQ(runs[0].size(), 3u);
+  // Every rank holds the sum of the three ranks' generated values.
+  std::vector<Array> inputs[3];
+  for (int32_t r = 0; r < 3; ++r)
+    ASSERT_EQ(makeInputs(program.getArguments(), options, r, inputs[r]), "");
+  for (const RankRun &run : runs[0]) {
+    EXPECT_EQ(run.counters.issued[ZERO_ALL_REDUCE], 1u);
+    for (int64_t i = 0; i < 4; ++i)
+      EXPECT_EQ(element(run.outputs[0], i),
+                (element(inputs[0][0], i) + element(inputs[1][0], i)) +
+                    element(inputs[2][0], i));
+  }
+}
+
+TEST(Launcher, AShardArgumentGetsItsPartOfTheWhole) {
+  SumProgram program(3, /*sharded=*/true);
+  LaunchOptions options;
+  options.ranks = 3;
+  std::vector<std::vector<RankRun>> runs;
+  ASSERT_EQ(launch({&program}, options, runs), "");
+  // The whole value is the same on every rank; the parts are its elements
+  // 0-1, 2-3 and 4 with a zero.
+  std::vector<Array> whole;
+  ASSERT_EQ(makeInputs(program.getArguments(), options, 0, whole), "");
+  ASSERT_EQ(whole[0].shape, std::vector<int64_t>{5});
+  EXPECT_EQ(element(runs[0][0].outputs[0], 0),
+            (element(whole[0], 0) + element(whole[0], 2)) +
+                element(whole[0], 4));
+  EXPECT_EQ(element(runs[0][0].outputs[0], 1),
+            (element(whole[0], 1) + element(whole[0], 3)) + 0.0f);
+}
+
+TEST(Launcher, RepeatsKeepTheBestTimeAndCountEveryCall) {
+  SumProgram program(2, /*sharded=*/false);
+  LaunchOptions options;
+  options.ranks = 2;
+  options.repeat = 3;
+  std::vector<std::vector<RankRun>> runs;
+  ASSERT_EQ(launch({&program}, options, runs), "");
+  EXPECT_EQ(program.calls, 6);
+  for (const RankRun &run : runs[0]) {
+    EXPECT_EQ(run.counters.issued[ZERO_ALL_REDUCE], 3u);
+    EXPECT_LT(run.seconds, 0.5); // the later calls report shorter times
+  }
+}
+
+TEST(Launcher, ErrorsNameTheArgumentAndTheMesh) {
+  SumProgram program(2, /*sharded=*/false);
+  LaunchOptions options;
+  options.ranks = 2;
+  options.inputs[0].path = "/nonexistent/x{rank}.npy";
+  std::vector<std::vector<RankRun>> runs;
+  std::string error = launch({&program}, options, runs);
+  EXPECT_NE(error.find("arg0 (argument 0): /nonexistent/x"), std::string::npos)
+      << error;
+
+  options.inputs.clear();
+  options.meshRanks = 4;
+  EXPECT_EQ(launch({&program}, options, runs),
+            "@step's mesh has 4 ranks, the world 2");
+
+  options.meshRanks = 0;
+  options.inputs[1].perRank = true;
+  error = launch({&program}, options, runs);
+  EXPECT_NE(error.find("failed: argument 1 is named (--arg, --per-rank or "
+                       "--range), but the entry takes 1 arguments"),
+            std::string::npos)
+      << error;
+}
+
+} // namespace
