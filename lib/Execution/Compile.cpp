@@ -86,8 +86,9 @@ static std::string writeDescription(const EntrySignature &signature,
     json.attribute("format", "zero-artifact");
     json.attribute("version", 1);
     json.attribute("runtime_abi", ZERO_RUNTIME_ABI_VERSION);
-    json.attribute("target", options.target);
-    if (options.target == "cuda") {
+    bool cuda = options.target == ArtifactTarget::Cuda;
+    json.attribute("target", cuda ? "cuda" : "cpu");
+    if (cuda) {
       json.attribute("chip", options.chip);
       json.attribute("kernels", gpuFormat == "bin" ? "cubin" : "ptx");
     }
@@ -95,8 +96,9 @@ static std::string writeDescription(const EntrySignature &signature,
       json.attribute("memory", memory);
     if (!memoryReason.empty())
       json.attribute("memory_reason", memoryReason);
-    if (options.target == "cuda")
-      json.attribute("collectives", options.gpuCollectives);
+    if (cuda)
+      json.attribute("collectives",
+                     stringifyGpuCollectives(options.gpuCollectives));
     json.attribute("entry", entry);
     json.attribute("ranks", ranks);
     json.attributeArray("arguments", [&] {
@@ -238,15 +240,6 @@ static llvm::Error linkSharedLibrary(StringRef linker, StringRef object,
 // compileArtifact
 //===----------------------------------------------------------------------===//
 
-/// Whether the NVVM target's serializer finds ptxas: in the toolkit's bin/,
-/// else on PATH.
-static bool hasPtxas(StringRef toolkit) {
-  llvm::SmallString<256> path(toolkit);
-  llvm::sys::path::append(path, "bin", "ptxas");
-  return llvm::sys::fs::can_execute(path) ||
-         bool(llvm::sys::findProgramByName("ptxas"));
-}
-
 /// An error naming the first function that the kernels' PTX declares but
 /// does not define: a libdevice function (__nv_powf, ...) that was not
 /// linked because the toolkit's libdevice was not found. The driver would
@@ -282,35 +275,10 @@ static llvm::Error checkPtxIsLinked(ModuleOp module, StringRef toolkit) {
       missing.c_str(), toolkit.str().c_str());
 }
 
-/// How the kernels are embedded: `format` ("bin", "isa" or "auto"), "auto"
-/// resolved by whether ptxas is there; an error when "bin" has no ptxas.
-static llvm::Expected<std::string> kernelFormat(StringRef format,
-                                                StringRef toolkit) {
-  if (format != "auto" && format != "bin" && format != "isa")
-    return llvm::createStringError(
-        "unknown GPU format '%s' (expected auto, bin or isa)",
-        format.str().c_str());
-  if (format == "isa")
-    return "isa";
-  bool ptxas = hasPtxas(toolkit);
-  if (format == "auto")
-    return ptxas ? "bin" : "isa";
-  if (!ptxas)
-    return llvm::createStringError(
-        "--gpu-format=bin needs ptxas, which is neither in %s/bin nor on "
-        "PATH: give the CUDA toolkit with --cuda-path, or embed PTX with "
-        "--gpu-format=isa (or auto)",
-        toolkit.str().c_str());
-  return "bin";
-}
-
 llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
                                         const ArtifactOptions &options,
                                         StringRef outputPath,
                                         std::string *descriptionOut) {
-  if (options.target != "cpu" && options.target != "cuda")
-    return llvm::createStringError("unknown target '%s' (expected cpu or cuda)",
-                                   options.target.c_str());
   auto signature = EntrySignature::read(module, entry);
   if (!signature)
     return signature.takeError();
@@ -329,21 +297,22 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
   gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   context->appendDialectRegistry(registry);
   std::string gpuFormat;
-  if (options.target == "cuda") {
+  if (options.target == ArtifactTarget::Cuda) {
     ZeroToNVVMOptions nvvm;
     nvvm.chip = options.chip;
-    nvvm.collectives = options.gpuCollectives;
+    nvvm.gpuCollectives = options.gpuCollectives;
     if (!options.cudaPath.empty())
-      nvvm.toolkit = options.cudaPath;
-    auto format = kernelFormat(options.gpuFormat, nvvm.toolkit);
+      nvvm.cudaPath = options.cudaPath;
+    auto format = resolveGpuFormat(options.gpuFormat, nvvm.cudaPath);
     if (!format)
       return format.takeError();
-    nvvm.format = gpuFormat = *format;
+    nvvm.gpuFormat = *format;
+    gpuFormat = *format == GpuFormat::Bin ? "bin" : "isa";
     if (llvm::Error error = lowerModule(module, [&](OpPassManager &pm) {
           buildZeroToNVVMPipeline(pm, nvvm);
         }))
       return error;
-    if (llvm::Error error = checkPtxIsLinked(module, nvvm.toolkit))
+    if (llvm::Error error = checkPtxIsLinked(module, nvvm.cudaPath))
       return error;
   } else if (llvm::Error error = lowerModule(module, [](OpPassManager &pm) {
                buildZeroToLLVMPipeline(pm);
@@ -355,9 +324,9 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
   auto reasonAttr = module->getAttrOfType<StringAttr>("zero.gpu_memory_reason");
   std::string description =
       writeDescription(*signature, ranks, entry, options, gpuFormat,
-                       options.target == "cpu" ? "host"
-                       : memoryAttr            ? memoryAttr.getValue()
-                                               : "managed",
+                       options.target == ArtifactTarget::Cpu ? "host"
+                       : memoryAttr ? memoryAttr.getValue()
+                                    : "managed",
                        reasonAttr ? reasonAttr.getValue() : "");
   if (descriptionOut)
     *descriptionOut = description;

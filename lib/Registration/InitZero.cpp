@@ -107,8 +107,6 @@ void zero::registerAllPasses() {
   registerZeroTargetGPUPasses();
   registerZeroToLLVMPipeline();
   registerZeroToNVVMPipeline();
-  registerWeightUpdateShardingPipeline();
-  registerDataParallelPipeline();
   // The upstream passes that zero's pipelines are made of, so that each step
   // of a pipeline can also be run alone.
   mlir::registerTransformsPasses();

@@ -164,7 +164,7 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   pm.addPass(zero::createZeroGpuKernelNames());
   pm.addPass(createCanonicalizerPass());
   zero::ZeroGpuBufferPlacementOptions placement;
-  placement.collectives = options.collectives;
+  placement.gpuCollectives = options.gpuCollectives;
   pm.addPass(zero::createZeroGpuBufferPlacement(placement));
   // Launches go to a stream in order, and the host waits only before it
   // touches memory (a copy, a scalar read, a collective) or returns.
@@ -190,8 +190,13 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   addHostToLLVMPasses(pm);
   pm.addPass(zero::createZeroGpuHostMemory());
   GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
-  binary.toolkitPath = options.toolkit;
+  // auto resolved here too: a cubin where ptxas is found, else PTX (bin
+  // without ptxas fails in gpu-module-to-binary, with its message).
+  bool cubin =
+      options.gpuFormat == GpuFormat::Bin ||
+      (options.gpuFormat == GpuFormat::Auto && hasPtxas(options.cudaPath));
+  binary.compilationTarget = cubin ? "bin" : "isa";
+  binary.toolkitPath = options.cudaPath;
   pm.addPass(createGpuModuleToBinaryPass(binary));
   pm.addPass(createCanonicalizerPass());
 }

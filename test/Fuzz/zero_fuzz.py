@@ -46,7 +46,7 @@ PIPELINE_VARIANTS = [
     "zero-data-parallel",
     "zero-to-llvm",
     "zero-to-llvm{gpu-loops}",
-    "zero-to-nvvm{format=isa}",
+    "zero-to-nvvm{gpu-format=isa}",
     "zero-weight-update-sharding,zero-to-llvm",
 ]
 

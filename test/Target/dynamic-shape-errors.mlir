@@ -2,7 +2,7 @@
 // moves: both lowerings stop at it with an error on the op, not with invalid
 // IR later in bufferization.
 // RUN: zero-opt %s --zero-to-llvm --verify-diagnostics -o /dev/null
-// RUN: zero-opt %s --zero-to-nvvm=format=isa --verify-diagnostics -o /dev/null
+// RUN: zero-opt %s --zero-to-nvvm=gpu-format=isa --verify-diagnostics -o /dev/null
 
 zero.mesh @dp(shape = [4])
 

@@ -40,25 +40,24 @@ static cl::opt<std::string>
            cl::desc("Pass pipeline run before lowering, e.g. "
                     "zero-weight-update-sharding"),
            cl::cat(category));
-static cl::opt<std::string>
-    target("target",
-           cl::desc("What the artifact runs on: cpu, or cuda (kernels on an "
-                    "NVIDIA GPU)"),
-           cl::init("cpu"), cl::cat(category));
+static cl::opt<zero::exec::ArtifactTarget> target(
+    "target", cl::desc("What the artifact runs on"),
+    cl::values(clEnumValN(zero::exec::ArtifactTarget::Cpu, "cpu",
+                          "the host's architecture"),
+               clEnumValN(zero::exec::ArtifactTarget::Cuda, "cuda",
+                          "host code on the CPU, kernels on an NVIDIA GPU")),
+    cl::init(zero::exec::ArtifactTarget::Cpu), cl::cat(category));
 static cl::opt<std::string> chip("chip", cl::desc("cuda: the GPU architecture"),
                                  cl::init("sm_90"), cl::cat(category));
-static cl::opt<std::string> gpuFormat(
-    "gpu-format",
-    cl::desc("cuda: kernels as bin (cubin, made with ptxas), isa (PTX, "
-             "compiled by the driver at load), or auto (bin where ptxas is "
-             "found, in the toolkit's bin/ or on PATH, else isa)"),
-    cl::init("auto"), cl::cat(category));
-static cl::opt<std::string> gpuCollectives(
-    "gpu-collectives",
-    cl::desc("cuda: collectives on the device (the cuda-local and nccl "
-             "backends; buffers may stay in device memory) or on the host "
-             "(local and mpi, on managed memory)"),
-    cl::init("device"), cl::cat(category));
+static cl::opt<zero::GpuFormat>
+    gpuFormat("gpu-format", cl::desc("cuda: how kernels are embedded"),
+              zero::gpuFormatValues(), cl::init(zero::GpuFormat::Auto),
+              cl::cat(category));
+static cl::opt<zero::GpuCollectives>
+    gpuCollectives("gpu-collectives",
+                   cl::desc("cuda: where collectives move data"),
+                   zero::gpuCollectivesValues(),
+                   cl::init(zero::GpuCollectives::Device), cl::cat(category));
 static cl::opt<std::string>
     cudaPath("cuda-path", cl::desc("cuda: the CUDA toolkit (ptxas, libdevice)"),
              cl::cat(category));
@@ -126,7 +125,8 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(std::move(e)));
   // auto fell back to PTX: say so, since the driver then compiles the
   // kernels each time the artifact loads.
-  if (target == "cuda" && gpuFormat == "auto" &&
+  if (target == zero::exec::ArtifactTarget::Cuda &&
+      gpuFormat == zero::GpuFormat::Auto &&
       llvm::StringRef(description).contains("\"kernels\": \"ptx\""))
     llvm::errs() << "zero-compile: note: no ptxas (give the CUDA toolkit "
                     "with --cuda-path): the kernels are embedded as PTX, "

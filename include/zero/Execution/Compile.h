@@ -13,24 +13,29 @@
 #define ZERO_EXECUTION_COMPILE_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "zero/Target/GPU/Options.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
 
 namespace zero::exec {
 
+/// What an artifact runs on.
+enum class ArtifactTarget {
+  /// The host's architecture.
+  Cpu,
+  /// Host code on the CPU, kernels on an NVIDIA GPU.
+  Cuda,
+};
+
+/// How zero-compile builds an artifact. The GPU settings are zero-to-nvvm's
+/// (zero/Target/GPU/Options.h), with its defaults.
 struct ArtifactOptions {
-  /// "cpu" (the host's architecture) or "cuda" (host code on the CPU,
-  /// kernels on an NVIDIA GPU, buffers in managed memory).
-  std::string target = "cpu";
-  /// cuda: the GPU architecture, and how kernels are embedded: "bin" (cubin,
-  /// by ptxas), "isa" (PTX, compiled by the driver when loaded), or "auto"
-  /// (bin when ptxas is found, in the toolkit's bin/ or on PATH, else isa).
+  ArtifactTarget target = ArtifactTarget::Cpu;
+  /// cuda: the GPU architecture.
   std::string chip = "sm_90";
-  std::string gpuFormat = "auto";
-  /// cuda: where collectives move data: "device" (the cuda-local and nccl
-  /// backends) or "host" (local and mpi, on managed memory).
-  std::string gpuCollectives = "device";
+  GpuFormat gpuFormat = GpuFormat::Auto;
+  GpuCollectives gpuCollectives = GpuCollectives::Device;
   /// cuda: the CUDA toolkit (empty: zero-to-nvvm's default).
   std::string cudaPath;
   /// The host code's CPU: a name LLVM knows ("x86-64-v3", "znver4") or

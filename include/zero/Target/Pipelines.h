@@ -12,6 +12,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "zero/Target/GPU/Options.h"
 
 #ifndef ZERO_DEFAULT_CUDA_PATH
 #define ZERO_DEFAULT_CUDA_PATH "/usr/local/cuda"
@@ -61,20 +62,16 @@ struct ZeroToNVVMOptions : public mlir::PassPipelineOptions<ZeroToNVVMOptions> {
       *this, "features",
       llvm::cl::desc("PTX features (+ptx80: PTX 8.0, the least sm_90 takes)"),
       llvm::cl::init("+ptx80")};
-  PassOptions::Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("How kernels are embedded: bin (a cubin, made by "
-                     "ptxas) or isa (PTX, compiled by the driver at load)"),
-      llvm::cl::init("bin")};
-  PassOptions::Option<std::string> toolkit{
-      *this, "toolkit", llvm::cl::desc("The CUDA toolkit (ptxas, libdevice)"),
+  PassOptions::Option<GpuFormat> gpuFormat{
+      *this, "gpu-format", llvm::cl::desc("How kernels are embedded"),
+      gpuFormatValues(), llvm::cl::init(GpuFormat::Auto)};
+  PassOptions::Option<std::string> cudaPath{
+      *this, "cuda-path", llvm::cl::desc("The CUDA toolkit (ptxas, libdevice)"),
       llvm::cl::init(ZERO_DEFAULT_CUDA_PATH)};
-  PassOptions::Option<std::string> collectives{
-      *this, "collectives",
-      llvm::cl::desc("Where collectives move data: device (the cuda-local "
-                     "and nccl backends; buffers may stay in device memory) "
-                     "or host (local and mpi, on managed memory)"),
-      llvm::cl::init("device")};
+  PassOptions::Option<GpuCollectives> gpuCollectives{
+      *this, "gpu-collectives",
+      llvm::cl::desc("Where collectives move data (zero-gpu-buffer-placement)"),
+      gpuCollectivesValues(), llvm::cl::init(GpuCollectives::Device)};
   PassOptions::Option<bool> cublas{
       *this, "cublas",
       llvm::cl::desc("Matmuls as calls of cuBLAS through the runtime "

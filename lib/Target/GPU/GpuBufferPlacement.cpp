@@ -242,12 +242,7 @@ struct ZeroGpuBufferPlacementPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (collectives != "device" && collectives != "host") {
-      module.emitError() << "zero-gpu-buffer-placement: collectives='"
-                         << collectives << "' (expected device or host)";
-      return signalPassFailure();
-    }
-    bool hostCollectives = collectives == "host";
+    bool hostCollectives = gpuCollectives == zero::GpuCollectives::Host;
     moveHostBuffersToStack(module);
     if (!hostCollectives) {
       copyScalarsThroughStack(module);
@@ -276,7 +271,8 @@ struct ZeroGpuBufferPlacementPass
                     b.getStringAttr(reason.empty() ? "device" : "managed"));
     if (!reason.empty())
       module->setAttr("zero.gpu_memory_reason", b.getStringAttr(reason));
-    module->setAttr("zero.gpu_collectives", b.getStringAttr(collectives));
+    module->setAttr("zero.gpu_collectives",
+                    b.getStringAttr(zero::stringifyGpuCollectives(gpuCollectives)));
   }
 };
 

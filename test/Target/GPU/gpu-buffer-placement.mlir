@@ -3,9 +3,9 @@
 // op that does, with its location.
 
 // RUN: zero-opt %s --split-input-file --zero-gpu-buffer-placement | FileCheck %s
-// RUN: zero-opt %s --split-input-file --zero-gpu-buffer-placement=collectives=host | FileCheck %s --check-prefix=HOST
-// RUN: not zero-opt %s --split-input-file --zero-gpu-buffer-placement=collectives=pigeon 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: zero-gpu-buffer-placement: collectives='pigeon' (expected device or host)
+// RUN: zero-opt %s --split-input-file --zero-gpu-buffer-placement=gpu-collectives=host | FileCheck %s --check-prefix=HOST
+// RUN: not zero-opt %s --split-input-file --zero-gpu-buffer-placement=gpu-collectives=pigeon 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: for the --gpu-collectives option: Cannot find option named 'pigeon'!
 
 // Allocation, views and launches only; the kernel's loads do not count.
 // CHECK: module attributes {gpu.container_module, zero.gpu_collectives = "device", zero.gpu_memory = "device"}
@@ -91,7 +91,7 @@ func.func @initial_value() -> memref<4xi1> {
 // -----
 
 // A collective: on the device by default (cuda-local, nccl), it touches no
-// element on the host; with collectives=host the local and mpi backends run
+// element on the host; with gpu-collectives=host the local and mpi backends run
 // it on host threads, over managed memory.
 // CHECK: module attributes {zero.gpu_collectives = "device", zero.gpu_memory = "device"}
 // HOST: module attributes {zero.gpu_collectives = "host", zero.gpu_memory = "managed", zero.gpu_memory_reason = "'zero.all_reduce_buffer' at {{.*}} is a collective, which the host runs"}

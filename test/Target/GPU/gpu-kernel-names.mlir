@@ -5,7 +5,7 @@
 // RUN: zero-opt %s --zero-gpu-kernel-names | FileCheck %s
 // And in zero-to-nvvm, a function whose name PTX cannot spell gets a kernel
 // that compiles.
-// RUN: sed 's/@step/@a.b/' %zero_src/examples/sgd.mlir | zero-opt --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=PTX
+// RUN: sed 's/@step/@a.b/' %zero_src/examples/sgd.mlir | zero-opt --zero-to-nvvm='gpu-format=isa' | FileCheck %s --check-prefix=PTX
 // PTX: gpu.binary @a_b_kernel
 // PTX-SAME: .entry a_b_kernel
 

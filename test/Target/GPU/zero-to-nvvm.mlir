@@ -1,24 +1,24 @@
 // zero-to-nvvm: each parallel loop nest a kernel, compiled for sm_90 and
 // embedded; collectives are runtime calls and the host's buffers are managed
-// memory. PTX (format=isa) needs no CUDA toolkit; a cubin needs ptxas.
-// RUN: zero-opt %s --zero-to-nvvm='format=isa' | FileCheck %s
-// RUN: zero-opt %s --zero-weight-update-sharding --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=SHARDED
-// RUN: zero-opt %s --zero-to-nvvm='format=isa chip=sm_80 features=+ptx70' | FileCheck %s --check-prefix=SM80
-// RUN: zero-opt %zero_src/examples/adamw.mlir --zero-weight-update-sharding=shard-function-boundary --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=BUCKET
+// memory. PTX (gpu-format=isa) needs no CUDA toolkit; a cubin needs ptxas.
+// RUN: zero-opt %s --zero-to-nvvm='gpu-format=isa' | FileCheck %s
+// RUN: zero-opt %s --zero-weight-update-sharding --zero-to-nvvm='gpu-format=isa' | FileCheck %s --check-prefix=SHARDED
+// RUN: zero-opt %s --zero-to-nvvm='gpu-format=isa chip=sm_80 features=+ptx70' | FileCheck %s --check-prefix=SM80
+// RUN: zero-opt %zero_src/examples/adamw.mlir --zero-weight-update-sharding=shard-function-boundary --zero-to-nvvm='gpu-format=isa' | FileCheck %s --check-prefix=BUCKET
 // The same update in linalg form (one generic per op; fused and generalized)
 // compiles to the same one fused kernel after the reduce-scatter.
-// RUN: zero-opt %zero_src/examples/adamw.mlir --convert-elementwise-to-linalg | zero-opt --zero-weight-update-sharding=shard-function-boundary --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=BUCKET
-// RUN: zero-opt %zero_src/examples/adamw.mlir --convert-elementwise-to-linalg --linalg-fuse-elementwise-ops --linalg-generalize-named-ops | zero-opt --zero-weight-update-sharding=shard-function-boundary --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=BUCKET
+// RUN: zero-opt %zero_src/examples/adamw.mlir --convert-elementwise-to-linalg | zero-opt --zero-weight-update-sharding=shard-function-boundary --zero-to-nvvm='gpu-format=isa' | FileCheck %s --check-prefix=BUCKET
+// RUN: zero-opt %zero_src/examples/adamw.mlir --convert-elementwise-to-linalg --linalg-fuse-elementwise-ops --linalg-generalize-named-ops | zero-opt --zero-weight-update-sharding=shard-function-boundary --zero-to-nvvm='gpu-format=isa' | FileCheck %s --check-prefix=BUCKET
 // The MLP's six matmuls call cuBLAS through the runtime (cublas=false:
 // loop nests, kernels of their own).
-// RUN: zero-opt %zero_src/examples/mlp_training.mlir --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=CUBLAS
-// RUN: zero-opt %zero_src/examples/mlp_training.mlir --zero-to-nvvm='format=isa cublas=false' | FileCheck %s --check-prefix=NOCUBLAS
+// RUN: zero-opt %zero_src/examples/mlp_training.mlir --zero-to-nvvm='gpu-format=isa' | FileCheck %s --check-prefix=CUBLAS
+// RUN: zero-opt %zero_src/examples/mlp_training.mlir --zero-to-nvvm='gpu-format=isa cublas=false' | FileCheck %s --check-prefix=NOCUBLAS
 // CUBLAS-COUNT-6: llvm.call @zero_rt_gpu_matmul(
 // CUBLAS-NOT: llvm.call @zero_rt_gpu_matmul(
 // NOCUBLAS-NOT: zero_rt_gpu_matmul
 // Square roots are rounded as on the CPU (zero-gpu-ieee-sqrt), not
 // libdevice's approximate ones.
-// RUN: zero-opt %zero_src/examples/adagrad.mlir --zero-to-nvvm='format=isa' | FileCheck %s --check-prefix=SQRT
+// RUN: zero-opt %zero_src/examples/adagrad.mlir --zero-to-nvvm='gpu-format=isa' | FileCheck %s --check-prefix=SQRT
 // SQRT: sqrt.rn.f32
 // SQRT-NOT: sqrt.approx
 

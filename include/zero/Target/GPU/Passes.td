@@ -128,15 +128,15 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
 
     - `memref.load`, `memref.store`, `memref.copy` and any op that reads or
       writes memory other than allocation and freeing;
-    - a collective's buffer form, when `collectives=host` (the local and mpi
+    - a collective's buffer form, when `gpu-collectives=host` (the local and mpi
       backends move and reduce elements on host threads); with
-      `collectives=device` (the default: the cuda-local and nccl backends
+      `gpu-collectives=device` (the default: the cuda-local and nccl backends
       run collectives on the GPU) a collective does not touch elements on
       the host;
     - a call that takes a buffer.
 
     Views, shapes, allocation and kernel launches do not touch elements.
-    With `collectives=device`, the host's reads and writes of one element
+    With `gpu-collectives=device`, the host's reads and writes of one element
     of a GPU buffer at a fixed place (constant indices, or the step of a
     loop that launches kernels: a norm the host turns into a factor, a
     loss recorded each step) become copies through a stack slot, calls of
@@ -166,9 +166,10 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
     ```
   }];
   let options = [
-    Option<"collectives", "collectives", "std::string", /*default=*/"\"device\"",
-           "Where collectives move data: device (the cuda-local and nccl "
-           "backends) or host (local and mpi, on managed memory)">,
+    Option<"gpuCollectives", "gpu-collectives", "::zero::GpuCollectives",
+           /*default=*/"::zero::GpuCollectives::Device",
+           "Where collectives move data",
+           [{::zero::gpuCollectivesValues()}]>,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
                            "mlir::arith::ArithDialect",

@@ -114,21 +114,20 @@ struct ZeroDeferAllGatherPass
     : public zero::impl::ZeroDeferAllGatherBase<ZeroDeferAllGatherPass> {
   using Base::Base;
 
-  /// The forced gather element type, null for "auto".
-  FailureOr<Type> parseGatherDtype() {
+  /// The forced gather element type, null for auto.
+  Type forcedGatherType() {
     Builder b(&getContext());
-    if (gatherDtype == "auto")
+    switch (gatherDtype) {
+    case GatherDtype::Auto:
       return Type();
-    if (gatherDtype == "bf16")
-      return Type(b.getBF16Type());
-    if (gatherDtype == "f16")
-      return Type(b.getF16Type());
-    if (gatherDtype == "f32")
-      return Type(b.getF32Type());
-    getOperation().emitError("zero-defer-all-gather: gather-dtype must be "
-                             "auto, bf16, f16 or f32, got '")
-        << gatherDtype << "'";
-    return failure();
+    case GatherDtype::BF16:
+      return b.getBF16Type();
+    case GatherDtype::F16:
+      return b.getF16Type();
+    case GatherDtype::F32:
+      return b.getF32Type();
+    }
+    llvm_unreachable("unknown gather-dtype");
   }
 
   /// What the readers consume: the element type of the one truncation they
@@ -314,13 +313,11 @@ struct ZeroDeferAllGatherPass
   }
 
   void runOnOperation() override {
-    FailureOr<Type> forced = parseGatherDtype();
-    if (failed(forced))
-      return signalPassFailure();
+    Type forced = forcedGatherType();
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops) {
-      SmallVector<DeferredWeight> weights = findWeights(loop, *forced);
+      SmallVector<DeferredWeight> weights = findWeights(loop, forced);
       if (weights.empty())
         continue;
       for (DeferredWeight &weight : weights)

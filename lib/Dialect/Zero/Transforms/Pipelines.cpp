@@ -1,17 +1,35 @@
-//===- Pipelines.cpp - zero-weight-update-sharding ------------------------===//
+//===- Pipelines.cpp - zero-weight-update-sharding, zero-data-parallel ----===//
+//
+// Each pipeline is a pass that runs its passes as a dynamic pipeline, so
+// that its options are the passes' own (Passes.td declares each once), and
+// a function that appends the same passes to a pass manager.
+//
+//===----------------------------------------------------------------------===//
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
-#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "zero/Conversion/Passes.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
-using namespace mlir;
+namespace zero {
+#define GEN_PASS_DEF_ZEROWEIGHTUPDATESHARDING
+#define GEN_PASS_DEF_ZERODATAPARALLEL
+#include "zero/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace zero
 
-void zero::buildWeightUpdateShardingPipeline(
-    OpPassManager &pm, const WeightUpdateShardingOptions &options) {
+using namespace mlir;
+using namespace zero;
+
+namespace {
+
+/// Appends zero-weight-update-sharding's passes, with the options `options`
+/// holds: the options struct, or the pipeline pass itself, whose option
+/// members have the same names.
+template <typename Options>
+void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
   // A program from upstream's shard-partition, in zero's ops.
   pm.addPass(createConvertShardToZero());
   ZeroShardWeightUpdateOptions shard;
@@ -45,38 +63,80 @@ void zero::buildWeightUpdateShardingPipeline(
     ZeroScheduleOverlapOptions schedule;
     schedule.maxInFlightBytes = options.maxInFlightBytes;
     schedule.acrossIterations = options.acrossIterations;
+    schedule.latencyMicroseconds = options.latencyMicroseconds;
+    schedule.bandwidthGBps = options.bandwidthGBps;
+    schedule.gflops = options.gflops;
+    schedule.gelementsPerSecond = options.gelementsPerSecond;
     pm.addPass(createZeroScheduleOverlap(schedule));
   }
 }
 
-void zero::registerWeightUpdateShardingPipeline() {
-  PassPipelineRegistration<WeightUpdateShardingOptions>(
-      "zero-weight-update-sharding",
-      "Shards every weight update across the replicas and buckets the "
-      "resulting collectives: zero-shard-weight-update, "
-      "zero-defer-all-gather (optional), zero-combine-collectives, cse, "
-      "zero-schedule-overlap (optional)",
-      buildWeightUpdateShardingPipeline);
-}
-
-void zero::buildDataParallelPipeline(
-    OpPassManager &pm, const WeightUpdateShardingOptions &options) {
+template <typename Options>
+void appendDataParallel(OpPassManager &pm, const Options &options) {
   // Upstream's partitioner reads linalg, not arith on tensors.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation());
   pm.addNestedPass<func::FuncOp>(shard::createPartition());
   // Erases the shardings the partition leaves unused.
   pm.addPass(createCanonicalizerPass());
-  buildWeightUpdateShardingPipeline(pm, options);
+  appendWeightUpdateSharding(pm, options);
 }
 
-void zero::registerDataParallelPipeline() {
-  PassPipelineRegistration<WeightUpdateShardingOptions>(
-      "zero-data-parallel",
-      "From one device's training step, its batch annotated with shard.shard "
-      "on a grid of N, to zero's sharded data-parallel step: "
-      "convert-elementwise-to-linalg, sharding-propagation, shard-partition, "
-      "canonicalize (MLIR's own data-parallel flow), then "
-      "zero-weight-update-sharding with these options",
-      buildDataParallelPipeline);
+struct ZeroWeightUpdateShardingPass
+    : public zero::impl::ZeroWeightUpdateShardingBase<
+          ZeroWeightUpdateShardingPass> {
+  using Base::Base;
+  // Reads the options.
+  template <typename Options>
+  friend void appendWeightUpdateSharding(OpPassManager &pm,
+                                         const Options &options);
+
+  OpPassManager pipeline() const {
+    OpPassManager pm(ModuleOp::getOperationName());
+    appendWeightUpdateSharding(pm, *this);
+    return pm;
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    pipeline().getDependentDialects(registry);
+  }
+  void runOnOperation() override {
+    OpPassManager pm = pipeline();
+    if (failed(runPipeline(pm, getOperation())))
+      signalPassFailure();
+  }
+};
+
+struct ZeroDataParallelPass
+    : public zero::impl::ZeroDataParallelBase<ZeroDataParallelPass> {
+  using Base::Base;
+  // Reads the options.
+  template <typename Options>
+  friend void appendWeightUpdateSharding(OpPassManager &pm,
+                                         const Options &options);
+
+  OpPassManager pipeline() const {
+    OpPassManager pm(ModuleOp::getOperationName());
+    appendDataParallel(pm, *this);
+    return pm;
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    pipeline().getDependentDialects(registry);
+  }
+  void runOnOperation() override {
+    OpPassManager pm = pipeline();
+    if (failed(runPipeline(pm, getOperation())))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void zero::buildWeightUpdateShardingPipeline(
+    OpPassManager &pm, const WeightUpdateShardingOptions &options) {
+  appendWeightUpdateSharding(pm, options);
+}
+
+void zero::buildDataParallelPipeline(
+    OpPassManager &pm, const WeightUpdateShardingOptions &options) {
+  appendDataParallel(pm, options);
 }

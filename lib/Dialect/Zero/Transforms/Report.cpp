@@ -241,11 +241,6 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (format != "text" && format != "json") {
-      getOperation().emitError("zero-report: unknown format '")
-          << format << "' (expected 'text' or 'json')";
-      return signalPassFailure();
-    }
     FailureOr<CostModelParameters> parameters = getCostModelParameters(
         getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
         gflops, gelementsPerSecond);
@@ -298,7 +293,7 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
       getOperation().emitError("zero-report: ") << error;
       return signalPassFailure();
     }
-    if (format == "json")
+    if (format == ReportFormat::Json)
       printJson(functions, file->os());
     else
       printText(functions, file->os());

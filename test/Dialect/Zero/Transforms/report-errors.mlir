@@ -1,7 +1,7 @@
 // RUN: not zero-opt %s --zero-report=format=xml 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not zero-opt %s --zero-report=output=/nonexistent/dir/report.txt 2>&1 | FileCheck %s --check-prefix=OUTPUT
 
-// FORMAT: error: zero-report: unknown format 'xml' (expected 'text' or 'json')
+// FORMAT: for the --format option: Cannot find option named 'xml'!
 // OUTPUT: error: zero-report: cannot open output file '/nonexistent/dir/report.txt'
 func.func @f() {
   return

@@ -17,75 +17,21 @@
 
 namespace zero {
 
+/// The element type of the copy zero-defer-all-gather gathers (gather-dtype).
+enum class GatherDtype { Auto, BF16, F16, F32 };
+
+/// What zero-report writes (format).
+enum class ReportFormat { Text, Json };
+
 #define GEN_PASS_DECL
 #include "zero/Dialect/Zero/Transforms/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "zero/Dialect/Zero/Transforms/Passes.h.inc"
 
-/// Options of `zero-weight-update-sharding`, one set for all its passes.
-struct WeightUpdateShardingOptions
-    : public mlir::PassPipelineOptions<WeightUpdateShardingOptions> {
-  Option<int64_t> minBytes{
-      *this, "min-bytes",
-      llvm::cl::desc("Leave gradients smaller than this many bytes "
-                     "replicated (zero-shard-weight-update)"),
-      llvm::cl::init(0)};
-  Option<std::string> meshName{
-      *this, "mesh",
-      llvm::cl::desc("Shard only gradients reduced on this mesh "
-                     "(zero-shard-weight-update)"),
-      llvm::cl::init("")};
-  ListOption<int64_t> axes{
-      *this, "axes",
-      llvm::cl::desc("Shard over these mesh axes and all-reduce over the "
-                     "rest of each group (zero-shard-weight-update)")};
-  Option<int64_t> stage{
-      *this, "stage",
-      llvm::cl::desc("ZeRO stage: 1 shards optimizer state, 2 also "
-                     "gradients, 3 also weights (zero-shard-weight-update)"),
-      llvm::cl::init(2)};
-  Option<bool> shardFunctionBoundary{
-      *this, "shard-function-boundary",
-      llvm::cl::desc("Pass the state of a single-step function in and out as "
-                     "shards (zero-shard-weight-update)"),
-      llvm::cl::init(false)};
-  Option<bool> deferAllGather{
-      *this, "defer-all-gather",
-      llvm::cl::desc("Carry loop weights as shards and gather them for the "
-                     "next iteration (zero-defer-all-gather)"),
-      llvm::cl::init(false)};
-  Option<std::string> gatherDtype{
-      *this, "gather-dtype",
-      llvm::cl::desc("Element type of deferred gathers: auto, bf16, f16 or "
-                     "f32 (zero-defer-all-gather)"),
-      llvm::cl::init("auto")};
-  Option<int64_t> bucketBytes{
-      *this, "bucket-bytes",
-      llvm::cl::desc("Largest bucket of combined collectives in bytes; 0 "
-                     "combines none (zero-combine-collectives)"),
-      llvm::cl::init(25 * 1024 * 1024)};
-  Option<int64_t> alignment{
-      *this, "alignment",
-      llvm::cl::desc("Byte alignment of each member in a bucket "
-                     "(zero-combine-collectives)"),
-      llvm::cl::init(256)};
-  Option<bool> overlap{
-      *this, "overlap",
-      llvm::cl::desc("Start collectives early and await them late "
-                     "(zero-schedule-overlap)"),
-      llvm::cl::init(false)};
-  Option<int64_t> maxInFlightBytes{
-      *this, "max-in-flight-bytes",
-      llvm::cl::desc("Most bytes of prefetched all-gather results not yet "
-                     "used; 0: no limit (zero-schedule-overlap)"),
-      llvm::cl::init(0)};
-  Option<bool> acrossIterations{
-      *this, "across-iterations",
-      llvm::cl::desc("Carry collectives across loop back edges "
-                     "(zero-schedule-overlap)"),
-      llvm::cl::init(true)};
-};
+/// The options of `zero-weight-update-sharding` and `zero-data-parallel`:
+/// those of the passes they run, declared once in Passes.td.
+using WeightUpdateShardingOptions = ZeroWeightUpdateShardingOptions;
 
 /// Builds `zero-weight-update-sharding`: zero-shard-weight-update,
 /// zero-defer-all-gather (with defer-all-gather), zero-combine-collectives
@@ -93,18 +39,12 @@ struct WeightUpdateShardingOptions
 void buildWeightUpdateShardingPipeline(
     mlir::OpPassManager &pm, const WeightUpdateShardingOptions &options);
 
-/// Registers `zero-weight-update-sharding` as a pass pipeline.
-void registerWeightUpdateShardingPipeline();
-
 /// Appends `zero-data-parallel` to `pm`: a one-device program whose batch is
 /// annotated with `shard.shard`, through MLIR's own data-parallel flow
 /// (convert-elementwise-to-linalg, sharding-propagation, shard-partition,
 /// canonicalize), then zero-weight-update-sharding with `options`.
 void buildDataParallelPipeline(mlir::OpPassManager &pm,
                                const WeightUpdateShardingOptions &options);
-
-/// Registers `zero-data-parallel`.
-void registerDataParallelPipeline();
 
 } // namespace zero
 

@@ -19,6 +19,71 @@ defvar costModelOptions = [
          "and copies">,
 ];
 
+// The options of the passes that zero-weight-update-sharding runs, declared
+// once: each pass takes its own, and the pipeline passes take them all.
+defvar shardWeightUpdateOptions = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
+           "Leave gradients smaller than this many bytes replicated">,
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"\"",
+           "Shard only gradients reduced on this mesh (default: any)">,
+    ListOption<"axes", "axes", "int64_t",
+               "Shard over these mesh axes of each gradient's group and "
+               "all-reduce the shard over the rest (hybrid sharding); "
+               "default: the whole group">,
+    Option<"stage", "stage", "int64_t", /*default=*/"2",
+           "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also "
+           "weights">,
+    Option<"shardFunctionBoundary", "shard-function-boundary", "bool",
+           /*default=*/"false",
+           "Pass the optimizer state of a single-step function in and out "
+           "as shards (marked #zero.shard) instead of whole">,
+];
+
+defvar deferAllGatherOptions = [
+  Option<"gatherDtype", "gather-dtype", "::zero::GatherDtype",
+         /*default=*/"::zero::GatherDtype::Auto",
+         "Element type of the gathered copy",
+         [{::llvm::cl::values(
+           clEnumValN(::zero::GatherDtype::Auto, "auto",
+                      "the type the forward pass truncates to, or the "
+                      "weight's"),
+           clEnumValN(::zero::GatherDtype::BF16, "bf16", "bf16"),
+           clEnumValN(::zero::GatherDtype::F16, "f16", "f16"),
+           clEnumValN(::zero::GatherDtype::F32, "f32", "f32"))}]>,
+];
+
+defvar combineCollectivesOptions = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"25 * 1024 * 1024",
+           "Largest bucket, in bytes of each member's input summed (PyTorch "
+           "DDP's default bucket is 25 MiB; 0: combine none)">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Byte alignment of each member's offset within a rank's chunk">,
+];
+
+defvar scheduleOverlapOptions = !listconcat([
+    Option<"maxInFlightBytes", "max-in-flight-bytes", "int64_t",
+           /*default=*/"0",
+           "Most bytes of all-gather results started but not yet used, "
+           "together (0: no limit)">,
+    Option<"acrossIterations", "across-iterations", "bool",
+           /*default=*/"true",
+           "Carry collectives across loop back edges (false: schedule each "
+           "block on its own)">,
+], costModelOptions);
+
+defvar weightUpdateShardingOptions = !listconcat(
+  shardWeightUpdateOptions,
+  [Option<"deferAllGather", "defer-all-gather", "bool", /*default=*/"false",
+          "Carry loop weights as shards and gather them for the next "
+          "iteration (zero-defer-all-gather)">],
+  deferAllGatherOptions,
+  combineCollectivesOptions,
+  [Option<"overlap", "overlap", "bool", /*default=*/"false",
+          "Start collectives early and await them late "
+          "(zero-schedule-overlap)">],
+  scheduleOverlapOptions);
+
 def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
                                  "mlir::ModuleOp"> {
   let summary = "Shards weight updates and their full reductions across the "
@@ -158,23 +223,7 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
     All stages compute every element with the same ops on the same inputs,
     so the results are those of the program as given.
   }];
-  let options = [
-    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
-           "Leave gradients smaller than this many bytes replicated">,
-    Option<"meshName", "mesh", "std::string", /*default=*/"\"\"",
-           "Shard only gradients reduced on this mesh (default: any)">,
-    ListOption<"axes", "axes", "int64_t",
-               "Shard over these mesh axes of each gradient's group and "
-               "all-reduce the shard over the rest (hybrid sharding); "
-               "default: the whole group">,
-    Option<"stage", "stage", "int64_t", /*default=*/"2",
-           "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also "
-           "weights">,
-    Option<"shardFunctionBoundary", "shard-function-boundary", "bool",
-           /*default=*/"false",
-           "Pass the optimizer state of a single-step function in and out "
-           "as shards (marked #zero.shard) instead of whole">,
-  ];
+  let options = shardWeightUpdateOptions;
   let dependentDialects = ["::zero::ZeroDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
@@ -241,11 +290,7 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
     are not gathered this way (stage 3, where each use gathers; weights that
     no gradient updates) are left unchanged.
   }];
-  let options = [
-    Option<"gatherDtype", "gather-dtype", "std::string", /*default=*/"\"auto\"",
-           "Element type of the gathered copy: auto (the type the forward "
-           "pass truncates to, or the weight's), bf16, f16 or f32">,
-  ];
+  let options = deferAllGatherOptions;
   let dependentDialects = ["::zero::ZeroDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
@@ -312,14 +357,7 @@ def ZeroCombineCollectives : Pass<"zero-combine-collectives",
     `offsets` and `sizes` are in elements of one rank's chunk; `types` are
     the members' result types, in order.
   }];
-  let options = [
-    Option<"bucketBytes", "bucket-bytes", "int64_t",
-           /*default=*/"25 * 1024 * 1024",
-           "Largest bucket, in bytes of each member's input summed (PyTorch "
-           "DDP's default bucket is 25 MiB)">,
-    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
-           "Byte alignment of each member's offset within a rank's chunk">,
-  ];
+  let options = combineCollectivesOptions;
   let dependentDialects = ["::zero::ZeroDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
@@ -430,16 +468,7 @@ def ZeroScheduleOverlap : Pass<"zero-schedule-overlap", "mlir::ModuleOp"> {
     %w_last = zero.await %r#1 : !zero.future<tensor<16xf32>>
     ```
   }];
-  let options = !listconcat([
-    Option<"maxInFlightBytes", "max-in-flight-bytes", "int64_t",
-           /*default=*/"0",
-           "Most bytes of all-gather results started but not yet used, "
-           "together (0: no limit)">,
-    Option<"acrossIterations", "across-iterations", "bool",
-           /*default=*/"true",
-           "Carry collectives across loop back edges (false: schedule each "
-           "block on its own)">,
-  ], costModelOptions);
+  let options = scheduleOverlapOptions;
   let dependentDialects = ["::zero::ZeroDialect"];
 }
 
@@ -570,8 +599,12 @@ def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
     ```
   }];
   let options = !listconcat([
-    Option<"format", "format", "std::string", /*default=*/"\"text\"",
-           "Output format: 'text' or 'json'">,
+    Option<"format", "format", "::zero::ReportFormat",
+           /*default=*/"::zero::ReportFormat::Text", "Output format",
+           [{::llvm::cl::values(
+             clEnumValN(::zero::ReportFormat::Text, "text", "a table"),
+             clEnumValN(::zero::ReportFormat::Json, "json",
+                        "the same figures as JSON"))}]>,
     Option<"outputFile", "output", "std::string", /*default=*/"\"-\"",
            "Where to write the report ('-' for stdout)">,
     Option<"recordGiven", "record-given", "bool", /*default=*/"false",
@@ -579,6 +612,52 @@ def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
            "against, instead of printing">,
   ], costModelOptions);
   let dependentDialects = ["::zero::ZeroDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Pipelines
+//===----------------------------------------------------------------------===//
+
+// Each runs a fixed sequence of the passes above as a dynamic pipeline, with
+// the options of the passes it runs (weightUpdateShardingOptions): one
+// declaration per option. `zero::buildWeightUpdateShardingPipeline` and
+// `zero::buildDataParallelPipeline` append the same passes to a pass manager.
+
+def ZeroWeightUpdateSharding : Pass<"zero-weight-update-sharding",
+                                    "mlir::ModuleOp"> {
+  let summary = "Shards every weight update across the replicas, buckets the "
+                "resulting collectives and schedules them";
+  let description = [{
+    Runs, in the order they have to run: `convert-shard-to-zero` (a program
+    from upstream `shard-partition` in zero's ops), `zero-shard-weight-update`,
+    `zero-defer-all-gather` (with `defer-all-gather`),
+    `zero-combine-collectives` (unless `bucket-bytes=0`), `cse`, and
+    `zero-schedule-overlap` (with `overlap`), each with its options as given
+    here. docs/Pipelines.md says what each step does and why in this order.
+
+    ```
+    zero-opt step.mlir --zero-weight-update-sharding='stage=3 overlap'
+    ```
+  }];
+  let options = weightUpdateShardingOptions;
+}
+
+def ZeroDataParallel : Pass<"zero-data-parallel", "mlir::ModuleOp"> {
+  let summary = "From one device's training step to zero's sharded "
+                "data-parallel step";
+  let description = [{
+    The program is one device's step with its batch annotated with
+    `shard.shard` on a grid of N. Runs MLIR's own data-parallel flow
+    (`convert-elementwise-to-linalg`, `sharding-propagation`,
+    `shard-partition`, `canonicalize`), then `zero-weight-update-sharding`
+    with these options.
+
+    ```
+    zero-run examples/one_device_sgd.mlir --passes=zero-data-parallel \
+        --reference examples/one_device_sgd.mlir
+    ```
+  }];
+  let options = weightUpdateShardingOptions;
 }
 
 #endif // ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_TD
