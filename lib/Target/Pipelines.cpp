@@ -122,9 +122,9 @@ void zero::buildZeroToLLVMPipeline(OpPassManager &pm,
   // Loops, runtime calls, then LLVM. The GPU's structure includes its
   // matmul calls, here of the runtime's host GEMM.
   if (options.gpuLoops) {
-    zero::ZeroGpuMatmulCallsOptions matmuls;
-    matmuls.host = true;
-    pm.addPass(zero::createZeroGpuMatmulCalls(matmuls));
+    zero::ZeroGemmCallsOptions matmuls;
+    matmuls.gemm = zero::GemmLibrary::Host;
+    pm.addPass(zero::createZeroGemmCalls(matmuls));
     addGpuLoopPasses(pm);
   } else {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
@@ -149,7 +149,7 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   // bounds the last tile, so every block has the same size).
   // Matmuls call cuBLAS (as XLA does); the rest are loop nests, kernels.
   if (options.cublas)
-    pm.addPass(zero::createZeroGpuMatmulCalls());
+    pm.addPass(zero::createZeroGemmCalls());
   addGpuLoopPasses(pm);
   pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
       {options.blockSize}, /*noMinMaxBounds=*/true));

@@ -1,6 +1,6 @@
 //===- CudaBlas.cpp - matmuls on cuBLAS, loaded at run time ---------------===//
 //
-// zero_rt_gpu_matmul, which zero-gpu-matmul-calls emits for linalg.matmul:
+// zero_rt_gpu_matmul, which zero-gemm-calls emits for linalg.matmul:
 // cublasGemmEx on the calling rank's stream (the one its kernels run on), so
 // it runs after the kernels before it and before those after it. cuBLAS is
 // opened with dlopen on the first matmul, like the driver: the runtime links

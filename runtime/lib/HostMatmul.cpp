@@ -1,6 +1,6 @@
 //===- HostMatmul.cpp - the GEMM call, on the host ------------------------===//
 //
-// zero_rt_host_matmul: the call zero-gpu-matmul-calls{host} emits when the
+// zero_rt_host_matmul: the call zero-gemm-calls{gemm=host} emits when the
 // GPU pipeline's loop structure runs on the CPU (zero-to-llvm{gpu-loops}).
 // It computes what cuBLAS's GEMM with beta = 1 computes, in the order of
 // operations of a GPU GEMM: each dot product accumulates from zero with
@@ -69,7 +69,7 @@ extern "C" void zero_rt_host_matmul(int32_t inputDtype, int32_t outputDtype,
                                     int64_t m, int64_t n, int64_t k,
                                     const void *a, int64_t lda, const void *b,
                                     int64_t ldb, void *c, int64_t ldc) {
-  // The types zero-gpu-matmul-calls emits the call for (cuBLAS's).
+  // The types zero-gemm-calls emits the call for (cuBLAS's).
   bool same = inputDtype == outputDtype && isFloat(inputDtype);
   bool halfIntoFloat = (inputDtype == ZERO_BF16 || inputDtype == ZERO_F16) &&
                        outputDtype == ZERO_F32;

@@ -75,7 +75,7 @@ struct ZeroToNVVMOptions : public mlir::PassPipelineOptions<ZeroToNVVMOptions> {
   PassOptions::Option<bool> cublas{
       *this, "cublas",
       llvm::cl::desc("Matmuls as calls of cuBLAS through the runtime "
-                     "(zero-gpu-matmul-calls); false: loop nests, as kernels"),
+                     "(zero-gemm-calls); false: loop nests, as kernels"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size", llvm::cl::desc("Threads per block of a kernel"),

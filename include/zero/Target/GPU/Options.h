@@ -34,6 +34,14 @@ enum class GpuCollectives {
   Host,
 };
 
+/// Whose GEMM `zero-gemm-calls` calls (`gemm`).
+enum class GemmLibrary {
+  /// cuBLAS, on the rank's stream.
+  Cublas,
+  /// The runtime's CPU replica of it, summing in the same order.
+  Host,
+};
+
 /// The values of `gpu-format` and `gpu-collectives`, with their help, for
 /// every option that takes them.
 llvm::cl::ValuesClass gpuFormatValues();

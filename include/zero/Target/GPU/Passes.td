@@ -177,9 +177,9 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
                            "mlir::scf::SCFDialect"];
 }
 
-def ZeroGpuMatmulCalls : Pass<"zero-gpu-matmul-calls", "mlir::ModuleOp"> {
-  let summary = "Turns matmuls on row-major buffers into calls of the "
-                "runtime's cuBLAS GEMM";
+def ZeroGemmCalls : Pass<"zero-gemm-calls", "mlir::ModuleOp"> {
+  let summary = "Turns matmuls on row-major buffers into calls of a GEMM "
+                "through the runtime: cuBLAS's, or its CPU replica";
   let description = [{
     Runs in `zero-to-nvvm` after bufferization, before loop nests become
     kernels (as XLA calls cuBLAS for its dots). A `linalg.matmul` with the
@@ -215,17 +215,24 @@ def ZeroGpuMatmulCalls : Pass<"zero-gpu-matmul-calls", "mlir::ModuleOp"> {
         !llvm.ptr, i64, !llvm.ptr, i64) -> ()
     ```
 
-    With `host`, the calls are of `zero_rt_host_matmul` (the same arguments):
-    the runtime's GEMM on the CPU, in a GPU GEMM's order of operations (each
-    dot product accumulated from zero with fused multiply-adds, then added
-    to C). `zero-to-llvm{gpu-loops}` runs the
-    pass so, so that a matmul the pass leaves as a loop nest in one program
-    and calls in another shows as a difference on the CPU too.
+    With `gemm=host`, the calls are of `zero_rt_host_matmul` (the same
+    arguments): the runtime's GEMM on the CPU, in a GPU GEMM's order of
+    operations (each dot product accumulated from zero with fused
+    multiply-adds, then added to C). `zero-to-llvm{gpu-loops}`, the GPU's
+    structure run on the CPU, runs the pass so, so that a matmul the pass
+    leaves as a loop nest in one program and calls in another shows as a
+    difference on the CPU too.
   }];
   let options = [
-    Option<"host", "host", "bool", /*default=*/"false",
-           "Call the runtime's host GEMM (zero_rt_host_matmul) instead of "
-           "cuBLAS's: the GPU pipeline's matmul calls, run on the CPU">,
+    Option<"gemm", "gemm", "::zero::GemmLibrary",
+           /*default=*/"::zero::GemmLibrary::Cublas", "Whose GEMM is called",
+           [{::llvm::cl::values(
+             clEnumValN(::zero::GemmLibrary::Cublas, "cublas",
+                        "cuBLAS on the rank's stream (zero_rt_gpu_matmul)"),
+             clEnumValN(::zero::GemmLibrary::Host, "host",
+                        "the runtime's CPU replica of it "
+                        "(zero_rt_host_matmul), for the GPU's structure run "
+                        "on the CPU"))}]>,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
                            "mlir::arith::ArithDialect",

@@ -272,7 +272,7 @@ void zero_rt_memref_copy(int64_t element_bytes, void *source, void *target);
 /* C[m, n] += A[m, k] B[k, n] on the host, with zero_rt_gpu_matmul's
    arguments and types, in a GPU GEMM's order of operations: each dot
    product accumulated from zero with fused multiply-adds (in f32, or f64
-   for f64), then added to C. zero-gpu-matmul-calls
+   for f64), then added to C. zero-gemm-calls
    emits it with its `host` option, so that the GPU pipeline's structure
    runs on the CPU (zero-to-llvm{gpu-loops}) with its matmuls calls too.
    Unsupported dtypes fail the bound rank's world. */

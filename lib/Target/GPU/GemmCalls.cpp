@@ -1,4 +1,4 @@
-//===- GpuMatmulCalls.cpp - matmuls as calls of the runtime's GEMM --------===//
+//===- GemmCalls.cpp - matmuls as calls of a GEMM through the runtime -----===//
 //
 // On the GPU a matmul is a library call (cuBLAS, through the runtime), not a
 // loop nest of our own: see Passes.td for the contract.
@@ -11,7 +11,7 @@
 #include "zero/Target/GPU/Passes.h"
 
 namespace zero {
-#define GEN_PASS_DEF_ZEROGPUMATMULCALLS
+#define GEN_PASS_DEF_ZEROGEMMCALLS
 #include "zero/Target/GPU/Passes.h.inc"
 } // namespace zero
 
@@ -45,9 +45,9 @@ std::string whyNotGemm(linalg::MatmulOp op) {
   return "";
 }
 
-struct ZeroGpuMatmulCallsPass
-    : public zero::impl::ZeroGpuMatmulCallsBase<ZeroGpuMatmulCallsPass> {
-  using ZeroGpuMatmulCallsBase::ZeroGpuMatmulCallsBase;
+struct ZeroGemmCallsPass
+    : public zero::impl::ZeroGemmCallsBase<ZeroGemmCallsPass> {
+  using ZeroGemmCallsBase::ZeroGemmCallsBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -89,8 +89,9 @@ struct ZeroGpuMatmulCallsPass
           *zero::dtypeCode(getElementTypeOrSelf(buffer.getType())));
     };
     func::FuncOp fn =
-        calls.declare(b, host ? zero::RuntimeFunction::zero_rt_host_matmul
-                              : zero::RuntimeFunction::zero_rt_gpu_matmul);
+        calls.declare(b, gemm == zero::GemmLibrary::Host
+                             ? zero::RuntimeFunction::zero_rt_host_matmul
+                             : zero::RuntimeFunction::zero_rt_gpu_matmul);
     SmallVector<Value> args = {code(a),     code(c),
                                dim(a, 0),   dim(bm, 1),
                                dim(a, 1),   calls.pointerTo(b, loc, a),

@@ -1,12 +1,12 @@
-// zero-gpu-matmul-calls: a matmul on row-major buffers becomes a call of the
+// zero-gemm-calls: a matmul on row-major buffers becomes a call of the
 // runtime's cuBLAS GEMM (dtype codes, m, n, k, and each operand's pointer and
 // leading dimension); one it cannot call cuBLAS for stays a loop nest, with a
 // remark.
 
-// RUN: zero-opt %s --split-input-file --zero-gpu-matmul-calls --cse --verify-diagnostics | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-gemm-calls --cse --verify-diagnostics | FileCheck %s
 // With `host` (zero-to-llvm{gpu-loops}) the same calls are of the runtime's
 // host GEMM, and the same matmuls stay loop nests.
-// RUN: zero-opt %s --split-input-file --zero-gpu-matmul-calls=host --cse --verify-diagnostics | FileCheck %s --check-prefix=HOST
+// RUN: zero-opt %s --split-input-file --zero-gemm-calls=gemm=host --cse --verify-diagnostics | FileCheck %s --check-prefix=HOST
 // HOST-LABEL: func.func @f32
 // HOST: call @zero_rt_host_matmul({{.*}}) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()
 // HOST-NOT: zero_rt_gpu_matmul
