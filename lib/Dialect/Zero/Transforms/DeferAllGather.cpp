@@ -34,7 +34,7 @@ struct DeferredWeight {
   RankedTensorType whole;
   /// The updated shard the body gathers, and the layout of that gather.
   Value newShard;
-  ShardLayout layout;
+  GroupPartition layout;
   /// The slice of `arg` the update reads, replaced by the carried shard.
   SmallVector<ShardSliceOp> slices;
   /// The other uses of `arg`: the forward and backward passes.
@@ -165,9 +165,9 @@ struct ZeroDeferAllGatherPass
       int64_t aligned =
           ShardAttr::getShardElements(whole.getNumElements(), groupSize, block);
       bool isAligned = gather.getType().getNumElements() == aligned * groupSize;
-      ShardLayout layout(gather.getMeshAttr(), gather.getAxesAttr(),
-                         whole.getNumElements(), groupSize,
-                         isAligned ? block : 1);
+      GroupPartition layout(gather.getMeshAttr(), gather.getAxesAttr(),
+                            whole.getNumElements(), groupSize,
+                            isAligned ? block : 1);
       if (layout.paddedElements != gather.getType().getNumElements())
         continue;
       DeferredWeight weight{arg, whole, gather.getInput(), layout, {}, {}, {}};

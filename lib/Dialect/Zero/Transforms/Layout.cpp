@@ -8,7 +8,7 @@
 using namespace mlir;
 
 Value zero::flattenAndPad(OpBuilder &b, Location loc, Value value,
-                          const ShardLayout &layout) {
+                          const GroupPartition &layout) {
   Type element = cast<RankedTensorType>(value.getType()).getElementType();
   value = flatten(b, loc, value);
   if (layout.paddedElements == layout.numElements)
@@ -16,12 +16,12 @@ Value zero::flattenAndPad(OpBuilder &b, Location loc, Value value,
   // The padding is computed on and dropped, never read into a real element.
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
   return tensor::createPadHighOp(
-      ShardLayout::flatType(element, layout.paddedElements), value, zero,
+      GroupPartition::flatType(element, layout.paddedElements), value, zero,
       /*nofold=*/false, loc, b);
 }
 
 Value zero::sliceShard(OpBuilder &b, Location loc, Value full,
-                       const ShardLayout &layout) {
+                       const GroupPartition &layout) {
   Type element = cast<RankedTensorType>(full.getType()).getElementType();
   return ShardSliceOp::create(b, loc, layout.shardType(element),
                               flattenAndPad(b, loc, full, layout), layout.mesh,
@@ -29,11 +29,11 @@ Value zero::sliceShard(OpBuilder &b, Location loc, Value full,
 }
 
 Value zero::gatherWhole(OpBuilder &b, Location loc, Value shard,
-                        const ShardLayout &layout, RankedTensorType whole,
+                        const GroupPartition &layout, RankedTensorType whole,
                         AllGatherOp *gather) {
   auto op = AllGatherOp::create(
       b, loc,
-      ShardLayout::flatType(whole.getElementType(), layout.paddedElements),
+      GroupPartition::flatType(whole.getElementType(), layout.paddedElements),
       shard, layout.mesh, layout.axes, /*gather_dim=*/0);
   if (gather)
     *gather = op;

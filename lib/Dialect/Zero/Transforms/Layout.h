@@ -22,7 +22,7 @@ namespace zero {
 /// part i on the rank with group index i. `shardElements` is ceil(numElements
 /// / N) rounded up to a multiple of `alignment` (ShardAttr::getShardElements):
 /// the blocks of a full reduction (kReductionBlock) when the shard feeds one.
-struct ShardLayout {
+struct GroupPartition {
   mlir::FlatSymbolRefAttr mesh;
   mlir::DenseI64ArrayAttr axes;
   int64_t numElements;
@@ -30,8 +30,8 @@ struct ShardLayout {
   int64_t shardElements;
   int64_t paddedElements;
 
-  ShardLayout(mlir::FlatSymbolRefAttr mesh, mlir::DenseI64ArrayAttr axes,
-              int64_t numElements, int64_t groupSize, int64_t alignment = 1)
+  GroupPartition(mlir::FlatSymbolRefAttr mesh, mlir::DenseI64ArrayAttr axes,
+                 int64_t numElements, int64_t groupSize, int64_t alignment = 1)
       : mesh(mesh), axes(axes), numElements(numElements), alignment(alignment),
         shardElements(
             ShardAttr::getShardElements(numElements, groupSize, alignment)),
@@ -49,18 +49,18 @@ struct ShardLayout {
 
 /// `value` flattened and padded with zeros to the padded size.
 mlir::Value flattenAndPad(mlir::OpBuilder &b, mlir::Location loc,
-                          mlir::Value value, const ShardLayout &layout);
+                          mlir::Value value, const GroupPartition &layout);
 
 /// This rank's shard of the whole value `full`: flattenAndPad, then
 /// `zero.shard_slice`.
 mlir::Value sliceShard(mlir::OpBuilder &b, mlir::Location loc, mlir::Value full,
-                       const ShardLayout &layout);
+                       const GroupPartition &layout);
 
 /// The whole value, of type `whole`, of which `shard` is this rank's part:
 /// `zero.all_gather` (returned in `gather` when given), then the padding
 /// dropped and the shape restored.
 mlir::Value gatherWhole(mlir::OpBuilder &b, mlir::Location loc,
-                        mlir::Value shard, const ShardLayout &layout,
+                        mlir::Value shard, const GroupPartition &layout,
                         mlir::RankedTensorType whole,
                         AllGatherOp *gather = nullptr);
 

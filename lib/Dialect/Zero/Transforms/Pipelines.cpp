@@ -82,18 +82,16 @@ void appendDataParallel(OpPassManager &pm, const Options &options) {
   appendWeightUpdateSharding(pm, options);
 }
 
-struct ZeroWeightUpdateShardingPass
-    : public zero::impl::ZeroWeightUpdateShardingBase<
-          ZeroWeightUpdateShardingPass> {
+/// A pass that runs the passes `appendPasses` appends, as a dynamic
+/// pipeline on its module.
+template <typename Base> struct PipelinePass : public Base {
   using Base::Base;
-  // Reads the options.
-  template <typename Options>
-  friend void appendWeightUpdateSharding(OpPassManager &pm,
-                                         const Options &options);
+
+  virtual void appendPasses(OpPassManager &pm) const = 0;
 
   OpPassManager pipeline() const {
     OpPassManager pm(ModuleOp::getOperationName());
-    appendWeightUpdateSharding(pm, *this);
+    appendPasses(pm);
     return pm;
   }
   void getDependentDialects(DialectRegistry &registry) const override {
@@ -101,31 +99,34 @@ struct ZeroWeightUpdateShardingPass
   }
   void runOnOperation() override {
     OpPassManager pm = pipeline();
-    if (failed(runPipeline(pm, getOperation())))
-      signalPassFailure();
+    if (failed(this->runPipeline(pm, this->getOperation())))
+      this->signalPassFailure();
+  }
+};
+
+struct ZeroWeightUpdateShardingPass
+    : public PipelinePass<zero::impl::ZeroWeightUpdateShardingBase<
+          ZeroWeightUpdateShardingPass>> {
+  using PipelinePass::PipelinePass;
+  // Reads the options.
+  template <typename Options>
+  friend void appendWeightUpdateSharding(OpPassManager &pm,
+                                         const Options &options);
+  void appendPasses(OpPassManager &pm) const override {
+    appendWeightUpdateSharding(pm, *this);
   }
 };
 
 struct ZeroDataParallelPass
-    : public zero::impl::ZeroDataParallelBase<ZeroDataParallelPass> {
-  using Base::Base;
+    : public PipelinePass<
+          zero::impl::ZeroDataParallelBase<ZeroDataParallelPass>> {
+  using PipelinePass::PipelinePass;
   // Reads the options.
   template <typename Options>
   friend void appendWeightUpdateSharding(OpPassManager &pm,
                                          const Options &options);
-
-  OpPassManager pipeline() const {
-    OpPassManager pm(ModuleOp::getOperationName());
+  void appendPasses(OpPassManager &pm) const override {
     appendDataParallel(pm, *this);
-    return pm;
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    pipeline().getDependentDialects(registry);
-  }
-  void runOnOperation() override {
-    OpPassManager pm = pipeline();
-    if (failed(runPipeline(pm, getOperation())))
-      signalPassFailure();
   }
 };
 

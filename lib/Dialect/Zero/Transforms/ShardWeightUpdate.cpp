@@ -31,7 +31,7 @@ namespace {
 /// flattened value: element i of this rank's shard is real when
 /// groupIndex * shardElements + i < numElements.
 Value maskPadding(OpBuilder &b, Location loc, Value shard,
-                  const ShardLayout &layout, TypedAttr identity) {
+                  const GroupPartition &layout, TypedAttr identity) {
   if (layout.paddedElements == layout.numElements)
     return shard;
   auto type = cast<RankedTensorType>(shard.getType());
@@ -71,7 +71,7 @@ Value maskPadding(OpBuilder &b, Location loc, Value shard,
 /// the same bits as the program as given, whatever the group size: never a
 /// backend's all-reduce, whose order is its own.
 void shardReduction(OpBuilder &b, linalg::ReduceOp reduce, Value shard,
-                    const ShardLayout &layout) {
+                    const GroupPartition &layout) {
   Location loc = reduce.getLoc();
   TypedAttr identity = matchFullReduction(reduce)->identity;
   Value masked = maskPadding(b, loc, shard, layout, identity);
@@ -154,9 +154,9 @@ struct PersistentShard {
 /// Rewrites one weight update onto shards. See Passes.td for the contract.
 class UpdateSharder {
 public:
-  UpdateSharder(WeightUpdate &update, const ShardLayout &layout, int64_t stage,
-                bool shardBoundary, int64_t &gatherCount, SplatCache &splats,
-                DenseI64ArrayAttr replicaAxes)
+  UpdateSharder(WeightUpdate &update, const GroupPartition &layout,
+                int64_t stage, bool shardBoundary, int64_t &gatherCount,
+                SplatCache &splats, DenseI64ArrayAttr replicaAxes)
       : update(update), layout(layout), replicaAxes(replicaAxes), stage(stage),
         shardBoundary(shardBoundary), gatherCount(gatherCount), splats(splats),
         inUpdate(update.ops.begin(), update.ops.end()), b(update.gradient) {}
@@ -188,7 +188,7 @@ private:
   void gatherOutputs(const llvm::SmallPtrSetImpl<OpOperand *> &persistent);
 
   WeightUpdate &update;
-  const ShardLayout &layout;
+  const GroupPartition &layout;
   /// Axes of the gradient's group that the shard is replicated over (hybrid
   /// sharding), or null: the reduce-scatter's shard is all-reduced over them.
   DenseI64ArrayAttr replicaAxes;
@@ -743,7 +743,7 @@ struct ZeroShardWeightUpdatePass
       }
       // Shards that a full reduction reads start and end on its blocks.
       bool reduced = llvm::any_of(update->ops, llvm::IsaPred<linalg::ReduceOp>);
-      ShardLayout layout(
+      GroupPartition layout(
           gradient.getMeshAttr(), shardAxes,
           gradient.getType().getNumElements(), groupSize,
           reduced ? getReductionBlock(gradient.getType().getNumElements()) : 1);
