@@ -42,7 +42,8 @@ using namespace zero::exec;
 //===----------------------------------------------------------------------===//
 
 static void writeValue(llvm::json::OStream &json, const std::string &name,
-                       Type type, const std::optional<rt::ShardLayout> &shard) {
+                       Type type, const std::optional<rt::ShardLayout> &shard,
+                       std::optional<size_t> stateOf = std::nullopt) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   Type element = tensor ? tensor.getElementType() : type;
   json.object([&] {
@@ -55,6 +56,8 @@ static void writeValue(llvm::json::OStream &json, const std::string &name,
     });
     json.attribute("tensor", static_cast<bool>(tensor));
     json.attribute("per_rank", shard.has_value());
+    if (stateOf)
+      json.attribute("state_of", static_cast<int64_t>(*stateOf));
     if (!shard)
       return;
     json.attributeObject("shard", [&] {
@@ -109,7 +112,7 @@ static std::string writeDescription(const EntrySignature &signature,
     json.attributeArray("results", [&] {
       for (auto [i, type] : llvm::enumerate(signature.resultTypes))
         writeValue(json, "result" + std::to_string(i), type,
-                   signature.results[i].shard);
+                   signature.results[i].shard, signature.results[i].stateOf);
     });
   });
   return text;

@@ -10,6 +10,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "zero/Analysis/StateResults.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/Pipelines.h"
 #include "zero/runtime/PackedCall.h"
@@ -257,6 +258,9 @@ llvm::Expected<EntrySignature> EntrySignature::read(ModuleOp module,
             fn.getResultAttrOfType<ShardAttr>(i, "zero.shard"),
             signature.results, signature.wholeResultTypes))
       return std::move(error);
+  for (auto [result, stateOf] :
+       llvm::zip(signature.results, findStateResults(fn)))
+    result.stateOf = stateOf;
   for (auto [what, types] :
        {std::pair{"argument", ArrayRef<Type>(signature.argTypes)},
         std::pair{"result", ArrayRef<Type>(signature.resultTypes)}})

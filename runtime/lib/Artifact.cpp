@@ -209,11 +209,43 @@ struct DescriptionReader {
         layout.groupIndex = integers(*shard, "group_index", where + ".shard");
         value.shard = layout;
       }
+      if (const Json *state = item.get("state_of");
+          state && state->kind == Json::Number)
+        value.stateOf = static_cast<size_t>(state->number);
       out.push_back(std::move(value));
     }
   }
 };
 } // namespace
+
+/// Checks that each result with "state_of" names an argument of its type
+/// and layout, and no argument twice.
+static std::string checkStatePairs(const ArtifactDescription &d) {
+  std::vector<bool> fed(d.arguments.size());
+  for (size_t i = 0; i < d.results.size(); ++i) {
+    const ArtifactValue &result = d.results[i];
+    if (!result.stateOf)
+      continue;
+    std::string where = "results[" + std::to_string(i) + "].state_of";
+    size_t j = *result.stateOf;
+    if (j >= d.arguments.size())
+      return where + " names argument " + std::to_string(j) +
+             ", but there are " + std::to_string(d.arguments.size());
+    const ArtifactValue &arg = d.arguments[j];
+    bool sameLayout = arg.shard.has_value() == result.shard.has_value() &&
+                      (!arg.shard || (arg.shard->whole == result.shard->whole &&
+                                      arg.shard->shardElements ==
+                                          result.shard->shardElements));
+    if (arg.type.str() != result.type.str() || !sameLayout)
+      return where + ": " + result.type.str() + " cannot feed argument " +
+             std::to_string(j) + " (" + arg.type.str() + ")";
+    if (fed[j])
+      return where + ": argument " + std::to_string(j) +
+             " is fed by two results";
+    fed[j] = true;
+  }
+  return "";
+}
 
 std::string
 zero::rt::parseArtifactDescription(const std::string &json,
@@ -254,7 +286,9 @@ zero::rt::parseArtifactDescription(const std::string &json,
   description.ranks = reader.integer(root, "ranks", "the description");
   reader.values(root, "arguments", description.arguments);
   reader.values(root, "results", description.results);
-  return reader.error;
+  if (!reader.error.empty())
+    return reader.error;
+  return checkStatePairs(description);
 }
 
 //===----------------------------------------------------------------------===//
@@ -501,5 +535,156 @@ std::string Artifact::call(std::vector<Array> &inputs,
   for (void *buffer : toFree)
     memory.release(buffer);
   releaseOurs();
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Many steps
+//===----------------------------------------------------------------------===//
+
+std::vector<bool> Program::getFedArguments() const {
+  std::vector<bool> fed(getArguments().size());
+  for (const ArtifactValue &result : getResults())
+    if (result.stateOf && *result.stateOf < fed.size())
+      fed[*result.stateOf] = true;
+  return fed;
+}
+
+std::string Program::callSteps(int64_t steps, const StepInputs &inputsOf,
+                               std::vector<Array> *outputs,
+                               double &seconds) const {
+  std::vector<bool> fed = getFedArguments();
+  std::vector<Array> previous;
+  seconds = 0;
+  for (int64_t step = 0; step < steps; ++step) {
+    std::vector<bool> wanted(fed.size(), true);
+    if (step > 0)
+      for (size_t j = 0; j < fed.size(); ++j)
+        wanted[j] = !fed[j];
+    std::vector<Array> inputs;
+    if (std::string error = inputsOf(step, wanted, inputs); !error.empty())
+      return error;
+    if (step > 0)
+      for (size_t i = 0; i < getResults().size(); ++i)
+        if (std::optional<size_t> j = getResults()[i].stateOf)
+          inputs[*j] = std::move(previous[i]);
+    bool last = step + 1 == steps;
+    std::vector<Array> results;
+    double callSeconds = 0;
+    if (std::string error =
+            call(inputs, last && !outputs ? nullptr : &results, callSeconds);
+        !error.empty())
+      return error;
+    seconds += callSeconds;
+    previous = std::move(results);
+  }
+  if (outputs)
+    *outputs = std::move(previous);
+  return "";
+}
+
+namespace {
+
+/// A buffer an artifact's call reads or wrote: where its data starts, and
+/// the allocation to release (null: host memory the launcher owns).
+struct Held {
+  void *data = nullptr;
+  void *allocation = nullptr;
+};
+
+} // namespace
+
+std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
+                                std::vector<Array> *outputs,
+                                double &seconds) const {
+  const ArtifactDescription &d = description;
+  Memory memory = memoryOf(d);
+  std::vector<ValueType> argTypes, resultTypes;
+  for (const ArtifactValue &v : d.arguments)
+    argTypes.push_back(v.type);
+  for (const ArtifactValue &v : d.results)
+    resultTypes.push_back(v.type);
+  std::vector<bool> fed = getFedArguments();
+  PackedCall call(argTypes, resultTypes);
+  // What each fed argument holds for the next call: a result's buffer, or
+  // (a scalar, or a result that is a strided view) its value on the host.
+  std::vector<Held> carried(argTypes.size());
+  std::vector<Array> carriedValues(argTypes.size());
+  std::set<void *> live; // allocations held between calls
+  auto releaseAll = [&](const std::set<void *> &allocations) {
+    for (void *allocation : allocations)
+      memory.release(allocation);
+  };
+  seconds = 0;
+  for (int64_t step = 0; step < steps; ++step) {
+    // From the host: every argument at first, then those no result feeds.
+    std::vector<bool> wanted(argTypes.size(), true);
+    if (step > 0)
+      for (size_t j = 0; j < fed.size(); ++j)
+        wanted[j] = !fed[j];
+    std::vector<Array> inputs;
+    if (std::string error = inputsOf(step, wanted, inputs); !error.empty()) {
+      releaseAll(live);
+      return error;
+    }
+    // This call's buffers: fresh ones for values from the host, the
+    // carried ones for the state.
+    std::set<void *> used = live;
+    live.clear();
+    std::vector<void *> buffers(argTypes.size());
+    for (size_t j = 0; j < argTypes.size(); ++j) {
+      if (!wanted[j] && carried[j].data) {
+        buffers[j] = carried[j].data;
+        continue;
+      }
+      Array &value = wanted[j] ? inputs[j] : carriedValues[j];
+      if (!argTypes[j].isTensor) {
+        buffers[j] = value.bytes.data();
+        continue;
+      }
+      void *buffer = memory.allocate(value.bytes.size());
+      if (!buffer) {
+        releaseAll(used);
+        return "out of memory for argument " + std::to_string(j) + " (" +
+               std::to_string(value.bytes.size()) + " bytes)";
+      }
+      memory.write(buffer, value.bytes.data(), value.bytes.size());
+      buffers[j] = buffer;
+      used.insert(buffer);
+    }
+    void **packed = call.pack(buffers).data();
+    auto start = std::chrono::steady_clock::now();
+    entry(packed);
+    if (d.target == "cuda")
+      zero_rt_gpu_synchronize();
+    seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    bool last = step + 1 == steps;
+    if (last && outputs)
+      outputs->assign(resultTypes.size(), Array());
+    carried.assign(argTypes.size(), Held());
+    for (size_t i = 0; i < resultTypes.size(); ++i) {
+      std::optional<size_t> j = d.results[i].stateOf;
+      bool feeds = !last && j;
+      void *data = feeds ? call.denseResultData(i) : nullptr;
+      Array *copy = last && outputs  ? &(*outputs)[i]
+                    : feeds && !data ? &carriedValues[*j]
+                                     : nullptr;
+      void *allocation = call.unpackResult(i, copy, memory.read);
+      if (allocation)
+        used.insert(allocation);
+      if (data) {
+        carried[*j] = {data, allocation};
+        live.insert(allocation);
+      }
+    }
+    // What no later call reads goes (an allocation two results share, or
+    // that a result returns in place of an argument, once).
+    for (void *allocation : live)
+      used.erase(allocation);
+    releaseAll(used);
+  }
+  releaseAll(live);
   return "";
 }

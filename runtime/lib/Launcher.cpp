@@ -16,6 +16,18 @@ std::string zero::rt::withRank(std::string path, int32_t rank) {
   return path;
 }
 
+std::string zero::rt::withStep(std::string path, int64_t step) {
+  for (size_t at; (at = path.find("{step}")) != std::string::npos;)
+    path.replace(at, 6, std::to_string(step));
+  return path;
+}
+
+uint64_t zero::rt::stepSeed(uint64_t seed, int64_t step) {
+  // The golden-ratio increment of SplitMix64: distinct steps, distinct
+  // streams, for any seed.
+  return seed + static_cast<uint64_t>(step) * 0x9E3779B97F4A7C15ull;
+}
+
 std::string zero::rt::makeDirectories(const std::string &path) {
   for (size_t at = 1; at <= path.size(); ++at)
     if (at == path.size() || path[at] == '/')
@@ -41,7 +53,8 @@ std::string zero::rt::writeRankValues(const std::string &dir, int32_t rank,
 
 std::string zero::rt::makeInputs(const std::vector<ArtifactValue> &arguments,
                                  const LaunchOptions &options, int32_t rank,
-                                 std::vector<Array> &inputs) {
+                                 std::vector<Array> &inputs, int64_t step,
+                                 const std::vector<bool> *wanted) {
   inputs.clear();
   for (const auto &[index, spec] : options.inputs)
     if (index >= arguments.size())
@@ -51,15 +64,20 @@ std::string zero::rt::makeInputs(const std::vector<ArtifactValue> &arguments,
   for (size_t i = 0; i < arguments.size(); ++i) {
     const ArtifactValue &value = arguments[i];
     Array array;
+    if (wanted && !(*wanted)[i]) {
+      inputs.push_back(std::move(array));
+      continue;
+    }
     array.dtype = value.type.dtype;
     array.shape = value.shard ? value.shard->whole : value.type.shape;
     InputSpec spec;
     if (auto it = options.inputs.find(i); it != options.inputs.end())
       spec = it->second;
     if (spec.path.empty()) {
-      fillUniform(array, options.seed, unsigned(i), spec.perRank ? rank : -1,
-                  spec.low, spec.high);
-    } else if (std::string error = readNpy(withRank(spec.path, rank), array);
+      fillUniform(array, stepSeed(options.seed, step), unsigned(i),
+                  spec.perRank ? rank : -1, spec.low, spec.high);
+    } else if (std::string error =
+                   readNpy(withStep(withRank(spec.path, rank), step), array);
                !error.empty()) {
       return value.name + " (argument " + std::to_string(i) + "): " + error;
     }
@@ -95,7 +113,8 @@ std::vector<Array> argumentsFor(const Program &program,
   std::vector<Array> values = inputs;
   const std::vector<ArtifactValue> &arguments = program.getArguments();
   for (size_t i = 0; i < values.size() && i < arguments.size(); ++i)
-    if (const auto &shard = arguments[i].shard)
+    if (const auto &shard = arguments[i].shard;
+        shard && !values[i].bytes.empty())
       values[i] =
           takeShard(values[i], shard->shardElements, shard->groupIndex[rank]);
   return values;
@@ -124,13 +143,28 @@ std::string runRank(const std::vector<const Program *> &programs,
     zero_counters before, after;
     zero_rank_counters(rank, &before);
     for (int k = 0; k < options.repeat; ++k) {
-      std::vector<Array> arguments = argumentsFor(*programs[p], inputs, id);
+      const Program &program = *programs[p];
+      // Step 0's values are the ones made above; later steps make theirs.
+      auto inputsOf = [&](int64_t step, const std::vector<bool> &wanted,
+                          std::vector<Array> &values) -> std::string {
+        if (step == 0) {
+          values = argumentsFor(program, inputs, id);
+          return "";
+        }
+        std::vector<Array> whole;
+        if (std::string error = makeInputs(program.getArguments(), options, id,
+                                           whole, step, &wanted);
+            !error.empty())
+          return "step " + std::to_string(step) + ": " + error;
+        values = argumentsFor(program, whole, id);
+        return "";
+      };
       bool last = k + 1 == options.repeat;
       double seconds = 0;
       zero_rank_trace_begin(rank);
-      std::string error = programs[p]->call(
-          arguments, last && options.keepOutputs ? &run.outputs : nullptr,
-          seconds);
+      std::string error = program.callSteps(
+          options.steps, inputsOf,
+          last && options.keepOutputs ? &run.outputs : nullptr, seconds);
       zero_rank_trace_end(rank);
       if (!error.empty())
         return error;

@@ -121,3 +121,21 @@ void *PackedCall::unpackResult(size_t i, Array *out, ReadFn read) const {
   }
   return reinterpret_cast<void *>(desc[0]);
 }
+
+void *PackedCall::denseResultData(size_t i) const {
+  const ValueType &type = resultTypes[i];
+  if (!type.isTensor)
+    return nullptr;
+  const int64_t *desc = reinterpret_cast<const int64_t *>(
+      reinterpret_cast<const char *>(result.data()) + resultOffsets[i]);
+  size_t rank = type.shape.size();
+  const int64_t *sizes = desc + 3, *strides = desc + 3 + rank;
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (sizes[d] != 1 && strides[d] != stride)
+      return nullptr;
+    stride *= sizes[d];
+  }
+  return reinterpret_cast<char *>(desc[1]) +
+         desc[2] * getElementBytes(type.dtype);
+}

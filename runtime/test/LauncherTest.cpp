@@ -52,6 +52,8 @@ public:
     seconds = 1.0 / calls;
     return "";
   }
+  /// Makes the result the next value of x, as a training step's weights.
+  void feedResultToArgument() { results[0].stateOf = 0; }
   mutable std::atomic<int> calls{0};
 
 private:
@@ -117,6 +119,28 @@ TEST(Launcher, RepeatsKeepTheBestTimeAndCountEveryCall) {
   for (const RankRun &run : runs[0]) {
     EXPECT_EQ(run.counters.issued[ZERO_ALL_REDUCE], 3u);
     EXPECT_LT(run.seconds, 0.5); // the later calls report shorter times
+  }
+}
+
+TEST(Launcher, StepsFeedTheStateResultToItsArgument) {
+  SumProgram program(2, /*sharded=*/false);
+  program.feedResultToArgument();
+  LaunchOptions options;
+  options.ranks = 2;
+  options.steps = 3;
+  options.inputs[0].perRank = true;
+  std::vector<std::vector<RankRun>> runs;
+  ASSERT_EQ(launch({&program}, options, runs), "");
+  EXPECT_EQ(program.calls, 6);
+  // Step 1 sums the ranks' x; steps 2 and 3 sum that sum, held by both.
+  std::vector<Array> x0, x1;
+  ASSERT_EQ(makeInputs(program.getArguments(), options, 0, x0), "");
+  ASSERT_EQ(makeInputs(program.getArguments(), options, 1, x1), "");
+  for (const RankRun &run : runs[0]) {
+    EXPECT_EQ(run.counters.issued[ZERO_ALL_REDUCE], 3u);
+    for (int64_t i = 0; i < 4; ++i)
+      EXPECT_EQ(element(run.outputs[0], i),
+                4 * (element(x0[0], i) + element(x1[0], i)));
   }
 }
 

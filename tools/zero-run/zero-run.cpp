@@ -58,10 +58,18 @@ static cl::opt<double> timeout("timeout",
                                cl::init(60), cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of generated inputs"),
                               cl::init(1), cl::cat(category));
+static cl::opt<int64_t>
+    steps("steps",
+          cl::desc("Training steps: each result that is the next value of "
+                   "an argument (a weight, a moment) feeds it in the next "
+                   "step; the other arguments are new each step (the step "
+                   "in the seed, or {step} in an --arg file name)"),
+          cl::init(1), cl::cat(category));
 static cl::list<std::string>
     argFiles("arg",
              cl::desc("I=FILE.npy: argument I from a .npy file; "
-                      "{rank} in FILE is replaced by the rank"),
+                      "{rank} in FILE is replaced by the rank, {step} by "
+                      "the step"),
              cl::cat(category));
 static cl::list<unsigned>
     perRank("per-rank", cl::CommaSeparated, cl::value_desc("I,J,..."),
@@ -489,6 +497,9 @@ int main(int argc, char **argv) {
   if (ranks.getNumOccurrences() && ranks <= 0)
     return fail("--ranks expects a positive integer, got " +
                 llvm::Twine(ranks.getValue()));
+  if (steps < 1)
+    return fail("--steps expects a positive integer, got " +
+                llvm::Twine(steps.getValue()));
   if (!(timeout > 0))
     return fail("--timeout expects positive seconds, got " +
                 llvm::formatv("{0}", timeout.getValue()).str());
@@ -528,6 +539,7 @@ int main(int argc, char **argv) {
   options.ranks = ranks > 0 ? ranks : meshRanks > 0 ? meshRanks : 1;
   options.timeoutSeconds = timeout;
   options.seed = seed;
+  options.steps = steps;
   options.tracePath = traceFile;
   options.inputDir = inputDir;
   if (llvm::Error e = fillInputs(options))

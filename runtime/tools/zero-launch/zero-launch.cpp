@@ -58,6 +58,12 @@ const char *usage =
     "  --timeout S        seconds a rank waits for the others (default 60)\n"
     "  --output-dir DIR   write each result as DIR/rank<r>/result<i>.npy\n"
     "  --print            print each result of each rank\n"
+    "  --steps K          run K training steps: each result the description\n"
+    "                     marks state_of an argument feeds it in the next\n"
+    "                     step, in the artifact's memory (on the GPU for a\n"
+    "                     GPU artifact); the other arguments are new each\n"
+    "                     step: generated with the step in the seed, or read\n"
+    "                     from files with {step} (and {rank}) in the name\n"
     "  --repeat K         run the entry K times (inputs reloaded), report the\n"
     "                     best time\n"
     "  --trace FILE       write a Chrome trace of the last run\n"
@@ -80,6 +86,7 @@ struct Options {
   std::string outputDir;
   bool print = false;
   int repeat = 1;
+  int64_t steps = 1;
   std::string trace;
   std::string expect;
   double maxUlp = 0;
@@ -189,6 +196,11 @@ std::string parseOptions(int argc, char **argv, Options &options) {
       if (!value(text) || !number(text.c_str(), n) || n <= 0)
         return "--timeout expects positive seconds, got '" + text + "'";
       options.timeout = n;
+    } else if (arg == "--steps") {
+      if (!value(text) || !number(text.c_str(), n) || n < 1 || n > 1e15 ||
+          n != double(int64_t(n)))
+        return "--steps expects a positive integer, got '" + text + "'";
+      options.steps = int64_t(n);
     } else if (arg == "--repeat") {
       if (!value(text) || !number(text.c_str(), n) || n < 1 ||
           n > std::numeric_limits<int>::max() || n != int(n))
@@ -321,6 +333,7 @@ int main(int argc, char **argv) {
   for (const auto &[index, path] : options.args)
     launch.inputs[index].path = path;
   launch.repeat = options.repeat;
+  launch.steps = options.steps;
   launch.tracePath = options.trace;
   std::vector<std::vector<RankRun>> runs;
   if (std::string failure = zero::rt::launch({artifact.get()}, launch, runs);

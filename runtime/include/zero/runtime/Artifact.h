@@ -25,7 +25,10 @@
 //                      "per_rank": true,
 //                      "shard": { "whole": [7, 13], "shard_elements": 23,
 //                                 "group_index": [0, 1, 2, 3] } } ],
-//     "results": [ ... ] }
+//     "results": [ { "name": "result0", ..., "state_of": 0 }, ... ] }
+//
+// A result with "state_of" is the next value of that argument (same type and
+// layout): zero-launch --steps feeds it there.
 //
 // A value with a "shard" is each rank's part of a whole tensor (#zero.shard):
 // a launcher passes the part of the whole value at the rank's group index.
@@ -39,6 +42,7 @@
 
 #include "zero/runtime/PackedCall.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +69,9 @@ struct ArtifactValue {
   std::string name;
   ValueType type;
   std::optional<ShardLayout> shard;
+  /// A result that is the next value of an argument (a weight, a moment):
+  /// that argument's index. A launcher running many steps feeds it there.
+  std::optional<size_t> stateOf;
 };
 
 struct ArtifactDescription {
@@ -104,6 +111,25 @@ public:
   virtual std::string call(std::vector<Array> &inputs,
                            std::vector<Array> *outputs,
                            double &seconds) const = 0;
+
+  /// Makes the values of step `step`'s arguments whose `wanted` entry is
+  /// true (this rank's, shards taken); returns an error message, or "".
+  using StepInputs = std::function<std::string(
+      int64_t step, const std::vector<bool> &wanted, std::vector<Array> &)>;
+
+  /// Calls the entry `steps` times on the bound rank: each call after the
+  /// first takes, for every argument that a result feeds (stateOf), that
+  /// result of the call before, and the rest from `inputsOf`. Copies the
+  /// last call's results into `outputs` unless it is null; `seconds` is the
+  /// time of the calls. Returns an error message, or "". By default the
+  /// state goes through host arrays; an artifact keeps it where its buffers
+  /// live.
+  virtual std::string callSteps(int64_t steps, const StepInputs &inputsOf,
+                                std::vector<Array> *outputs,
+                                double &seconds) const;
+
+  /// Per argument, whether a result feeds it (stateOf).
+  std::vector<bool> getFedArguments() const;
 };
 
 /// A loaded artifact.
@@ -136,6 +162,11 @@ public:
   /// results back.
   std::string call(std::vector<Array> &inputs, std::vector<Array> *outputs,
                    double &seconds) const override;
+  /// The state stays in the artifact's buffers (device memory for a GPU
+  /// artifact) from one call to the next.
+  std::string callSteps(int64_t steps, const StepInputs &inputsOf,
+                        std::vector<Array> *outputs,
+                        double &seconds) const override;
 
   /// The packed entry itself (see PackedCall.h), for a caller that places
   /// the buffers itself.

@@ -24,14 +24,19 @@ namespace zero::rt {
 
 /// Where one argument's value comes from.
 struct InputSpec {
-  /// A .npy file; "{rank}" in it is replaced by the rank. Empty: generated.
+  /// A .npy file; "{rank}" in it is replaced by the rank and "{step}" by the
+  /// step. Empty: generated.
   std::string path;
   /// Whether a generated value differs per rank (a local gradient, a batch
   /// of data). Other generated values are the same on every rank.
   bool perRank = false;
   /// Generated values are uniform in [low, high) (integers: [low, high]).
+  /// Each step's are new: the step is in their seed (stepSeed).
   double low = -1, high = 1;
 };
+
+/// The seed of step `step`'s generated values: `seed` itself at step 0.
+uint64_t stepSeed(uint64_t seed, int64_t step);
 
 struct LaunchOptions {
   std::string backend = "local";
@@ -48,6 +53,10 @@ struct LaunchOptions {
   /// Calls of each program per rank, inputs made afresh for each; the best
   /// time counts, the last call's results are kept.
   int repeat = 1;
+  /// Steps of each call: the state results (ArtifactValue::stateOf) of one
+  /// step are the next one's state arguments, kept where the program keeps
+  /// its buffers; the other arguments are new each step.
+  int64_t steps = 1;
   /// Where to write a Chrome trace of the last program's last call (empty:
   /// none). Under mpi each process writes its ranks to the path with
   /// "{rank}" replaced by its first rank (or ".rank<r>" before the
@@ -69,12 +78,14 @@ struct RankRun {
   double seconds = 0;
 };
 
-/// The whole value of each of `arguments` on `rank` (a shard's whole
-/// tensor), read from its file or generated. Returns an error message naming
-/// the argument, or "".
+/// The whole value of each of `arguments` on `rank` at step `step` (a
+/// shard's whole tensor), read from its file or generated; where `wanted` is
+/// given, only the arguments it marks (the others stay empty). Returns an
+/// error message naming the argument, or "".
 std::string makeInputs(const std::vector<ArtifactValue> &arguments,
                        const LaunchOptions &options, int32_t rank,
-                       std::vector<Array> &inputs);
+                       std::vector<Array> &inputs, int64_t step = 0,
+                       const std::vector<bool> *wanted = nullptr);
 
 /// Runs each of `programs` in turn (the same whole argument types) on every
 /// rank of one world, with the same inputs: a program whose argument is a
@@ -87,6 +98,8 @@ std::string launch(const std::vector<const Program *> &programs,
 
 /// `path` with each "{rank}" replaced by `rank`.
 std::string withRank(std::string path, int32_t rank);
+/// `path` with each "{step}" replaced by `step`.
+std::string withStep(std::string path, int64_t step);
 
 /// Creates directory `path` and its parents. Returns an error message, or
 /// "".

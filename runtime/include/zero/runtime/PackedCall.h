@@ -56,6 +56,11 @@ public:
   /// returned).
   void *unpackResult(size_t i, Array *out, ReadFn read = nullptr) const;
 
+  /// After the call: where tensor result `i`'s first element lies when its
+  /// elements are dense and row-major (so that it can be passed on as an
+  /// argument as it is), else null.
+  void *denseResultData(size_t i) const;
+
 private:
   std::vector<ValueType> argTypes, resultTypes;
   std::vector<size_t> resultOffsets;
