@@ -23,13 +23,6 @@
 
 using namespace zero::rt;
 
-// Compiled code copies between buffers of different layouts with this
-// function, as code JIT-compiled by MLIR's ExecutionEngine does.
-extern "C" __attribute__((visibility("default"))) void
-memrefCopy(int64_t elementBytes, void *source, void *target) {
-  zero_rt_memref_copy(elementBytes, source, target);
-}
-
 namespace {
 const char *usage =
     "usage: zero-launch ARTIFACT [options]\n"
