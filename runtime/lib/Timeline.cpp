@@ -1,6 +1,7 @@
 //===- Timeline.cpp - a rank's trace, and the trace file ------------------===//
 
 #include "Timeline.h"
+#include "Json.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -52,19 +53,6 @@ void Timeline::end(double time, std::vector<ComputeSpan> deviceSpans) {
   for (ComputeSpan &span : deviceSpans)
     if (span.begin >= 0 && span.end >= span.begin)
       recorded.push_back({0, std::move(span.name), span.begin, span.end});
-}
-
-/// `text` as a JSON string literal.
-static std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20)
-      continue;
-    out += c;
-  }
-  return out + "\"";
 }
 
 bool zero::rt::writeChromeTrace(const std::string &path,
