@@ -31,7 +31,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.zero_tools_dir, config.llvm_tools_dir]
-tools = ["zero-opt", "zero-run", "zero-compile", "zero-launch", "zero-launch-steps", "zero-collective-check", "zero-trace-render", "zero-gen-step", "FileCheck", "not", "count", "split-file"]
+tools = ["zero-opt", "zero-run", "zero-compile", "zero-launch", "zero-launch-steps", "zero-reshard", "zero-collective-check", "zero-trace-render", "zero-gen-step", "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The check every optimizer example goes through: run as given and after the

@@ -419,8 +419,8 @@ std::vector<bool> Program::getFedArguments() const {
 }
 
 std::string Program::callSteps(int64_t steps, const StepInputs &inputsOf,
-                               std::vector<Array> *outputs,
-                               double &seconds) const {
+                               std::vector<Array> *outputs, double &seconds,
+                               const StateSink *sink) const {
   std::vector<bool> fed = getFedArguments();
   std::vector<Array> previous;
   seconds = 0;
@@ -437,13 +437,23 @@ std::string Program::callSteps(int64_t steps, const StepInputs &inputsOf,
         if (std::optional<size_t> j = getResults()[i].stateOf)
           inputs[*j] = std::move(previous[i]);
     bool last = step + 1 == steps;
+    bool sinks = sink && sink->wants(step);
     std::vector<Array> results;
     double callSeconds = 0;
     if (std::string error =
-            call(inputs, last && !outputs ? nullptr : &results, callSeconds);
+            call(inputs, last && !outputs && !sinks ? nullptr : &results,
+                 callSeconds);
         !error.empty())
       return error;
     seconds += callSeconds;
+    if (sinks) {
+      std::vector<Array> state(fed.size());
+      for (size_t i = 0; i < getResults().size(); ++i)
+        if (std::optional<size_t> j = getResults()[i].stateOf)
+          state[*j] = results[i];
+      if (std::string error = sink->take(step, state); !error.empty())
+        return error;
+    }
     previous = std::move(results);
   }
   if (outputs)
@@ -463,8 +473,8 @@ struct Held {
 } // namespace
 
 std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
-                                std::vector<Array> *outputs,
-                                double &seconds) const {
+                                std::vector<Array> *outputs, double &seconds,
+                                const StateSink *sink) const {
   const ArtifactDescription &d = description;
   Memory memory = memoryOf(d);
   std::vector<ValueType> argTypes, resultTypes;
@@ -529,6 +539,20 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
     bool last = step + 1 == steps;
+    if (sink && sink->wants(step)) {
+      std::vector<Array> state(argTypes.size());
+      for (size_t i = 0; i < resultTypes.size(); ++i)
+        if (std::optional<size_t> j = d.results[i].stateOf)
+          call.unpackResult(i, &state[*j], memory.read);
+      if (std::string error = sink->take(step, state); !error.empty()) {
+        // This call's buffers and its results go; nothing is carried on.
+        for (size_t i = 0; i < resultTypes.size(); ++i)
+          if (void *allocation = call.unpackResult(i, nullptr, memory.read))
+            used.insert(allocation);
+        releaseAll(used);
+        return error;
+      }
+    }
     if (last && outputs)
       outputs->assign(resultTypes.size(), Array());
     carried.assign(argTypes.size(), Held());

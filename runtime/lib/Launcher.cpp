@@ -1,9 +1,12 @@
 //===- Launcher.cpp - run a program on every rank of a world --------------===//
 
 #include "zero/runtime/Launcher.h"
+#include "zero/runtime/Checkpoint.h"
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
 #include <thread>
@@ -120,16 +123,108 @@ std::vector<Array> argumentsFor(const Program &program,
   return values;
 }
 
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// The checkpoints of a launch: the one it starts from, the ones it saves.
+struct Checkpoints {
+  /// The state values (of the one program).
+  std::vector<CheckpointValue> layout;
+  /// --load: its manifest and files; the steps done before this launch.
+  CheckpointManifest loaded;
+  std::string loadedDir;
+  int64_t firstStep = 0;
+  /// --save: what the step's manifest says.
+  std::string entry;
+  int64_t worldSize = 0;
+  bool onGpu = false;
+
+  /// Whether the state after step `step` of this call is saved.
+  bool due(const LaunchOptions &options, int64_t steps, int64_t step) const {
+    if (options.saveDir.empty())
+      return false;
+    int64_t done = firstStep + step + 1;
+    return step + 1 == steps ||
+           (options.saveEvery > 0 && done % options.saveEvery == 0);
+  }
+
+  /// Writes rank `rank`'s state after `done` steps. Once every rank has
+  /// written its files (a world all-reduce, which also carries the failure
+  /// of a rank that could not), world rank 0 writes the step's manifest.
+  /// Nothing is written after a step the world failed in.
+  std::string save(const LaunchOptions &options, zero_rank *rank, int64_t done,
+                   const std::vector<Array> &state, int64_t &bytes) {
+    if (!allRanksReached(rank))
+      return "";
+    std::vector<Array> values;
+    for (const CheckpointValue &value : layout) {
+      values.push_back(state[value.argument]);
+      bytes += static_cast<int64_t>(values.back().bytes.size());
+    }
+    std::string stepDir = options.saveDir + "/" + checkpointStepName(done);
+    int32_t id = zero_rank_id(rank);
+    if (std::string error = writeRankCheckpoint(stepDir, id, layout, values);
+        !error.empty())
+      return "saving the checkpoint: " + error;
+    if (!allRanksReached(rank))
+      return ""; // The world failed; it holds the message.
+    if (id != 0)
+      return "";
+    CheckpointManifest manifest{entry, worldSize, done, layout};
+    if (std::string error = writeCheckpointManifest(options.saveDir, manifest);
+        !error.empty())
+      return "saving the checkpoint: " + error;
+    return "";
+  }
+
+  /// A barrier over the world: an all-reduce of one integer, in memory the
+  /// backend moves (managed memory on a GPU backend). False when the world
+  /// failed.
+  bool allRanksReached(zero_rank *rank) const {
+    const int64_t group[] = {1, worldSize, 1, 0};
+    void *buffer = onGpu ? zero_rt_gpu_alloc(sizeof(int64_t))
+                         : std::malloc(sizeof(int64_t));
+    *static_cast<int64_t *>(buffer) = 1;
+    int status = zero_wait(
+        zero_all_reduce(rank, buffer, buffer, 1, ZERO_I64, ZERO_SUM, group));
+    if (onGpu)
+      zero_rt_gpu_free(buffer);
+    else
+      std::free(buffer);
+    return status == 0;
+  }
+};
+
 /// Runs every program on the bound rank `rank`; returns an error message,
 /// or "" (also when the world failed: it holds the message).
 std::string runRank(const std::vector<const Program *> &programs,
                     const LaunchOptions &options, zero_world *world,
-                    zero_rank *rank, std::vector<RankRun *> runs) {
+                    zero_rank *rank, std::vector<RankRun *> runs,
+                    Checkpoints &checkpoints) {
   int32_t id = zero_rank_id(rank);
+  int64_t firstStep = checkpoints.firstStep;
   // Made once: each call gets a copy, which it may update in place.
+  // The state a loaded checkpoint holds for this rank replaces the state
+  // arguments, which are not made.
+  std::vector<Array> loaded;
+  std::vector<bool> notLoaded(programs.front()->getArguments().size(), true);
+  if (!options.loadDir.empty()) {
+    auto start = std::chrono::steady_clock::now();
+    if (std::string error = readRankCheckpoint(checkpoints.loadedDir, id,
+                                               checkpoints.loaded, loaded);
+        !error.empty())
+      return error;
+    runs.front()->loadSeconds = secondsSince(start);
+    for (const Array &value : loaded)
+      runs.front()->loadedBytes += static_cast<int64_t>(value.bytes.size());
+    for (const CheckpointValue &value : checkpoints.layout)
+      notLoaded[value.argument] = false;
+  }
   std::vector<Array> inputs;
-  if (std::string error =
-          makeInputs(programs.front()->getArguments(), options, id, inputs);
+  if (std::string error = makeInputs(programs.front()->getArguments(), options,
+                                     id, inputs, firstStep, &notLoaded);
       !error.empty())
     return error;
   if (!options.inputDir.empty())
@@ -149,22 +244,44 @@ std::string runRank(const std::vector<const Program *> &programs,
                           std::vector<Array> &values) -> std::string {
         if (step == 0) {
           values = argumentsFor(program, inputs, id);
+          for (size_t i = 0; i < loaded.size(); ++i)
+            values[checkpoints.layout[i].argument] = loaded[i];
           return "";
         }
         std::vector<Array> whole;
         if (std::string error = makeInputs(program.getArguments(), options, id,
-                                           whole, step, &wanted);
+                                           whole, firstStep + step, &wanted);
             !error.empty())
-          return "step " + std::to_string(step) + ": " + error;
+          return "step " + std::to_string(firstStep + step) + ": " + error;
         values = argumentsFor(program, whole, id);
         return "";
       };
       bool last = k + 1 == options.repeat;
+      Program::StateSink sink{
+          [&](int64_t step) {
+            return last && checkpoints.due(options, options.steps, step);
+          },
+          [&](int64_t step, const std::vector<Array> &state) {
+            // The save's barrier is not the program's: its counts go to
+            // `before`, out of the run's.
+            zero_counters start, end;
+            zero_rank_counters(rank, &start);
+            auto began = std::chrono::steady_clock::now();
+            std::string error = checkpoints.save(
+                options, rank, firstStep + step + 1, state, run.savedBytes);
+            run.saveSeconds += secondsSince(began);
+            zero_rank_counters(rank, &end);
+            for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k) {
+              before.bytes_sent[k] += end.bytes_sent[k] - start.bytes_sent[k];
+              before.issued[k] += end.issued[k] - start.issued[k];
+            }
+            return error;
+          }};
       double seconds = 0;
       zero_rank_trace_begin(rank);
       std::string error = program.callSteps(
           options.steps, inputsOf,
-          last && options.keepOutputs ? &run.outputs : nullptr, seconds);
+          last && options.keepOutputs ? &run.outputs : nullptr, seconds, &sink);
       zero_rank_trace_end(rank);
       if (!error.empty())
         return error;
@@ -189,6 +306,24 @@ std::string zero::rt::launch(const std::vector<const Program *> &programs,
                              std::vector<std::vector<RankRun>> &runs) {
   if (programs.empty())
     return "no program to run";
+  Checkpoints checkpoints;
+  checkpoints.firstStep = options.firstStep;
+  bool checkpointing = !options.saveDir.empty() || !options.loadDir.empty();
+  if (checkpointing && programs.size() != 1)
+    return "a checkpoint holds the state of one program; " +
+           std::to_string(programs.size()) + " were given";
+  checkpoints.layout = getCheckpointValues(*programs.front());
+  checkpoints.entry = programs.front()->getEntryName();
+  if (!options.loadDir.empty()) {
+    if (std::string error = readCheckpointManifest(
+            options.loadDir, checkpoints.loaded, checkpoints.loadedDir);
+        !error.empty())
+      return error;
+    if (options.firstStep != 0)
+      return "the first step is the checkpoint's (" +
+             std::to_string(checkpoints.loaded.steps) + "), not given with it";
+    checkpoints.firstStep = checkpoints.loaded.steps;
+  }
   zero_options worldOptions;
   zero_options_init(&worldOptions);
   worldOptions.backend = options.backend.c_str();
@@ -207,6 +342,25 @@ std::string zero::rt::launch(const std::vector<const Program *> &programs,
   }
 
   int32_t local = zero_world_num_local_ranks(world);
+  checkpoints.worldSize = zero_world_size(world);
+  checkpoints.onGpu =
+      options.backend == "cuda-local" || options.backend == "nccl";
+  if (!options.saveDir.empty())
+    for (const CheckpointValue &value : checkpoints.layout)
+      if (std::string error =
+              checkCheckpointValue(value, checkpoints.worldSize);
+          !error.empty()) {
+        zero_world_destroy(world);
+        return "cannot save " + value.name + " (argument " +
+               std::to_string(value.argument) + ") in a checkpoint: " + error;
+      }
+  if (!options.loadDir.empty())
+    if (std::string error = checkCheckpoint(
+            checkpoints.loaded, checkpoints.layout, checkpoints.worldSize);
+        !error.empty()) {
+      zero_world_destroy(world);
+      return "checkpoint " + checkpoints.loadedDir + ": " + error;
+    }
   zero_world_set_tracing(world, !options.tracePath.empty());
   runs.assign(programs.size(), std::vector<RankRun>(local));
   auto runLocal = [&](int32_t i) {
@@ -215,7 +369,8 @@ std::string zero::rt::launch(const std::vector<const Program *> &programs,
     std::vector<RankRun *> rankRuns;
     for (std::vector<RankRun> &programRuns : runs)
       rankRuns.push_back(&programRuns[i]);
-    if (std::string error = runRank(programs, options, world, rank, rankRuns);
+    if (std::string error =
+            runRank(programs, options, world, rank, rankRuns, checkpoints);
         !error.empty())
       zero_rank_fail(rank, error.c_str());
     zero_rank_bind(nullptr);

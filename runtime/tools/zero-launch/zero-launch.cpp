@@ -57,6 +57,17 @@ const char *usage =
     "                     GPU artifact); the other arguments are new each\n"
     "                     step: generated with the step in the seed, or read\n"
     "                     from files with {step} (and {rank}) in the name\n"
+    "  --save DIR         save the state (the arguments results feed) in\n"
+    "                     DIR after the last step: DIR/step-<K>/, each rank\n"
+    "                     its own files (its shards), and DIR/latest\n"
+    "                     naming the last whole save (docs/Runtime.md)\n"
+    "  --save-every K     also save after every K-th step\n"
+    "  --load DIR         start from the checkpoint in DIR (DIR/latest, or a\n"
+    "                     step-<K> directory): its state replaces the state\n"
+    "                     arguments, the steps go on from step K\n"
+    "  --first-step K     number the steps from K: data generated or read\n"
+    "                     for step K first (to go on from a state given\n"
+    "                     with --arg)\n"
     "  --repeat K         run the entry K times (inputs reloaded), report the\n"
     "                     best time\n"
     "  --trace FILE       write a Chrome trace of the last run\n"
@@ -81,6 +92,10 @@ struct Options {
   int repeat = 1;
   int64_t steps = 1;
   std::string trace;
+  std::string saveDir;
+  int64_t saveEvery = 0;
+  std::string loadDir;
+  int64_t firstStep = 0;
   std::string expect;
   double maxUlp = 0;
   bool describe = false;
@@ -194,6 +209,23 @@ std::string parseOptions(int argc, char **argv, Options &options) {
           n != double(int64_t(n)))
         return "--steps expects a positive integer, got '" + text + "'";
       options.steps = int64_t(n);
+    } else if (arg == "--save") {
+      if (!value(options.saveDir) || options.saveDir.empty())
+        return "--save expects a directory";
+    } else if (arg == "--save-every") {
+      if (!value(text) || !number(text.c_str(), n) || n < 1 || n > 1e15 ||
+          n != double(int64_t(n)))
+        return "--save-every expects a positive integer, got '" + text + "'";
+      options.saveEvery = int64_t(n);
+    } else if (arg == "--first-step") {
+      if (!value(text) || !number(text.c_str(), n) || n < 0 || n > 1e15 ||
+          n != double(int64_t(n)))
+        return "--first-step expects a non-negative integer, got '" + text +
+               "'";
+      options.firstStep = int64_t(n);
+    } else if (arg == "--load") {
+      if (!value(options.loadDir) || options.loadDir.empty())
+        return "--load expects a directory";
     } else if (arg == "--repeat") {
       if (!value(text) || !number(text.c_str(), n) || n < 1 ||
           n > std::numeric_limits<int>::max() || n != int(n))
@@ -223,6 +255,10 @@ std::string parseOptions(int argc, char **argv, Options &options) {
   }
   if (options.artifact.empty())
     return "no artifact given (see --help)";
+  if (options.saveEvery && options.saveDir.empty())
+    return "--save-every needs --save DIR";
+  if (!options.saveDir.empty() && options.repeat > 1)
+    return "--save saves the state of one run; --repeat times several";
   return "";
 }
 
@@ -289,6 +325,12 @@ int main(int argc, char **argv) {
       return fail("--arg " + std::to_string(index) + ": @" + d.entry +
                   " takes " + std::to_string(d.arguments.size()) +
                   " arguments");
+  std::vector<bool> fed = artifact->getFedArguments();
+  for (const auto &[index, path] : options.args)
+    if (fed[index] && !options.loadDir.empty())
+      return fail("--arg " + std::to_string(index) + ": " +
+                  d.arguments[index].name +
+                  " is state, which the checkpoint (--load) gives");
   for (const auto &[index, spec] : options.generated)
     if (index >= d.arguments.size() || options.args.count(index))
       return fail("--per-rank/--range " + std::to_string(index) + ": " +
@@ -299,7 +341,7 @@ int main(int argc, char **argv) {
                              std::to_string(d.arguments.size()) +
                              " arguments"));
   for (size_t i = 0; i < d.arguments.size() && !options.generate; ++i)
-    if (!options.args.count(i))
+    if (!options.args.count(i) && !(fed[i] && !options.loadDir.empty()))
       return fail("no file for " + d.arguments[i].name + " (argument " +
                   std::to_string(i) + ", " +
                   (d.arguments[i].shard
@@ -328,6 +370,10 @@ int main(int argc, char **argv) {
   launch.repeat = options.repeat;
   launch.steps = options.steps;
   launch.tracePath = options.trace;
+  launch.saveDir = options.saveDir;
+  launch.saveEvery = options.saveEvery;
+  launch.loadDir = options.loadDir;
+  launch.firstStep = options.firstStep;
   std::vector<std::vector<RankRun>> runs;
   if (std::string failure = zero::rt::launch({artifact.get()}, launch, runs);
       !failure.empty())
@@ -341,6 +387,12 @@ int main(int argc, char **argv) {
       std::printf(" %s %llu (%llu B)", kinds[k],
                   static_cast<unsigned long long>(run.counters.issued[k]),
                   static_cast<unsigned long long>(run.counters.bytes_sent[k]));
+    if (run.savedBytes)
+      std::printf("; saved %.1f MB in %.3f s", run.savedBytes / 1e6,
+                  run.saveSeconds);
+    if (run.loadedBytes)
+      std::printf("; loaded %.1f MB in %.3f s", run.loadedBytes / 1e6,
+                  run.loadSeconds);
     std::printf("\n");
     if (options.print)
       for (size_t r = 0; r < run.outputs.size(); ++r)

@@ -112,6 +112,15 @@ public:
                            std::vector<Array> *outputs,
                            double &seconds) const = 0;
 
+  /// Where the state goes between steps (a checkpoint): after each step
+  /// that `wants`, `take` gets per argument the value the next step would
+  /// take (empty where no result feeds it), copied to the host.
+  struct StateSink {
+    std::function<bool(int64_t step)> wants;
+    std::function<std::string(int64_t step, const std::vector<Array> &state)>
+        take;
+  };
+
   /// Makes the values of step `step`'s arguments whose `wanted` entry is
   /// true (this rank's, shards taken); returns an error message, or "".
   using StepInputs = std::function<std::string(
@@ -125,8 +134,8 @@ public:
   /// state goes through host arrays; an artifact keeps it where its buffers
   /// live.
   virtual std::string callSteps(int64_t steps, const StepInputs &inputsOf,
-                                std::vector<Array> *outputs,
-                                double &seconds) const;
+                                std::vector<Array> *outputs, double &seconds,
+                                const StateSink *sink = nullptr) const;
 
   /// Per argument, whether a result feeds it (stateOf).
   std::vector<bool> getFedArguments() const;
@@ -165,8 +174,8 @@ public:
   /// The state stays in the artifact's buffers (device memory for a GPU
   /// artifact) from one call to the next.
   std::string callSteps(int64_t steps, const StepInputs &inputsOf,
-                        std::vector<Array> *outputs,
-                        double &seconds) const override;
+                        std::vector<Array> *outputs, double &seconds,
+                        const StateSink *sink = nullptr) const override;
 
   /// The packed entry itself (see PackedCall.h), for a caller that places
   /// the buffers itself.

@@ -57,11 +57,22 @@ struct LaunchOptions {
   /// step are the next one's state arguments, kept where the program keeps
   /// its buffers; the other arguments are new each step.
   int64_t steps = 1;
+  /// The number of the first step: the step in the data's seed and in
+  /// "{step}" file names, and in the checkpoints' names. A loaded
+  /// checkpoint sets it (the steps it has done).
+  int64_t firstStep = 0;
   /// Where to write a Chrome trace of the last program's last call (empty:
   /// none). Under mpi each process writes its ranks to the path with
   /// "{rank}" replaced by its first rank (or ".rank<r>" before the
   /// extension).
   std::string tracePath;
+  /// Where to save the state (zero/runtime/Checkpoint.h): after the last
+  /// step, and every `saveEvery` steps when positive. Empty: nowhere.
+  std::string saveDir;
+  int64_t saveEvery = 0;
+  /// A checkpoint to start from: its state replaces the state arguments,
+  /// and the steps go on from its step (data for step K is step K's).
+  std::string loadDir;
   /// Where to write each rank's whole arguments, as DIR/rank<r>/arg<i>.npy
   /// (empty: nowhere).
   std::string inputDir;
@@ -76,6 +87,10 @@ struct RankRun {
   /// Wall-clock seconds of the call, collectives included (the best of
   /// the repeats).
   double seconds = 0;
+  /// This rank's checkpoint files: bytes written by the saves (all of
+  /// them) and read by the load, and the seconds each took.
+  int64_t savedBytes = 0, loadedBytes = 0;
+  double saveSeconds = 0, loadSeconds = 0;
 };
 
 /// The whole value of each of `arguments` on `rank` at step `step` (a

@@ -74,8 +74,8 @@ int32_t zero_launch_result_rank(const zero_launch_result *result, int32_t i);
 /** Result `index` of the i-th rank: its bytes (dense, row-major) and their
  *  number; NULL when there is no such result. Valid until the result is
  *  destroyed. */
-const void *zero_launch_result_data(const zero_launch_result *result,
-                                    int32_t i, size_t index, size_t *bytes);
+const void *zero_launch_result_data(const zero_launch_result *result, int32_t i,
+                                    size_t index, size_t *bytes);
 /** Writes every result as DIR/rank<r>/result<i>.npy, as zero-launch
  *  --output-dir does. */
 int zero_launch_result_write(const zero_launch_result *result, const char *dir,
