@@ -158,14 +158,18 @@ struct Checkpoints {
                    const std::vector<Array> &state, int64_t &bytes) {
     if (!allRanksReached(rank))
       return "";
-    std::vector<Array> values;
-    for (const CheckpointValue &value : layout) {
-      values.push_back(state[value.argument]);
-      bytes += static_cast<int64_t>(values.back().bytes.size());
-    }
     std::string stepDir = options.saveDir + "/" + checkpointStepName(done);
     int32_t id = zero_rank_id(rank);
-    if (std::string error = writeRankCheckpoint(stepDir, id, layout, values);
+    std::vector<CheckpointFile> files(layout.size());
+    for (size_t i = 0; i < layout.size(); ++i) {
+      const Array &value = state[layout[i].argument];
+      bytes += static_cast<int64_t>(value.bytes.size());
+      if (std::string error =
+              writeCheckpointFile(stepDir, id, layout[i], value, files[i]);
+          !error.empty())
+        return "saving the checkpoint: " + error;
+    }
+    if (std::string error = writeRankManifest(stepDir, id, files);
         !error.empty())
       return "saving the checkpoint: " + error;
     if (!allRanksReached(rank))

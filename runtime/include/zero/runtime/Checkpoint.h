@@ -156,8 +156,10 @@ std::string consolidateCheckpoint(const std::string &stepDir,
 std::vector<CheckpointValue>
 cutForWorld(const std::vector<CheckpointValue> &values, int64_t worldSize);
 
-/// The FNV-1a 64-bit hash of `bytes`, as 16 hex digits: a rank's manifest
-/// lists it for each file's data (the elements after the .npy header).
+/// The FNV-1a 64-bit hash of `bytes` taken 8 bytes at a time (each
+/// little-endian 64-bit word, then the tail byte by byte), as 16 hex
+/// digits: a rank's manifest lists it for each file's data (the elements
+/// after the .npy header).
 std::string fnv1a64(const std::vector<char> &bytes);
 
 } // namespace zero::rt
