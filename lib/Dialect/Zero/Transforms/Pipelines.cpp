@@ -32,6 +32,8 @@ template <typename Options>
 void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
   // A program from upstream's shard-partition, in zero's ops.
   pm.addPass(createConvertShardToZero());
+  if (options.accumulateLocally)
+    pm.addPass(createZeroAccumulateLocally());
   ZeroShardWeightUpdateOptions shard;
   shard.minBytes = options.minBytes;
   shard.meshName = options.meshName;
