@@ -2,19 +2,34 @@
  * writes the results: the launcher's C interface (zero_launch.h) as a
  * trainer in C uses it.
  *
- *   zero-launch-steps ARTIFACT STEPS OUTPUT_DIR [PER_RANK_ARGUMENT...]
+ *   zero-launch-steps [--save DIR] [--load DIR] ARTIFACT STEPS OUTPUT_DIR
+ *                     [PER_RANK_ARGUMENT...]
  *
  * Generated arguments (seed 1) are the same on every rank except those
- * named, which differ per rank (the gradients). */
+ * named, which differ per rank (the gradients). --save writes the state
+ * after the last step as a checkpoint; --load starts from one. */
 
 #include "zero/runtime/zero_launch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv) {
+  const char *save_dir = NULL, *load_dir = NULL;
+  while (argc >= 3 &&
+         (!strcmp(argv[1], "--save") || !strcmp(argv[1], "--load"))) {
+    if (!strcmp(argv[1], "--save"))
+      save_dir = argv[2];
+    else
+      load_dir = argv[2];
+    argv += 2;
+    argc -= 2;
+  }
   if (argc < 4) {
-    fprintf(stderr, "usage: %s ARTIFACT STEPS OUTPUT_DIR [PER_RANK...]\n",
+    fprintf(stderr,
+            "usage: %s [--save DIR] [--load DIR] ARTIFACT STEPS OUTPUT_DIR "
+            "[PER_RANK...]\n",
             argv[0]);
     return 2;
   }
@@ -36,9 +51,11 @@ int main(int argc, char **argv) {
   zero_launch_options_init(&options);
   options.steps = strtoll(argv[2], NULL, 10);
   options.per_rank = per_rank;
+  options.save_dir = save_dir;
+  options.load_dir = load_dir;
   zero_launch_result *result;
-  int failed = zero_launch_steps(artifact, &options, &result, error,
-                                 sizeof error);
+  int failed =
+      zero_launch_steps(artifact, &options, &result, error, sizeof error);
   if (!failed) {
     /* The first element of the first result (an f32 weight) on each rank. */
     for (int32_t i = 0; i < zero_launch_result_num_ranks(result); ++i) {

@@ -79,6 +79,17 @@ int zero_launch_steps(const zero_artifact *artifact,
   launch.steps = options->steps;
   if (options->trace_path)
     launch.tracePath = options->trace_path;
+  if (options->save_every < 0 || options->first_step < 0)
+    return failWith("save_every and first_step must not be negative", error,
+                    error_size);
+  if (options->save_dir)
+    launch.saveDir = options->save_dir;
+  else if (options->save_every > 0)
+    return failWith("save_every needs save_dir", error, error_size);
+  launch.saveEvery = options->save_every;
+  if (options->load_dir)
+    launch.loadDir = options->load_dir;
+  launch.firstStep = options->first_step;
   for (size_t i = 0; i < d.arguments.size(); ++i) {
     InputSpec spec;
     if (options->argument_files && options->argument_files[i])

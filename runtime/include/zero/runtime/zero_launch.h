@@ -54,6 +54,18 @@ typedef struct zero_launch_options {
   const int32_t *per_rank;
   /** Where to write a Chrome trace; NULL: none. */
   const char *trace_path;
+  /** Where to save the state as a sharded checkpoint (Checkpoint.h) after
+   *  the last step, and every `save_every` steps when positive; NULL:
+   *  nowhere. */
+  const char *save_dir;
+  int64_t save_every;
+  /** A checkpoint to start from (its latest, or a step-<K> directory): its
+   *  state replaces the state arguments, and the steps go on from its step.
+   *  NULL: none. */
+  const char *load_dir;
+  /** Without a checkpoint, the number of the first step (the step in the
+   *  seed and in {step}). */
+  int64_t first_step;
 } zero_launch_options;
 
 void zero_launch_options_init(zero_launch_options *options);
