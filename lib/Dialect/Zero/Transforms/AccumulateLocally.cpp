@@ -7,9 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "zero/Analysis/Accumulation.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
@@ -31,37 +31,10 @@ struct Accumulation {
   unsigned index;
 };
 
-/// The two tensors `op` adds element by element, when it does: arith.addf
-/// or arith.addi on tensors, or a linalg op (linalg.add, or a
-/// linalg.generic as convert-elementwise-to-linalg writes it) with two
-/// inputs read at the same element and a body that yields their sum.
-std::optional<std::pair<Value, Value>> getSummands(Operation *op) {
-  if (isa<arith::AddFOp, arith::AddIOp>(op))
-    return std::make_pair(op->getOperand(0), op->getOperand(1));
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
-      linalgOp.getNumDpsInputs() != 2 || linalgOp.getNumDpsInits() != 1 ||
-      linalgOp.getNumParallelLoops() != linalgOp.getNumLoops() ||
-      !llvm::all_of(linalgOp.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
-    return std::nullopt;
-  Block &body = op->getRegion(0).front();
-  if (body.getOperations().size() != 2)
-    return std::nullopt;
-  Operation *sum = body.getTerminator()->getOperand(0).getDefiningOp();
-  if (!sum || !isa<arith::AddFOp, arith::AddIOp>(sum))
-    return std::nullopt;
-  Value x = body.getArgument(0), y = body.getArgument(1);
-  if (!((sum->getOperand(0) == x && sum->getOperand(1) == y) ||
-        (sum->getOperand(0) == y && sum->getOperand(1) == x)))
-    return std::nullopt;
-  return std::make_pair(linalgOp.getDpsInputs()[0], linalgOp.getDpsInputs()[1]);
-}
-
 /// The carried value `add` adds `reduced` to, when it is one of `loop`'s
 /// region iter_args.
 BlockArgument carriedOperand(Operation *add, Value reduced, scf::ForOp loop) {
-  std::optional<std::pair<Value, Value>> summands = getSummands(add);
+  std::optional<std::pair<Value, Value>> summands = getElementwiseSummands(add);
   if (!summands)
     return nullptr;
   Value other = summands->first == reduced ? summands->second : summands->first;

@@ -3,6 +3,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/FileUtilities.h"
+#include "zero/Analysis/Accumulation.h"
 #include "zero/Analysis/Communication.h"
 #include "zero/Analysis/CostModel.h"
 #include "zero/Conversion/ShardToZero/ShardToZero.h"
@@ -53,6 +54,8 @@ int64_t tensorBytes(Type type) {
   return tensor ? getTensorBytes(tensor).value_or(0) : 0;
 }
 
+bool feedsReducedSum(Operation *op);
+
 /// Whether `value` is read only by reducing collectives, directly or
 /// through the reshapes, padding and bucket packing (`tensor.concat`) that
 /// lay it out for one: a local gradient.
@@ -61,21 +64,37 @@ bool onlyFeedsReductions(Value value) {
          llvm::all_of(value.getUsers(), [](Operation *user) {
            if (isa<AllReduceOp, ReduceScatterOp>(user))
              return true;
-           return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-                      tensor::PadOp, tensor::ConcatOp>(user) &&
-                  onlyFeedsReductions(user->getResult(0));
+           if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                   tensor::PadOp, tensor::ConcatOp, tensor::ExtractSliceOp>(
+                   user))
+             return onlyFeedsReductions(user->getResult(0));
+           return feedsReducedSum(user);
          });
 }
 
+/// Whether `op` adds its operand to a sum that an accumulation loop carries
+/// and the loop's result only feeds reductions (a micro-batch's gradient).
+bool feedsReducedSum(Operation *op) {
+  auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+  if (!loop || !getElementwiseSummands(op) || !isAccumulationLoop(loop) ||
+      op->getNumResults() != 1)
+    return false;
+  for (OpOperand &use : op->getResult(0).getUses())
+    if (use.getOwner() == loop.getBody()->getTerminator())
+      return onlyFeedsReductions(loop.getResult(use.getOperandNumber()));
+  return false;
+}
+
 /// The weights and optimizer state of `func` per rank. In a training loop
-/// (an outermost scf.for with collectives inside) they are the values the
-/// loop carries; in a single step, the tensor arguments other than those
-/// only collectives read (the local gradients).
+/// (an outermost scf.for with collectives inside that is not an
+/// accumulation of micro-batches) they are the values the loop carries; in
+/// a single step, the tensor arguments other than those only collectives
+/// read (the local gradients, also through a sum of micro-batches).
 int64_t measureState(FunctionOpInterface func) {
   int64_t loopState = 0;
   bool hasTrainingLoop = false;
   func.walk([&](scf::ForOp loop) {
-    if (loop->getParentOfType<scf::ForOp>())
+    if (loop->getParentOfType<scf::ForOp>() || isAccumulationLoop(loop))
       return;
     bool communicates =
         loop.walk([](CollectiveOpInterface) { return WalkResult::interrupt(); })
