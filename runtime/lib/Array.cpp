@@ -131,12 +131,16 @@ struct SplitMix64 {
 } // namespace
 
 void zero::rt::fillUniform(Array &array, uint64_t seed, unsigned index,
-                           int32_t rank, double low, double high) {
+                           int32_t rank, double low, double high,
+                           int64_t firstElement) {
   int64_t bytes = getElementBytes(array.dtype);
   int64_t count = array.getNumElements();
   array.bytes.assign(count * bytes, 0);
+  // Each draw adds one increment to the state: element e's is the start's
+  // plus e increments.
   SplitMix64 rng{seed * 0x100000001b3ull + index * 0x9e3779b97f4a7c15ull +
-                 (rank >= 0 ? static_cast<uint64_t>(rank + 1) << 40 : 0)};
+                 (rank >= 0 ? static_cast<uint64_t>(rank + 1) << 40 : 0) +
+                 static_cast<uint64_t>(firstElement) * 0x9e3779b97f4a7c15ull};
   bool isFloat = array.dtype[0] == 'f' || array.dtype == "bf16";
   for (int64_t e = 0; e < count; ++e) {
     double u = rng.uniform();

@@ -57,7 +57,8 @@ std::string zero::rt::writeRankValues(const std::string &dir, int32_t rank,
 std::string zero::rt::makeInputs(const std::vector<ArtifactValue> &arguments,
                                  const LaunchOptions &options, int32_t rank,
                                  std::vector<Array> &inputs, int64_t step,
-                                 const std::vector<bool> *wanted) {
+                                 const std::vector<bool> *wanted,
+                                 bool shardsAlone) {
   inputs.clear();
   for (const auto &[index, spec] : options.inputs)
     if (index >= arguments.size())
@@ -76,7 +77,15 @@ std::string zero::rt::makeInputs(const std::vector<ArtifactValue> &arguments,
     InputSpec spec;
     if (auto it = options.inputs.find(i); it != options.inputs.end())
       spec = it->second;
-    if (spec.path.empty()) {
+    if (spec.path.empty() && value.shard && shardsAlone) {
+      const ShardLayout &shard = *value.shard;
+      int64_t part = shard.groupIndex[rank];
+      array.shape = {shard.shardElements};
+      fillUniform(array, stepSeed(options.seed, step), unsigned(i),
+                  spec.perRank ? rank : -1, spec.low, spec.high,
+                  part * shard.shardElements);
+      zeroShardPadding(array, shard.getWholeElements(), part);
+    } else if (spec.path.empty()) {
       fillUniform(array, stepSeed(options.seed, step), unsigned(i),
                   spec.perRank ? rank : -1, spec.low, spec.high);
     } else if (std::string error =
@@ -109,15 +118,13 @@ std::string tracePath(const std::string &path, zero_world *world) {
 }
 
 /// `inputs` as `program` takes them on world rank `rank`: a shard argument's
-/// part.
+/// part, taken from a whole value (one made as the shard is taken as is).
 std::vector<Array> argumentsFor(const Program &program,
-                                const std::vector<Array> &inputs,
-                                int32_t rank) {
-  std::vector<Array> values = inputs;
+                                std::vector<Array> values, int32_t rank) {
   const std::vector<ArtifactValue> &arguments = program.getArguments();
   for (size_t i = 0; i < values.size() && i < arguments.size(); ++i)
     if (const auto &shard = arguments[i].shard;
-        shard && !values[i].bytes.empty())
+        shard && !values[i].bytes.empty() && values[i].shape == shard->whole)
       values[i] =
           takeShard(values[i], shard->shardElements, shard->groupIndex[rank]);
   return values;
@@ -227,8 +234,11 @@ std::string runRank(const std::vector<const Program *> &programs,
       notLoaded[value.argument] = false;
   }
   std::vector<Array> inputs;
-  if (std::string error = makeInputs(programs.front()->getArguments(), options,
-                                     id, inputs, firstStep, &notLoaded);
+  // A generated shard is made alone (a rank never holds the whole) unless
+  // the whole inputs are written.
+  if (std::string error =
+          makeInputs(programs.front()->getArguments(), options, id, inputs,
+                     firstStep, &notLoaded, options.inputDir.empty());
       !error.empty())
     return error;
   if (!options.inputDir.empty())
@@ -247,17 +257,22 @@ std::string runRank(const std::vector<const Program *> &programs,
       auto inputsOf = [&](int64_t step, const std::vector<bool> &wanted,
                           std::vector<Array> &values) -> std::string {
         if (step == 0) {
-          values = argumentsFor(program, inputs, id);
+          // The last call takes the values made above; others copy them.
+          bool lastUse = p + 1 == programs.size() && k + 1 == options.repeat;
+          values =
+              argumentsFor(program, lastUse ? std::move(inputs) : inputs, id);
           for (size_t i = 0; i < loaded.size(); ++i)
-            values[checkpoints.layout[i].argument] = loaded[i];
+            values[checkpoints.layout[i].argument] =
+                lastUse ? std::move(loaded[i]) : loaded[i];
           return "";
         }
         std::vector<Array> whole;
-        if (std::string error = makeInputs(program.getArguments(), options, id,
-                                           whole, firstStep + step, &wanted);
+        if (std::string error =
+                makeInputs(program.getArguments(), options, id, whole,
+                           firstStep + step, &wanted, /*shardsAlone=*/true);
             !error.empty())
           return "step " + std::to_string(firstStep + step) + ": " + error;
-        values = argumentsFor(program, whole, id);
+        values = argumentsFor(program, std::move(whole), id);
         return "";
       };
       bool last = k + 1 == options.repeat;

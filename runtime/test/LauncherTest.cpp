@@ -108,6 +108,25 @@ TEST(Launcher, AShardArgumentGetsItsPartOfTheWhole) {
             (element(whole[0], 1) + element(whole[0], 3)) + 0.0f);
 }
 
+TEST(Launcher, AShardMadeAloneIsThePartOfTheWhole) {
+  SumProgram program(3, /*sharded=*/true);
+  LaunchOptions options;
+  options.ranks = 3;
+  options.inputs[0].perRank = true;
+  for (int32_t rank = 0; rank < 3; ++rank) {
+    std::vector<Array> whole, alone;
+    ASSERT_EQ(makeInputs(program.getArguments(), options, rank, whole, 2), "");
+    ASSERT_EQ(makeInputs(program.getArguments(), options, rank, alone, 2,
+                         nullptr, /*shardsAlone=*/true),
+              "");
+    const ShardLayout &shard = *program.getArguments()[0].shard;
+    Array part =
+        takeShard(whole[0], shard.shardElements, shard.groupIndex[rank]);
+    EXPECT_EQ(alone[0].shape, part.shape) << "rank " << rank;
+    EXPECT_EQ(alone[0].bytes, part.bytes) << "rank " << rank;
+  }
+}
+
 TEST(Launcher, RepeatsKeepTheBestTimeAndCountEveryCall) {
   SumProgram program(2, /*sharded=*/false);
   LaunchOptions options;

@@ -50,9 +50,11 @@ void storeElement(std::string_view dtype, double value, char *to);
 /// high) (integers: [low, high]; i1: 0 or 1), from SplitMix64, the same
 /// stream on every machine: seeded by `seed`, the argument's `index` and,
 /// for a value that differs per rank, `rank` (else -1). zero-run and
-/// zero-launch generate arguments with it.
+/// zero-launch generate arguments with it. The stream is counted, so
+/// `array` may hold the elements from `firstElement` on of a larger value
+/// (a shard, generated without the whole).
 void fillUniform(Array &array, uint64_t seed, unsigned index, int32_t rank,
-                 double low, double high);
+                 double low, double high, int64_t firstElement = 0);
 
 /// "(7, 13)", as NumPy prints a shape.
 std::string formatShape(const std::vector<int64_t> &shape);

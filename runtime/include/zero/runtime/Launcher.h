@@ -95,12 +95,16 @@ struct RankRun {
 
 /// The whole value of each of `arguments` on `rank` at step `step` (a
 /// shard's whole tensor), read from its file or generated; where `wanted` is
-/// given, only the arguments it marks (the others stay empty). Returns an
-/// error message naming the argument, or "".
+/// given, only the arguments it marks (the others stay empty). With
+/// `shardsAlone`, a generated shard argument is made as the rank's shard
+/// only (the same elements as the whole's part, padding zero), so that no
+/// rank holds the whole. Returns an error message naming the argument, or
+/// "".
 std::string makeInputs(const std::vector<ArtifactValue> &arguments,
                        const LaunchOptions &options, int32_t rank,
                        std::vector<Array> &inputs, int64_t step = 0,
-                       const std::vector<bool> *wanted = nullptr);
+                       const std::vector<bool> *wanted = nullptr,
+                       bool shardsAlone = false);
 
 /// Runs each of `programs` in turn (the same whole argument types) on every
 /// rank of one world, with the same inputs: a program whose argument is a
