@@ -162,9 +162,11 @@ struct Checkpoints {
   /// of a rank that could not), world rank 0 writes the step's manifest.
   /// Nothing is written after a step the world failed in.
   std::string save(const LaunchOptions &options, zero_rank *rank, int64_t done,
-                   const std::vector<Array> &state, int64_t &bytes) {
+                   const std::vector<Array> &state, int64_t &bytes,
+                   double &seconds) {
     if (!allRanksReached(rank))
       return "";
+    auto start = std::chrono::steady_clock::now();
     std::string stepDir = options.saveDir + "/" + checkpointStepName(done);
     int32_t id = zero_rank_id(rank);
     std::vector<CheckpointFile> files(layout.size());
@@ -179,6 +181,7 @@ struct Checkpoints {
     if (std::string error = writeRankManifest(stepDir, id, files);
         !error.empty())
       return "saving the checkpoint: " + error;
+    seconds += secondsSince(start);
     if (!allRanksReached(rank))
       return ""; // The world failed; it holds the message.
     if (id != 0)
@@ -285,10 +288,9 @@ std::string runRank(const std::vector<const Program *> &programs,
             // `before`, out of the run's.
             zero_counters start, end;
             zero_rank_counters(rank, &start);
-            auto began = std::chrono::steady_clock::now();
-            std::string error = checkpoints.save(
-                options, rank, firstStep + step + 1, state, run.savedBytes);
-            run.saveSeconds += secondsSince(began);
+            std::string error =
+                checkpoints.save(options, rank, firstStep + step + 1, state,
+                                 run.savedBytes, run.saveSeconds);
             zero_rank_counters(rank, &end);
             for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k) {
               before.bytes_sent[k] += end.bytes_sent[k] - start.bytes_sent[k];

@@ -88,7 +88,8 @@ struct RankRun {
   /// the repeats).
   double seconds = 0;
   /// This rank's checkpoint files: bytes written by the saves (all of
-  /// them) and read by the load, and the seconds each took.
+  /// them) and read by the load, and the seconds the rank spent writing
+  /// and reading them (not waiting for the other ranks).
   int64_t savedBytes = 0, loadedBytes = 0;
   double saveSeconds = 0, loadSeconds = 0;
 };
