@@ -43,6 +43,7 @@ PIPELINE_VARIANTS = [
     "zero-weight-update-sharding{stage=2}",
     "zero-weight-update-sharding{stage=3 shard-function-boundary}",
     "zero-weight-update-sharding{bucket-bytes=64}",
+    "zero-weight-update-sharding{accumulate-locally}",
     "zero-data-parallel",
     "zero-to-llvm",
     "zero-to-llvm{gpu-loops}",
