@@ -1,36 +1,23 @@
 //===- StateResults.cpp - which results are the next state ----------------===//
 
 #include "zero/Analysis/StateResults.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 
-namespace {
-
-/// A result and the arguments of its type by distance, nearest first.
-struct Candidates {
-  SmallVector<std::pair<int64_t, unsigned>> byDistance;
-  bool paired = false;
-};
-
-/// The arguments of `result`'s type that flow into it, each with its
-/// distance in ops, found breadth-first backward (nearest first). All are
-/// kept: when the nearest are paired with other results, the next nearest
-/// may pair.
-Candidates findCandidates(func::FuncOp fn, Value result) {
-  Candidates found;
-  Block &entry = fn.getBody().front();
-  llvm::SmallPtrSet<Value, 32> seen{result};
-  SmallVector<Value> level{result};
+SmallVector<zero::StateSource>
+zero::findStateSources(Value value, function_ref<bool(Value)> accept,
+                       function_ref<bool(Operation *)> follow) {
+  SmallVector<StateSource> found;
+  llvm::SmallPtrSet<Value, 32> seen{value};
+  SmallVector<Value> level{value};
   for (int64_t distance = 0; !level.empty(); ++distance) {
     SmallVector<Value> next;
-    for (Value value : level) {
-      auto arg = dyn_cast<BlockArgument>(value);
-      if (arg && arg.getOwner() == &entry && arg.getType() == result.getType())
-        found.byDistance.push_back({distance, arg.getArgNumber()});
-      Operation *producer = value.getDefiningOp();
-      if (!producer)
+    for (Value source : level) {
+      if (accept(source))
+        found.push_back({distance, source});
+      Operation *producer = source.getDefiningOp();
+      if (!producer || !follow(producer))
         continue;
       for (Value operand : producer->getOperands())
         if (seen.insert(operand).second)
@@ -41,39 +28,53 @@ Candidates findCandidates(func::FuncOp fn, Value result) {
   return found;
 }
 
-} // namespace
+SmallVector<std::pair<size_t, Value>>
+zero::pairNearestSources(ArrayRef<SmallVector<StateSource>> sources) {
+  SmallVector<std::pair<size_t, Value>> pairs;
+  SmallVector<bool> paired(sources.size());
+  llvm::SmallPtrSet<Value, 16> taken;
+  for (bool pairedAny = true; pairedAny;) {
+    pairedAny = false;
+    for (auto [index, candidates] : llvm::enumerate(sources)) {
+      if (paired[index])
+        continue;
+      auto open = llvm::make_filter_range(
+          candidates, [&](const auto &c) { return !taken.contains(c.value); });
+      if (open.empty())
+        continue;
+      int64_t nearest = (*open.begin()).distance;
+      if (llvm::count_if(
+              open, [&](const auto &c) { return c.distance == nearest; }) != 1)
+        continue;
+      Value source = (*open.begin()).value;
+      pairs.push_back({index, source});
+      taken.insert(source);
+      paired[index] = true;
+      pairedAny = true;
+    }
+  }
+  return pairs;
+}
 
 SmallVector<std::optional<unsigned>> zero::findStateResults(func::FuncOp fn) {
   SmallVector<std::optional<unsigned>> pairs(fn.getNumResults());
   if (fn.isExternal())
     return pairs;
-  auto ret = dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  Block &entry = fn.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
   if (!ret)
     return pairs;
-  SmallVector<Candidates> results;
-  for (Value value : ret.getOperands())
-    results.push_back(findCandidates(fn, value));
-  llvm::SmallDenseSet<unsigned, 16> taken;
-  for (bool pairedAny = true; pairedAny;) {
-    pairedAny = false;
-    for (auto [index, result] : llvm::enumerate(results)) {
-      if (result.paired)
-        continue;
-      auto open = llvm::make_filter_range(result.byDistance, [&](auto &c) {
-        return !taken.contains(c.second);
-      });
-      if (open.empty())
-        continue;
-      int64_t nearest = (*open.begin()).first;
-      if (llvm::count_if(open, [&](auto &c) { return c.first == nearest; }) !=
-          1)
-        continue;
-      unsigned arg = (*open.begin()).second;
-      pairs[index] = arg;
-      taken.insert(arg);
-      result.paired = true;
-      pairedAny = true;
-    }
-  }
+  SmallVector<SmallVector<StateSource>> sources;
+  for (Value result : ret.getOperands())
+    sources.push_back(findStateSources(
+        result,
+        [&](Value value) {
+          auto arg = dyn_cast<BlockArgument>(value);
+          return arg && arg.getOwner() == &entry &&
+                 arg.getType() == result.getType();
+        },
+        [](Operation *) { return true; }));
+  for (auto [index, source] : pairNearestSources(sources))
+    pairs[index] = cast<BlockArgument>(source).getArgNumber();
   return pairs;
 }

@@ -16,6 +16,28 @@
 
 namespace zero {
 
+/// A value that flows into another, `distance` ops before it.
+struct StateSource {
+  int64_t distance;
+  mlir::Value value;
+};
+
+/// The values that flow into `value` and that `accept` takes, each with its
+/// distance in ops, found breadth-first backward through the producers
+/// `follow` allows: nearest first. All are kept: when the nearest pair with
+/// other values, the next nearest may pair.
+llvm::SmallVector<StateSource>
+findStateSources(mlir::Value value,
+                 llvm::function_ref<bool(mlir::Value)> accept,
+                 llvm::function_ref<bool(mlir::Operation *)> follow);
+
+/// Pairs outputs with sources: output i, whose sources are `sources[i]`
+/// (nearest first), pairs with its nearest source not yet taken when exactly
+/// one is nearest; a paired source leaves the race, and rounds repeat until
+/// none pairs. Returns the pairs (output index, source) in the order made.
+llvm::SmallVector<std::pair<size_t, mlir::Value>>
+pairNearestSources(llvm::ArrayRef<llvm::SmallVector<StateSource>> sources);
+
 /// For each result of `fn`, the index of the argument whose next value it
 /// is, if any: the argument of the result's type that is nearest to it in
 /// the data flow (fewest ops between them), when exactly one is nearest;

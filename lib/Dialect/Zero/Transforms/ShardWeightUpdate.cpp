@@ -12,6 +12,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "zero/Analysis/Communication.h"
+#include "zero/Analysis/StateResults.h"
 #include "zero/Analysis/WeightUpdate.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/Loops/ReductionOrder.h"
@@ -299,67 +300,40 @@ SmallVector<PersistentShard> UpdateSharder::findBoundaryState() {
         (stage == 3 || usesOutsideUpdate(arg).empty()))
       candidates.insert(arg);
   }
-  // For each returned output, the candidates of its type by distance.
-  struct Output {
-    OpOperand *operand;
-    SmallVector<std::pair<int64_t, BlockArgument>> candidates;
-  };
-  SmallVector<Output> outputs;
+  // For each returned output, the candidates of its type by distance,
+  // through the update's ops.
+  SmallVector<OpOperand *> returned;
+  SmallVector<SmallVector<StateSource>> sources;
   for (OpOperand *output : update.outputs) {
     if (!isa<func::ReturnOp>(output->getOwner()))
       continue;
-    Output entry{output, {}};
-    // Breadth-first, backward through the update's ops.
-    llvm::SmallPtrSet<Value, 16> seen{output->get()};
-    SmallVector<Value> level{output->get()};
-    for (int64_t distance = 0; !level.empty(); ++distance) {
-      SmallVector<Value> next;
-      for (Value value : level) {
-        if (candidates.contains(value) &&
-            value.getType() == output->get().getType())
-          entry.candidates.push_back({distance, cast<BlockArgument>(value)});
-        Operation *producer = value.getDefiningOp();
-        if (producer && inUpdate.contains(producer))
-          for (Value operand : producer->getOperands())
-            if (seen.insert(operand).second)
-              next.push_back(operand);
-      }
-      level = std::move(next);
-    }
-    outputs.push_back(std::move(entry));
+    returned.push_back(output);
+    sources.push_back(findStateSources(
+        output->get(),
+        [&](Value value) {
+          return candidates.contains(value) &&
+                 value.getType() == output->get().getType();
+        },
+        [&](Operation *producer) { return inUpdate.contains(producer); }));
   }
   SmallVector<PersistentShard> boundary;
   llvm::SmallPtrSet<Value, 8> taken;
-  for (bool paired = true; paired;) {
-    paired = false;
-    for (Output &output : outputs) {
-      if (!output.operand)
-        continue;
-      auto open = llvm::make_filter_range(output.candidates, [&](auto &c) {
-        return !taken.contains(c.second);
-      });
-      if (open.empty())
-        continue;
-      int64_t nearest = (*open.begin()).first;
-      if (llvm::count_if(open, [&](auto &c) { return c.first == nearest; }) !=
-          1)
-        continue;
-      BlockArgument arg = (*open.begin()).second;
-      boundary.push_back({arg, output.operand, usesOutsideUpdate(arg)});
-      taken.insert(arg);
-      output.operand = nullptr;
-      paired = true;
-    }
+  SmallVector<bool> paired(returned.size());
+  for (auto [index, source] : pairNearestSources(sources)) {
+    auto arg = cast<BlockArgument>(source);
+    boundary.push_back({arg, returned[index], usesOutsideUpdate(arg)});
+    taken.insert(arg);
+    paired[index] = true;
   }
   // Why each result left unpaired stays whole.
-  for (Output &output : outputs) {
-    if (!output.operand)
+  for (auto [index, output] : llvm::enumerate(returned)) {
+    if (paired[index])
       continue;
-    int64_t open = llvm::count_if(output.candidates, [&](auto &c) {
-      return !taken.contains(c.second) &&
-             c.first == output.candidates.front().first;
+    const SmallVector<StateSource> &near = sources[index];
+    int64_t open = llvm::count_if(near, [&](const StateSource &c) {
+      return !taken.contains(c.value) && c.distance == near.front().distance;
     });
-    unpairedWhy[output.operand] =
+    unpairedWhy[output] =
         open > 1 ? std::to_string(open) +
                        " arguments of its type are equally near it in the "
                        "update's data flow"
