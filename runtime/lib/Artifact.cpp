@@ -318,6 +318,48 @@ Memory memoryOf(const ArtifactDescription &d) {
   return {allocateManaged, zero_rt_gpu_free, copyBytes, copyBytes};
 }
 
+/// The types of `values`, as PackedCall takes them.
+std::vector<ValueType> typesOf(const std::vector<ArtifactValue> &values) {
+  std::vector<ValueType> types;
+  for (const ArtifactValue &value : values)
+    types.push_back(value.type);
+  return types;
+}
+
+/// A buffer of `memory` holding a copy of argument `index`'s `value`, or an
+/// error when none can be had.
+std::string copyIn(const Memory &memory, size_t index, const Array &value,
+                   void *&buffer) {
+  buffer = memory.allocate(value.bytes.size());
+  if (!buffer)
+    return "out of memory for argument " + std::to_string(index) + " (" +
+           std::to_string(value.bytes.size()) + " bytes)";
+  memory.write(buffer, value.bytes.data(), value.bytes.size());
+  return "";
+}
+
+/// Calls `entry` on `packed`, and waits for a GPU artifact's kernels; the
+/// seconds it took.
+double timeEntry(const ArtifactDescription &d, Artifact::EntryFn entry,
+                 void **packed) {
+  auto start = std::chrono::steady_clock::now();
+  entry(packed);
+  if (d.target == "cuda")
+    zero_rt_gpu_synchronize();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// Which arguments of step `step` come from the host: every one at first,
+/// then those no result feeds.
+std::vector<bool> fromHostAt(const std::vector<bool> &fed, int64_t step) {
+  std::vector<bool> wanted(fed.size(), true);
+  if (step > 0)
+    for (size_t j = 0; j < fed.size(); ++j)
+      wanted[j] = !fed[j];
+  return wanted;
+}
+
 } // namespace
 
 std::string Artifact::checkRunnable(const std::string &backend) const {
@@ -353,11 +395,8 @@ std::string Artifact::call(std::vector<Array> &inputs,
                            std::vector<Array> *outputs, double &seconds) const {
   const ArtifactDescription &d = description;
   Memory memory = memoryOf(d);
-  std::vector<ValueType> argTypes, resultTypes;
-  for (const ArtifactValue &v : d.arguments)
-    argTypes.push_back(v.type);
-  for (const ArtifactValue &v : d.results)
-    resultTypes.push_back(v.type);
+  std::vector<ValueType> argTypes = typesOf(d.arguments),
+                         resultTypes = typesOf(d.results);
   if (inputs.size() != argTypes.size())
     return "@" + d.entry + " takes " + std::to_string(argTypes.size()) +
            " arguments, got " + std::to_string(inputs.size());
@@ -373,24 +412,16 @@ std::string Artifact::call(std::vector<Array> &inputs,
       buffers.push_back(inputs[i].bytes.data());
       continue;
     }
-    void *buffer = memory.allocate(inputs[i].bytes.size());
-    if (!buffer) {
+    void *buffer;
+    if (std::string error = copyIn(memory, i, inputs[i], buffer);
+        !error.empty()) {
       releaseOurs();
-      return "out of memory for argument " + std::to_string(i) + " (" +
-             std::to_string(inputs[i].bytes.size()) + " bytes)";
+      return error;
     }
-    memory.write(buffer, inputs[i].bytes.data(), inputs[i].bytes.size());
     buffers.push_back(buffer);
     ours.insert(buffer);
   }
-  void **packed = call.pack(buffers).data();
-  auto start = std::chrono::steady_clock::now();
-  entry(packed);
-  if (d.target == "cuda")
-    zero_rt_gpu_synchronize();
-  seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  seconds = timeEntry(d, entry, call.pack(buffers).data());
   // Two results may share a buffer: free only after all are copied.
   std::set<void *> toFree;
   if (outputs)
@@ -425,10 +456,7 @@ std::string Program::callSteps(int64_t steps, const StepInputs &inputsOf,
   std::vector<Array> previous;
   seconds = 0;
   for (int64_t step = 0; step < steps; ++step) {
-    std::vector<bool> wanted(fed.size(), true);
-    if (step > 0)
-      for (size_t j = 0; j < fed.size(); ++j)
-        wanted[j] = !fed[j];
+    std::vector<bool> wanted = fromHostAt(fed, step);
     std::vector<Array> inputs;
     if (std::string error = inputsOf(step, wanted, inputs); !error.empty())
       return error;
@@ -477,11 +505,8 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
                                 const StateSink *sink) const {
   const ArtifactDescription &d = description;
   Memory memory = memoryOf(d);
-  std::vector<ValueType> argTypes, resultTypes;
-  for (const ArtifactValue &v : d.arguments)
-    argTypes.push_back(v.type);
-  for (const ArtifactValue &v : d.results)
-    resultTypes.push_back(v.type);
+  std::vector<ValueType> argTypes = typesOf(d.arguments),
+                         resultTypes = typesOf(d.results);
   std::vector<bool> fed = getFedArguments();
   PackedCall call(argTypes, resultTypes);
   // What each fed argument holds for the next call: a result's buffer, or
@@ -495,11 +520,7 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
   };
   seconds = 0;
   for (int64_t step = 0; step < steps; ++step) {
-    // From the host: every argument at first, then those no result feeds.
-    std::vector<bool> wanted(argTypes.size(), true);
-    if (step > 0)
-      for (size_t j = 0; j < fed.size(); ++j)
-        wanted[j] = !fed[j];
+    std::vector<bool> wanted = fromHostAt(fed, step);
     std::vector<Array> inputs;
     if (std::string error = inputsOf(step, wanted, inputs); !error.empty()) {
       releaseAll(live);
@@ -520,24 +541,14 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
         buffers[j] = value.bytes.data();
         continue;
       }
-      void *buffer = memory.allocate(value.bytes.size());
-      if (!buffer) {
+      if (std::string error = copyIn(memory, j, value, buffers[j]);
+          !error.empty()) {
         releaseAll(used);
-        return "out of memory for argument " + std::to_string(j) + " (" +
-               std::to_string(value.bytes.size()) + " bytes)";
+        return error;
       }
-      memory.write(buffer, value.bytes.data(), value.bytes.size());
-      buffers[j] = buffer;
-      used.insert(buffer);
+      used.insert(buffers[j]);
     }
-    void **packed = call.pack(buffers).data();
-    auto start = std::chrono::steady_clock::now();
-    entry(packed);
-    if (d.target == "cuda")
-      zero_rt_gpu_synchronize();
-    seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
+    seconds += timeEntry(d, entry, call.pack(buffers).data());
     bool last = step + 1 == steps;
     if (sink && sink->wants(step)) {
       std::vector<Array> state(argTypes.size());
