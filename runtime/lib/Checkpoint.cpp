@@ -10,7 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <functional>
 
 using namespace zero::rt;
 
@@ -66,14 +66,29 @@ std::string zero::rt::fnv1a64(const std::vector<char> &bytes) {
 
 namespace {
 
-/// The whole content of `path`, or an error.
+/// The whole content of the regular file `path`, a manifest (at most 64
+/// MiB: a device or a runaway file is refused, never read without bound),
+/// or an error.
 std::string readFile(const std::string &path, std::string &content) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return "cannot read " + path + (ec ? ": " + ec.message() : ": not a file");
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || size > (uintmax_t(64) << 20))
+    return "cannot read " + path + (ec ? ": " + ec.message() : ": too large");
   std::ifstream in(path, std::ios::binary);
-  if (!in)
+  content.resize(size);
+  if (!in.read(content.data(), static_cast<std::streamsize>(size)))
     return "cannot read " + path;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  content = buffer.str();
+  return "";
+}
+
+/// Moves `temporary` to `path` in one step, replacing what was there.
+std::string renameIntoPlace(const std::string &temporary,
+                            const std::string &path) {
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    return "cannot rename " + temporary + " to " + path + ": " +
+           std::strerror(errno);
   return "";
 }
 
@@ -88,9 +103,16 @@ std::string writeFileAtomically(const std::string &path,
     if (!out)
       return "cannot write " + temporary;
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    return "cannot rename " + temporary + " to " + path;
-  return "";
+  return renameIntoPlace(temporary, path);
+}
+
+/// Writes `array` as the .npy file `path`, under a temporary name, then
+/// renames it.
+std::string writeNpyAtomically(const std::string &path, const Array &array) {
+  std::string temporary = path + ".tmp";
+  if (std::string error = writeNpy(temporary, array); !error.empty())
+    return error;
+  return renameIntoPlace(temporary, path);
 }
 
 std::string jsonIntegers(const std::vector<int64_t> &values) {
@@ -184,17 +206,14 @@ std::string zero::rt::writeCheckpointFile(const std::string &stepDir,
   if (std::string error = makeDirectories(dir); !error.empty())
     return error;
   entry.file = value.name + ".npy";
-  std::string path = dir + "/" + entry.file, temporary = path + ".tmp";
-  if (std::string error = writeNpy(temporary, array); !error.empty())
+  std::string path = dir + "/" + entry.file;
+  if (std::string error = writeNpyAtomically(path, array); !error.empty())
     return error;
   std::error_code ec;
-  entry.bytes = static_cast<int64_t>(std::filesystem::file_size(temporary, ec));
+  entry.bytes = static_cast<int64_t>(std::filesystem::file_size(path, ec));
   if (ec)
-    return "cannot read " + temporary + ": " + ec.message();
+    return "cannot read " + path + ": " + ec.message();
   entry.fnv1a64 = fnv1a64(array.bytes);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    return "cannot rename " + temporary + " to " + path + ": " +
-           std::strerror(errno);
   return "";
 }
 
@@ -494,21 +513,17 @@ readAllRankManifests(const std::string &stepDir,
   return "";
 }
 
-std::string zero::rt::reshardCheckpoint(const std::string &stepDir,
-                                        const CheckpointManifest &manifest,
-                                        const std::string &dir,
-                                        const CheckpointManifest &target,
-                                        int64_t &largestBytes) {
-  if (std::string error = checkSameState(manifest.values, target.values);
-      !error.empty())
-    return error;
+/// Hands `take` each value of `manifest` whole, one at a time, so that
+/// memory holds about one value; `largestBytes` gets the largest value's
+/// bytes.
+static std::string forEachWholeValue(
+    const std::string &stepDir, const CheckpointManifest &manifest,
+    int64_t &largestBytes,
+    const std::function<std::string(size_t, const Array &)> &take) {
   std::vector<std::vector<CheckpointFile>> rankFiles;
   if (std::string error = readAllRankManifests(stepDir, manifest, rankFiles);
       !error.empty())
     return error;
-  std::string targetDir = dir + "/" + checkpointStepName(target.steps);
-  std::vector<std::vector<CheckpointFile>> written(
-      static_cast<size_t>(target.worldSize));
   largestBytes = 0;
   for (size_t i = 0; i < manifest.values.size(); ++i) {
     Array whole;
@@ -518,6 +533,24 @@ std::string zero::rt::reshardCheckpoint(const std::string &stepDir,
       return error;
     largestBytes =
         std::max(largestBytes, static_cast<int64_t>(whole.bytes.size()));
+    if (std::string error = take(i, whole); !error.empty())
+      return error;
+  }
+  return "";
+}
+
+std::string zero::rt::reshardCheckpoint(const std::string &stepDir,
+                                        const CheckpointManifest &manifest,
+                                        const std::string &dir,
+                                        const CheckpointManifest &target,
+                                        int64_t &largestBytes) {
+  if (std::string error = checkSameState(manifest.values, target.values);
+      !error.empty())
+    return error;
+  std::string targetDir = dir + "/" + checkpointStepName(target.steps);
+  std::vector<std::vector<CheckpointFile>> written(
+      static_cast<size_t>(target.worldSize));
+  auto cut = [&](size_t i, const Array &whole) -> std::string {
     const CheckpointValue &value = target.values[i];
     for (int32_t rank = 0; rank < target.worldSize; ++rank) {
       CheckpointFile file;
@@ -532,7 +565,12 @@ std::string zero::rt::reshardCheckpoint(const std::string &stepDir,
         return error;
       written[rank].push_back(std::move(file));
     }
-  }
+    return "";
+  };
+  if (std::string error =
+          forEachWholeValue(stepDir, manifest, largestBytes, cut);
+      !error.empty())
+    return error;
   for (int32_t rank = 0; rank < target.worldSize; ++rank)
     if (std::string error = writeRankManifest(targetDir, rank, written[rank]);
         !error.empty())
@@ -544,28 +582,16 @@ std::string zero::rt::consolidateCheckpoint(const std::string &stepDir,
                                             const CheckpointManifest &manifest,
                                             const std::string &dir,
                                             int64_t &largestBytes) {
-  std::vector<std::vector<CheckpointFile>> rankFiles;
-  if (std::string error = readAllRankManifests(stepDir, manifest, rankFiles);
-      !error.empty())
-    return error;
-  if (std::string error = makeDirectories(dir); !error.empty())
-    return error;
-  largestBytes = 0;
-  for (size_t i = 0; i < manifest.values.size(); ++i) {
-    Array whole;
-    if (std::string error =
-            readWholeValue(stepDir, manifest, rankFiles, i, whole);
-        !error.empty())
-      return error;
-    largestBytes =
-        std::max(largestBytes, static_cast<int64_t>(whole.bytes.size()));
-    std::string path = dir + "/" + manifest.values[i].name + ".npy";
-    if (std::string error = writeNpy(path + ".tmp", whole); !error.empty())
-      return error;
-    if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0)
-      return "cannot rename " + path + ".tmp: " + std::strerror(errno);
-  }
-  return "";
+  // The directory is made once a value has been read: a checkpoint that
+  // cannot be read leaves nothing behind.
+  return forEachWholeValue(
+      stepDir, manifest, largestBytes,
+      [&](size_t i, const Array &whole) -> std::string {
+        if (std::string error = makeDirectories(dir); !error.empty())
+          return error;
+        return writeNpyAtomically(dir + "/" + manifest.values[i].name + ".npy",
+                                  whole);
+      });
 }
 
 std::vector<CheckpointValue>
