@@ -81,21 +81,15 @@ struct Options {
   std::string artifact;
   std::map<unsigned, std::string> args;
   bool generate = false;
-  uint64_t seed = 1;
   std::map<unsigned, InputSpec> generated;
   /// Empty: by the artifact (cuda-local for a GPU's, else local).
   std::string backend;
   int32_t ranks = 0;
-  double timeout = 60;
+  /// What the launcher takes as given: the seed, timeout, steps, repeats,
+  /// trace and checkpoints.
+  LaunchOptions launch;
   std::string outputDir;
   bool print = false;
-  int repeat = 1;
-  int64_t steps = 1;
-  std::string trace;
-  std::string saveDir;
-  int64_t saveEvery = 0;
-  std::string loadDir;
-  int64_t firstStep = 0;
   std::string expect;
   double maxUlp = 0;
   bool describe = false;
@@ -158,7 +152,7 @@ std::string parseOptions(int argc, char **argv, Options &options) {
       if (!value(text) || !number(text.c_str(), n) || n < 0 ||
           n >= 18446744073709551616.0 || n != double(uint64_t(n)))
         return "--seed expects a non-negative integer, got '" + text + "'";
-      options.seed = uint64_t(n);
+      options.launch.seed = uint64_t(n);
     } else if (arg == "--per-rank") {
       if (!value(text) || text.empty() ||
           text.find_first_not_of("0123456789,") != std::string::npos)
@@ -203,34 +197,34 @@ std::string parseOptions(int argc, char **argv, Options &options) {
     } else if (arg == "--timeout") {
       if (!value(text) || !number(text.c_str(), n) || n <= 0)
         return "--timeout expects positive seconds, got '" + text + "'";
-      options.timeout = n;
+      options.launch.timeoutSeconds = n;
     } else if (arg == "--steps") {
       if (!value(text) || !number(text.c_str(), n) || n < 1 || n > 1e15 ||
           n != double(int64_t(n)))
         return "--steps expects a positive integer, got '" + text + "'";
-      options.steps = int64_t(n);
+      options.launch.steps = int64_t(n);
     } else if (arg == "--save") {
-      if (!value(options.saveDir) || options.saveDir.empty())
+      if (!value(options.launch.saveDir) || options.launch.saveDir.empty())
         return "--save expects a directory";
     } else if (arg == "--save-every") {
       if (!value(text) || !number(text.c_str(), n) || n < 1 || n > 1e15 ||
           n != double(int64_t(n)))
         return "--save-every expects a positive integer, got '" + text + "'";
-      options.saveEvery = int64_t(n);
+      options.launch.saveEvery = int64_t(n);
     } else if (arg == "--first-step") {
       if (!value(text) || !number(text.c_str(), n) || n < 0 || n > 1e15 ||
           n != double(int64_t(n)))
         return "--first-step expects a non-negative integer, got '" + text +
                "'";
-      options.firstStep = int64_t(n);
+      options.launch.firstStep = int64_t(n);
     } else if (arg == "--load") {
-      if (!value(options.loadDir) || options.loadDir.empty())
+      if (!value(options.launch.loadDir) || options.launch.loadDir.empty())
         return "--load expects a directory";
     } else if (arg == "--repeat") {
       if (!value(text) || !number(text.c_str(), n) || n < 1 ||
           n > std::numeric_limits<int>::max() || n != int(n))
         return "--repeat expects a positive integer, got '" + text + "'";
-      options.repeat = int(n);
+      options.launch.repeat = int(n);
     } else if (arg == "--output-dir") {
       if (!value(options.outputDir))
         return "--output-dir expects a directory";
@@ -242,7 +236,7 @@ std::string parseOptions(int argc, char **argv, Options &options) {
         return "--max-ulp expects a non-negative number, got '" + text + "'";
       options.maxUlp = n;
     } else if (arg == "--trace") {
-      if (!value(options.trace))
+      if (!value(options.launch.tracePath))
         return "--trace expects a file";
     } else if (!arg.empty() && arg[0] == '-') {
       return "unknown option '" + arg + "' (see --help)";
@@ -255,9 +249,9 @@ std::string parseOptions(int argc, char **argv, Options &options) {
   }
   if (options.artifact.empty())
     return "no artifact given (see --help)";
-  if (options.saveEvery && options.saveDir.empty())
+  if (options.launch.saveEvery && options.launch.saveDir.empty())
     return "--save-every needs --save DIR";
-  if (!options.saveDir.empty() && options.repeat > 1)
+  if (!options.launch.saveDir.empty() && options.launch.repeat > 1)
     return "--save saves the state of one run; --repeat times several";
   return "";
 }
@@ -327,7 +321,7 @@ int main(int argc, char **argv) {
                   " arguments");
   std::vector<bool> fed = artifact->getFedArguments();
   for (const auto &[index, path] : options.args)
-    if (fed[index] && !options.loadDir.empty())
+    if (fed[index] && !options.launch.loadDir.empty())
       return fail("--arg " + std::to_string(index) + ": " +
                   d.arguments[index].name +
                   " is state, which the checkpoint (--load) gives");
@@ -341,7 +335,7 @@ int main(int argc, char **argv) {
                              std::to_string(d.arguments.size()) +
                              " arguments"));
   for (size_t i = 0; i < d.arguments.size() && !options.generate; ++i)
-    if (!options.args.count(i) && !(fed[i] && !options.loadDir.empty()))
+    if (!options.args.count(i) && !(fed[i] && !options.launch.loadDir.empty()))
       return fail("no file for " + d.arguments[i].name + " (argument " +
                   std::to_string(i) + ", " +
                   (d.arguments[i].shard
@@ -351,7 +345,7 @@ int main(int argc, char **argv) {
                        : d.arguments[i].type.str()) +
                   "): pass --arg " + std::to_string(i) +
                   "=FILE.npy, or --generate");
-  LaunchOptions launch;
+  LaunchOptions launch = options.launch;
   launch.backend = options.backend.empty()
                        ? (d.target == "cuda" ? "cuda-local" : "local")
                        : options.backend;
@@ -362,18 +356,9 @@ int main(int argc, char **argv) {
                  : d.ranks > 0 ? int32_t(d.ranks)
                                : 1;
   launch.meshRanks = d.ranks;
-  launch.timeoutSeconds = options.timeout;
-  launch.seed = options.seed;
   launch.inputs = options.generated;
   for (const auto &[index, path] : options.args)
     launch.inputs[index].path = path;
-  launch.repeat = options.repeat;
-  launch.steps = options.steps;
-  launch.tracePath = options.trace;
-  launch.saveDir = options.saveDir;
-  launch.saveEvery = options.saveEvery;
-  launch.loadDir = options.loadDir;
-  launch.firstStep = options.firstStep;
   std::vector<std::vector<RankRun>> runs;
   if (std::string failure = zero::rt::launch({artifact.get()}, launch, runs);
       !failure.empty())
