@@ -90,22 +90,9 @@ std::optional<std::string> checkAccumulation(AllReduceOp reduce,
   return std::string();
 }
 
-/// A tensor of `type` whose elements are all zero.
-Value makeZeros(OpBuilder &b, Location loc, RankedTensorType type) {
-  TypedAttr zero = b.getZeroAttr(type.getElementType());
-  return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, zero));
-}
-
 /// Whether `value` is a constant tensor of zeros (+0.0 for floats).
 bool isZeros(Value value) {
-  DenseElementsAttr dense;
-  if (!matchPattern(value, m_Constant(&dense)) || !dense.isSplat())
-    return false;
-  if (auto f = dyn_cast<FloatAttr>(dense.getSplatValue<Attribute>()))
-    return f.getValue().isPosZero();
-  if (auto i = dyn_cast<IntegerAttr>(dense.getSplatValue<Attribute>()))
-    return i.getValue().isZero();
-  return false;
+  return matchPattern(value, m_PosZeroFloat()) || matchPattern(value, m_Zero());
 }
 
 /// Sums local values in the loop and reduces the sum after it.
@@ -119,7 +106,7 @@ void reduceAfterLoop(scf::ForOp loop, const Accumulation &accumulation) {
   OpBuilder b(loop);
   bool startsAtZero = isZeros(init);
   if (!startsAtZero)
-    initOperand.set(makeZeros(b, loc, type));
+    initOperand.set(arith::ConstantOp::create(b, loc, b.getZeroAttr(type)));
   // The loop adds the local value where it added the reduced one.
   reduce.getResult().replaceAllUsesWith(reduce.getInput());
 
