@@ -72,6 +72,11 @@ static cl::opt<std::string>
 static cl::list<int64_t>
     axes("axes", cl::cat(toolOptions), cl::CommaSeparated,
          cl::desc("Mesh axes the gradients are averaged over (default: all)"));
+static cl::opt<bool>
+    printShapes("shapes", cl::cat(toolOptions),
+                cl::desc("Print the parameter shapes, one a line (AxB), in "
+                         "place of the program (for a peer that builds the "
+                         "same model)"));
 static cl::opt<int64_t>
     loop("loop", cl::cat(toolOptions),
          cl::desc("0: one step @step; K: a training loop @train of K steps "
@@ -130,6 +135,16 @@ int main(int argc, char **argv) {
   else
     shapes = gpt2Shapes(Gpt2Config{layers, width, vocab, context});
   shapes = scaleShapes(shapes, scale);
+  if (printShapes) {
+    for (const Shape &shape : shapes)
+      llvm::outs() << llvm::join(llvm::map_range(shape,
+                                                 [](int64_t d) {
+                                                   return std::to_string(d);
+                                                 }),
+                                 "x")
+                   << "\n";
+    return 0;
+  }
   llvm::outs() << "// " << (optimizer == Optimizer::Lamb ? "LAMB" : "AdamW")
                << (clip ? " with global-norm clipping" : "") << " over "
                << shapes.size() << " tensors, " << countElements(shapes)

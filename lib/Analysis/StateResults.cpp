@@ -1,29 +1,67 @@
 //===- StateResults.cpp - which results are the next state ----------------===//
 
 #include "zero/Analysis/StateResults.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <deque>
+
 using namespace mlir;
+
+/// The operand that `value`, an argument of a linalg op's payload, stands
+/// for (an input, or a destination the payload reads); null for any other
+/// value.
+static Value getPayloadOperand(Value value) {
+  auto argument = dyn_cast<BlockArgument>(value);
+  if (!argument)
+    return nullptr;
+  auto op = dyn_cast<linalg::LinalgOp>(argument.getOwner()->getParentOp());
+  if (!op || argument.getOwner() != op.getBlock())
+    return nullptr;
+  return op.getMatchingOpOperand(argument)->get();
+}
 
 SmallVector<zero::StateSource>
 zero::findStateSources(Value value, function_ref<bool(Value)> accept,
                        function_ref<bool(Operation *)> follow) {
+  // Breadth-first in distance (0-1 BFS): one op further for each producer,
+  // none for entering a linalg op's payload or leaving it for the operand
+  // an argument of it stands for, so that a payload's ops count as the
+  // same ops on tensors would (every input form is as near as another).
+  // Into a payload, a result is followed from what the payload yields for
+  // it, so that each result of a fused, multi-result update is as near as
+  // its own payload makes it to each input, not equally near to all.
   SmallVector<StateSource> found;
-  llvm::SmallPtrSet<Value, 32> seen{value};
-  SmallVector<Value> level{value};
-  for (int64_t distance = 0; !level.empty(); ++distance) {
-    SmallVector<Value> next;
-    for (Value source : level) {
-      if (accept(source))
-        found.push_back({distance, source});
-      Operation *producer = source.getDefiningOp();
-      if (!producer || !follow(producer))
-        continue;
-      for (Value operand : producer->getOperands())
-        if (seen.insert(operand).second)
-          next.push_back(operand);
+  llvm::SmallPtrSet<Value, 32> seen;
+  std::deque<StateSource> queue{{0, value}};
+  while (!queue.empty()) {
+    auto [distance, source] = queue.front();
+    queue.pop_front();
+    if (!seen.insert(source).second)
+      continue;
+    if (accept(source))
+      found.push_back({distance, source});
+    if (Value operand = getPayloadOperand(source)) {
+      queue.push_front({distance, operand});
+      continue;
     }
-    level = std::move(next);
+    // `follow` decides for ops on tensors; a payload's ops belong to the
+    // linalg op it already followed.
+    Operation *producer = source.getDefiningOp();
+    if (!producer || (!isa<linalg::LinalgOp>(producer->getParentOp()) &&
+                      !follow(producer)))
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(producer);
+    if (linalgOp && linalgOp.getBlock()) {
+      auto yield = linalgOp.getBlock()->getTerminator();
+      unsigned index = cast<OpResult>(source).getResultNumber();
+      if (index < yield->getNumOperands()) {
+        queue.push_front({distance, yield->getOperand(index)});
+        continue;
+      }
+    }
+    for (Value operand : producer->getOperands())
+      queue.push_back({distance + 1, operand});
   }
   return found;
 }

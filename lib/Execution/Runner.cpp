@@ -346,6 +346,6 @@ std::string Executable::call(std::vector<rt::Array> &inputs,
       toFree.insert(allocated);
   }
   for (void *allocation : toFree)
-    std::free(allocation);
+    zero_rt_free(allocation);
   return "";
 }

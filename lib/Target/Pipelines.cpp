@@ -31,6 +31,8 @@ static void addDeallocationPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(
       bufferization::createOwnershipBasedBufferDeallocationPass());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  // A donated argument's buffer returned as it is, not cloned.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroReturnDonatedBuffers());
   pm.addNestedPass<func::FuncOp>(zero::createZeroSplitDeallocs());
   pm.addNestedPass<func::FuncOp>(
       bufferization::createBufferDeallocationSimplificationPass());
@@ -59,6 +61,8 @@ static void addBufferizationPasses(OpPassManager &pm) {
   // One destination value per op: CSE's sharing would make One-Shot's
   // conflict analysis quadratic.
   pm.addNestedPass<func::FuncOp>(zero::createZeroUnshareInits());
+  // The state updated in its arguments' buffers, where that is safe.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroDonateState());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -94,7 +98,13 @@ static void addHostToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Allocations call MLIR's generic functions, which the runtime implements
+  // with a pool per rank (zero_rt_alloc): a step's buffers come back from
+  // the step before, not from the system (the GPU's, zero-gpu-host-memory
+  // sends to the GPU allocator).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());

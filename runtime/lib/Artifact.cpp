@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <utility>
 
 using namespace zero::rt;
 
@@ -286,7 +287,7 @@ struct Memory {
 };
 
 void *allocateHost(size_t bytes) {
-  return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  return zero_rt_alloc(static_cast<int64_t>(bytes));
 }
 
 void *allocateManaged(size_t bytes) {
@@ -312,7 +313,7 @@ void readDevice(void *host, const void *buffer, size_t bytes) {
 
 Memory memoryOf(const ArtifactDescription &d) {
   if (d.target != "cuda")
-    return {allocateHost, std::free, copyBytes, copyBytes};
+    return {allocateHost, zero_rt_free, copyBytes, copyBytes};
   if (d.memory == "device")
     return {allocateDevice, zero_rt_gpu_free, writeDevice, readDevice};
   return {allocateManaged, zero_rt_gpu_free, copyBytes, copyBytes};
@@ -450,11 +451,12 @@ std::vector<bool> Program::getFedArguments() const {
 }
 
 std::string Program::callSteps(int64_t steps, const StepInputs &inputsOf,
-                               std::vector<Array> *outputs, double &seconds,
+                               std::vector<Array> *outputs,
+                               std::vector<double> &stepSeconds,
                                const StateSink *sink) const {
   std::vector<bool> fed = getFedArguments();
   std::vector<Array> previous;
-  seconds = 0;
+  stepSeconds.clear();
   for (int64_t step = 0; step < steps; ++step) {
     std::vector<bool> wanted = fromHostAt(fed, step);
     std::vector<Array> inputs;
@@ -473,7 +475,7 @@ std::string Program::callSteps(int64_t steps, const StepInputs &inputsOf,
                  callSeconds);
         !error.empty())
       return error;
-    seconds += callSeconds;
+    stepSeconds.push_back(callSeconds);
     if (sinks) {
       std::vector<Array> state(fed.size());
       for (size_t i = 0; i < getResults().size(); ++i)
@@ -501,7 +503,8 @@ struct Held {
 } // namespace
 
 std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
-                                std::vector<Array> *outputs, double &seconds,
+                                std::vector<Array> *outputs,
+                                std::vector<double> &stepSeconds,
                                 const StateSink *sink) const {
   const ArtifactDescription &d = description;
   Memory memory = memoryOf(d);
@@ -514,19 +517,29 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
   std::vector<Held> carried(argTypes.size());
   std::vector<Array> carriedValues(argTypes.size());
   std::set<void *> live; // allocations held between calls
+  // Per argument, the buffer its values from the host are written into,
+  // the same every step (null until needed, or once a result returned in
+  // it is carried on as state).
+  std::vector<void *> staged(argTypes.size(), nullptr);
   auto releaseAll = [&](const std::set<void *> &allocations) {
     for (void *allocation : allocations)
       memory.release(allocation);
   };
-  seconds = 0;
+  auto releaseStaged = [&] {
+    for (void *&buffer : staged)
+      if (buffer && !live.count(buffer))
+        memory.release(std::exchange(buffer, nullptr));
+  };
+  stepSeconds.clear();
   for (int64_t step = 0; step < steps; ++step) {
     std::vector<bool> wanted = fromHostAt(fed, step);
     std::vector<Array> inputs;
     if (std::string error = inputsOf(step, wanted, inputs); !error.empty()) {
+      releaseStaged();
       releaseAll(live);
       return error;
     }
-    // This call's buffers: fresh ones for values from the host, the
+    // This call's buffers: the staged ones for values from the host, the
     // carried ones for the state.
     std::set<void *> used = live;
     live.clear();
@@ -541,14 +554,19 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
         buffers[j] = value.bytes.data();
         continue;
       }
-      if (std::string error = copyIn(memory, j, value, buffers[j]);
-          !error.empty()) {
-        releaseAll(used);
-        return error;
+      if (!staged[j]) {
+        if (std::string error = copyIn(memory, j, value, staged[j]);
+            !error.empty()) {
+          releaseStaged();
+          releaseAll(used);
+          return error;
+        }
+      } else {
+        memory.write(staged[j], value.bytes.data(), value.bytes.size());
       }
-      used.insert(buffers[j]);
+      buffers[j] = staged[j];
     }
-    seconds += timeEntry(d, entry, call.pack(buffers).data());
+    stepSeconds.push_back(timeEntry(d, entry, call.pack(buffers).data()));
     bool last = step + 1 == steps;
     if (sink && sink->wants(step)) {
       std::vector<Array> state(argTypes.size());
@@ -560,6 +578,9 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
         for (size_t i = 0; i < resultTypes.size(); ++i)
           if (void *allocation = call.unpackResult(i, nullptr, memory.read))
             used.insert(allocation);
+        for (void *buffer : staged)
+          used.erase(buffer);
+        releaseStaged();
         releaseAll(used);
         return error;
       }
@@ -583,11 +604,20 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
       }
     }
     // What no later call reads goes (an allocation two results share, or
-    // that a result returns in place of an argument, once).
+    // that a result returns in place of an argument, once); a staged buffer
+    // stays for the next step's values unless it is carried on as state
+    // (a result updated in place).
     for (void *allocation : live)
       used.erase(allocation);
+    for (void *&buffer : staged)
+      if (buffer) {
+        used.erase(buffer);
+        if (live.count(buffer))
+          buffer = nullptr;
+      }
     releaseAll(used);
   }
+  releaseStaged();
   releaseAll(live);
   return "";
 }

@@ -147,6 +147,11 @@ std::unique_ptr<Backend> createMpiBackend(double timeout, bool check,
 std::unique_ptr<Backend> createNcclBackend(double timeout, bool check,
                                            std::string &error);
 
+/// Counts a buffer that the rank bound to the calling thread (if any) took
+/// from the system allocator or the CUDA driver (zero_counters'
+/// system_allocations).
+void noteSystemAllocation();
+
 } // namespace zero::rt
 
 #endif // ZERO_RUNTIME_BACKEND_H

@@ -413,8 +413,10 @@ static CUresult allocate(Gpu &g, size_t size, bool managed, void *&pointer) {
     g.freed.clear();
     result = fresh();
   }
-  if (result == CUDA_SUCCESS)
+  if (result == CUDA_SUCCESS) {
     g.allocations[pointer] = {size, managed};
+    zero::rt::noteSystemAllocation();
+  }
   return result;
 }
 

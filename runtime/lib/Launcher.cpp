@@ -257,8 +257,11 @@ std::string runRank(const std::vector<const Program *> &programs,
     for (int k = 0; k < options.repeat; ++k) {
       const Program &program = *programs[p];
       // Step 0's values are the ones made above; later steps make theirs.
+      zero_counters atSecondStep = {};
       auto inputsOf = [&](int64_t step, const std::vector<bool> &wanted,
                           std::vector<Array> &values) -> std::string {
+        if (step == 1)
+          zero_rank_counters(rank, &atSecondStep);
         if (step == 0) {
           // The last call takes the values made above; others copy them.
           bool lastUse = p + 1 == programs.size() && k + 1 == options.repeat;
@@ -298,18 +301,30 @@ std::string runRank(const std::vector<const Program *> &programs,
             }
             return error;
           }};
-      double seconds = 0;
+      std::vector<double> stepSeconds;
       zero_rank_trace_begin(rank);
       std::string error = program.callSteps(
           options.steps, inputsOf,
-          last && options.keepOutputs ? &run.outputs : nullptr, seconds, &sink);
+          last && options.keepOutputs ? &run.outputs : nullptr, stepSeconds,
+          &sink);
       zero_rank_trace_end(rank);
       if (!error.empty())
         return error;
       if (zero_world_error(world))
         return "";
-      if (k == 0 || seconds < run.seconds)
+      double seconds = 0;
+      for (double s : stepSeconds)
+        seconds += s;
+      if (k == 0 || seconds < run.seconds) {
         run.seconds = seconds;
+        run.stepSeconds = std::move(stepSeconds);
+      }
+      if (options.steps > 1) {
+        zero_counters end;
+        zero_rank_counters(rank, &end);
+        run.laterStepAllocations = static_cast<int64_t>(
+            end.system_allocations - atSecondStep.system_allocations);
+      }
     }
     zero_rank_counters(rank, &after);
     for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k) {

@@ -31,6 +31,7 @@ struct zero_rank {
   bool inBatch = false;
   std::atomic<uint64_t> bytesSent[ZERO_NUM_COLLECTIVE_KINDS] = {};
   std::atomic<uint64_t> issued[ZERO_NUM_COLLECTIVE_KINDS] = {};
+  std::atomic<uint64_t> systemAllocations{0};
   /// Collectives issued per group, for sequence numbers in messages.
   std::map<std::string, uint64_t> sequence;
   /// Decoded groups by descriptor contents.
@@ -258,6 +259,11 @@ std::string zero::rt::describe(const Collective &c) {
 // Launcher API
 //===----------------------------------------------------------------------===//
 
+void zero::rt::noteSystemAllocation() {
+  if (boundRank)
+    ++boundRank->systemAllocations;
+}
+
 extern "C" {
 
 void zero_options_init(zero_options *options) {
@@ -307,7 +313,12 @@ int zero_world_create(const zero_options *options, zero_world **world,
   return 0;
 }
 
-void zero_world_destroy(zero_world *world) { delete world; }
+void zero_world_destroy(zero_world *world) {
+  delete world;
+  // The pools serve the world's ranks; a later world allocates anew.
+  zero_host_memory_release();
+}
+
 
 int32_t zero_world_size(const zero_world *world) {
   return world->backend->worldSize();
@@ -345,6 +356,7 @@ void zero_rank_counters(const zero_rank *rank, zero_counters *counters) {
     counters->bytes_sent[k] = rank->bytesSent[k].load();
     counters->issued[k] = rank->issued[k].load();
   }
+  counters->system_allocations = rank->systemAllocations.load();
 }
 
 zero_handle *zero_all_reduce(zero_rank *rank, const void *in, void *out,

@@ -2,6 +2,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSet.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Target/GPU/Passes.h"
 
@@ -23,21 +24,40 @@ struct GpuHostMemory : public zero::impl::ZeroGpuHostMemoryBase<GpuHostMemory> {
             ? RuntimeFunction::zero_rt_gpu_alloc_device
             : RuntimeFunction::zero_rt_gpu_alloc);
     StringRef release = zero::getRuntimeSymbol(RuntimeFunction::zero_rt_gpu_free);
+    // What gpu-to-llvm makes of memref.alloc and memref.dealloc (malloc,
+    // free), and what the host pipeline makes of those it lowers (MLIR's
+    // generic allocation functions).
+    StringRef genericAlloc = zero::getRuntimeSymbol(
+        RuntimeFunction::_mlir_memref_to_llvm_alloc);
+    StringRef genericFree =
+        zero::getRuntimeSymbol(RuntimeFunction::_mlir_memref_to_llvm_free);
+    llvm::StringSet<> redirected;
     for (auto [from, to] : {std::pair<StringRef, StringRef>{"malloc", allocate},
-                            std::pair<StringRef, StringRef>{"free", release}}) {
+                            {genericAlloc, allocate},
+                            {"free", release},
+                            {genericFree, release}}) {
       auto function = module.lookupSymbol<LLVM::LLVMFuncOp>(from);
       if (!function)
         continue;
       if (Operation *existing = module.lookupSymbol(to)) {
-        existing->emitError()
-            << "zero-gpu-host-memory: @" << to
-            << " is already defined; cannot redirect @" << from << " to it";
-        return signalPassFailure();
+        if (!redirected.contains(to)) {
+          existing->emitError()
+              << "zero-gpu-host-memory: @" << to
+              << " is already defined; cannot redirect @" << from << " to it";
+          return signalPassFailure();
+        }
+        // A second name for the same allocator: its calls go to the first.
+        if (failed(SymbolTable::replaceAllSymbolUses(
+                function, StringAttr::get(&getContext(), to), module)))
+          return signalPassFailure();
+        function.erase();
+        continue;
       }
       if (failed(SymbolTable::replaceAllSymbolUses(
               function, StringAttr::get(&getContext(), to), module)))
         return signalPassFailure();
       SymbolTable::setSymbolName(function, to);
+      redirected.insert(to);
     }
   }
 };

@@ -11,6 +11,7 @@
 #include "zero/runtime/Launcher.h"
 #include "zero/runtime/zero_runtime.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -372,6 +373,14 @@ int main(int argc, char **argv) {
       std::printf(" %s %llu (%llu B)", kinds[k],
                   static_cast<unsigned long long>(run.counters.issued[k]),
                   static_cast<unsigned long long>(run.counters.bytes_sent[k]));
+    if (run.stepSeconds.size() > 1) {
+      std::vector<double> later(run.stepSeconds.begin() + 1,
+                                run.stepSeconds.end());
+      std::sort(later.begin(), later.end());
+      std::printf("; steps 2-%zu: median %.3f ms, %lld system allocations",
+                  run.stepSeconds.size(), later[later.size() / 2] * 1e3,
+                  static_cast<long long>(run.laterStepAllocations));
+    }
     if (run.savedBytes)
       std::printf("; saved %.1f MB in %.3f s", run.savedBytes / 1e6,
                   run.saveSeconds);

@@ -17,6 +17,29 @@ llvm.func @host(%n: i64) {
 
 // -----
 
+// MLIR's generic allocation functions beside malloc: both go to the
+// runtime's allocator.
+// CHECK-LABEL: llvm.func @zero_rt_gpu_alloc(i64) -> !llvm.ptr
+// CHECK-LABEL: llvm.func @both
+// CHECK: llvm.call @zero_rt_gpu_alloc(%{{.*}}) : (i64) -> !llvm.ptr
+// CHECK: llvm.call @zero_rt_gpu_alloc(%{{.*}}) : (i64) -> !llvm.ptr
+// CHECK: llvm.call @zero_rt_gpu_free(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK: llvm.call @zero_rt_gpu_free(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK-NOT: _mlir_memref_to_llvm
+llvm.func @malloc(i64) -> !llvm.ptr
+llvm.func @free(!llvm.ptr)
+llvm.func @_mlir_memref_to_llvm_alloc(i64) -> !llvm.ptr
+llvm.func @_mlir_memref_to_llvm_free(!llvm.ptr)
+llvm.func @both(%n: i64) {
+  %p = llvm.call @malloc(%n) : (i64) -> !llvm.ptr
+  %q = llvm.call @_mlir_memref_to_llvm_alloc(%n) : (i64) -> !llvm.ptr
+  llvm.call @free(%p) : (!llvm.ptr) -> ()
+  llvm.call @_mlir_memref_to_llvm_free(%q) : (!llvm.ptr) -> ()
+  llvm.return
+}
+
+// -----
+
 // Nothing to do: a module without allocations is unchanged.
 // CHECK-LABEL: llvm.func @no_allocations
 // CHECK-NOT: zero_rt_gpu

@@ -85,6 +85,78 @@ def ZeroUnshareInits : Pass<"zero-unshare-inits"> {
   }];
 }
 
+def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
+  let summary = "Writes each state result into its argument's tensor, so "
+                "that One-Shot Bufferize can update the state in place";
+  let description = [{
+    A training step returns the next value of its state (weights, optimizer
+    moments), and a launcher feeds that result back as the argument in the
+    next step (the description's `state_of`, found by
+    `zero/Analysis/StateResults`). Bufferized as written, each such result
+    is a fresh buffer every step: the step maps new memory for its whole
+    state and the launcher frees the old. This pass donates the argument to
+    its result, as XLA's input-output aliasing and JAX's buffer donation do:
+    the op that makes the result (a destination-style linalg op whose
+    destination it does not read, such as a fused update) takes the
+    argument as its destination, and the argument is marked
+    `zero.aliasing_output = i` (the result it is donated to).
+
+    One-Shot Bufferize then writes the result into the argument's buffer
+    when that is safe (function arguments are writable), and copies the
+    argument first where something reads its old value after the update;
+    `zero-return-donated-buffers` makes the function return that buffer.
+    A caller of the lowered function must not read a donated argument's
+    buffer after the call (zero's launchers pass state they replace with
+    the result, or copies).
+
+    A state result that no destination-style op makes (a loop's result, a
+    collective's) is left as it is, with a remark saying why.
+
+    ```mlir
+    func.func @step(%w: tensor<8xf32>, %g: tensor<8xf32>) -> tensor<8xf32> {
+      %e = tensor.empty() : tensor<8xf32>
+      %w2 = linalg.generic ... ins(%w, %g : ...) outs(%e : tensor<8xf32>)
+      return %w2 : tensor<8xf32>
+    }
+    // becomes
+    func.func @step(%w: tensor<8xf32> {zero.aliasing_output = 0 : i64},
+                    %g: tensor<8xf32>) -> tensor<8xf32> {
+      %w2 = linalg.generic ... ins(%w, %g : ...) outs(%w : tensor<8xf32>)
+      return %w2 : tensor<8xf32>
+    }
+    ```
+  }];
+}
+
+def ZeroReturnDonatedBuffers
+    : Pass<"zero-return-donated-buffers", "mlir::func::FuncOp"> {
+  let summary = "Returns a donated argument's buffer itself, not the copy "
+                "that deallocation makes of it";
+  let description = [{
+    Runs right after `ownership-based-buffer-deallocation` (both pipelines
+    run it). A function never owns its arguments' buffers, so ownership
+    makes a `bufferization.clone` of any argument buffer the function
+    returns: the caller must be able to free what it gets. For an argument
+    donated to that result (`zero.aliasing_output`, by `zero-donate-state`)
+    the caller hands the buffer over, so the clone is dropped and the
+    argument's buffer returned: the state is updated in place, with no
+    allocation and no copy.
+
+    A donated result that One-Shot Bufferize wrote to a buffer of its own
+    (because the argument's old value is read after the update) is left as
+    it is, with a remark.
+
+    ```mlir
+    %c = bufferization.clone %arg0 : memref<8xf32> to memref<8xf32>
+    bufferization.dealloc (%tmp : memref<8xf32>) if (%true) retain (%c : ...)
+    return %c : memref<8xf32>
+    // becomes
+    bufferization.dealloc (%tmp : memref<8xf32>) if (%true) retain (%arg0 : ...)
+    return %arg0 : memref<8xf32>
+    ```
+  }];
+}
+
 def ZeroSplitDeallocs : Pass<"zero-split-deallocs"> {
   let summary = "Splits each bufferization.dealloc by provenance, in time "
                 "linear in its operands";

@@ -347,8 +347,11 @@ def ZeroGpuHostMemory : Pass<"zero-gpu-host-memory", "mlir::ModuleOp"> {
   let summary = "Places the host's buffers in GPU-visible (managed) memory";
   let description = [{
     Runs last in `zero-to-nvvm`, on the host code in the LLVM dialect. Calls
-    to `malloc` and `free` (what `finalize-memref-to-llvm` makes of
-    `memref.alloc` and `memref.dealloc`) become calls to the runtime's
+    to `malloc` and `free` (what `gpu-to-llvm` makes of `memref.alloc` and
+    `memref.dealloc`), or to MLIR's generic `_mlir_memref_to_llvm_alloc` and
+    `_mlir_memref_to_llvm_free` (what the host pipeline's
+    `finalize-memref-to-llvm{use-generic-functions}` makes of them), become
+    calls to the runtime's
     `zero_rt_gpu_alloc` and `zero_rt_gpu_free`, which allocate CUDA managed
     memory: the kernels read and write every buffer, and the host code that
     remains (scalar loads, copies between layouts, the collectives of the

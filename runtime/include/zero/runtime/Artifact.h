@@ -51,7 +51,7 @@
 /// The version of the ABI between compiled code and this runtime: the zero_rt_*
 /// and GPU launch functions, and the packed entry. An artifact records the
 /// one it was built for.
-#define ZERO_RUNTIME_ABI_VERSION 1
+#define ZERO_RUNTIME_ABI_VERSION 2
 
 namespace zero::rt {
 
@@ -129,12 +129,13 @@ public:
   /// Calls the entry `steps` times on the bound rank: each call after the
   /// first takes, for every argument that a result feeds (stateOf), that
   /// result of the call before, and the rest from `inputsOf`. Copies the
-  /// last call's results into `outputs` unless it is null; `seconds` is the
-  /// time of the calls. Returns an error message, or "". By default the
+  /// last call's results into `outputs` unless it is null; `stepSeconds`
+  /// gets the wall time of each call. Returns an error message, or "". By default the
   /// state goes through host arrays; an artifact keeps it where its buffers
   /// live.
   virtual std::string callSteps(int64_t steps, const StepInputs &inputsOf,
-                                std::vector<Array> *outputs, double &seconds,
+                                std::vector<Array> *outputs,
+                                std::vector<double> &stepSeconds,
                                 const StateSink *sink = nullptr) const;
 
   /// Per argument, whether a result feeds it (stateOf).
@@ -172,9 +173,11 @@ public:
   std::string call(std::vector<Array> &inputs, std::vector<Array> *outputs,
                    double &seconds) const override;
   /// The state stays in the artifact's buffers (device memory for a GPU
-  /// artifact) from one call to the next.
+  /// artifact) from one call to the next, and the values from the host are
+  /// written into the same buffers every step.
   std::string callSteps(int64_t steps, const StepInputs &inputsOf,
-                        std::vector<Array> *outputs, double &seconds,
+                        std::vector<Array> *outputs,
+                        std::vector<double> &stepSeconds,
                         const StateSink *sink = nullptr) const override;
 
   /// The packed entry itself (see PackedCall.h), for a caller that places

@@ -85,8 +85,13 @@ struct RankRun {
   /// The collectives of the program's calls on this rank.
   zero_counters counters = {};
   /// Wall-clock seconds of the call, collectives included (the best of
-  /// the repeats).
+  /// the repeats), and of each step of that repeat.
   double seconds = 0;
+  std::vector<double> stepSeconds;
+  /// Buffers the rank took from the system allocator (or the CUDA driver)
+  /// in the steps after the first, of the last repeat (-1 for one step): a
+  /// step that reuses its buffers takes none.
+  int64_t laterStepAllocations = -1;
   /// This rank's checkpoint files: bytes written by the saves (all of
   /// them) and read by the load, and the seconds the rank spent writing
   /// and reading them (not waiting for the other ranks).

@@ -97,6 +97,10 @@ typedef struct zero_options {
 typedef struct zero_counters {
   uint64_t bytes_sent[ZERO_NUM_COLLECTIVE_KINDS];
   uint64_t issued[ZERO_NUM_COLLECTIVE_KINDS];
+  /* Buffers the rank's zero_rt_alloc and zero_rt_gpu_alloc* calls took from
+     the system (malloc, the CUDA driver), not from the rank's pool of freed
+     ones: a step that allocates what the step before freed adds none. */
+  uint64_t system_allocations;
 } zero_counters;
 
 /*--- Launcher API ----------------------------------------------------------*/
@@ -269,6 +273,20 @@ void zero_rt_batch_end(void);
    *descriptor; }, each descriptor { allocated, aligned, offset, sizes[rank],
    strides[rank] }. */
 void zero_rt_memref_copy(int64_t element_bytes, void *source, void *target);
+/* Host memory for compiled code's buffers (MLIR's generic allocation
+   functions, _mlir_memref_to_llvm_alloc and _mlir_memref_to_llvm_free, which
+   zero's CPU pipeline calls) and for a launcher's: 64-byte aligned. A freed
+   buffer is kept in the pool of the rank bound to the freeing thread, and
+   the next allocation of the same size (rounded up to 64 bytes) by that rank
+   takes it; only the others reach the system allocator. Allocation failure
+   ends the process with a message, after returning the pools to the system
+   and trying again. zero_rt_free also frees memory of the system allocator
+   that is not the runtime's. */
+void *zero_rt_alloc(int64_t bytes);
+void zero_rt_free(void *pointer);
+/* Returns every rank's pooled host memory to the system (zero_world_destroy
+   does). */
+void zero_host_memory_release(void);
 /* C[m, n] += A[m, k] B[k, n] on the host, with zero_rt_gpu_matmul's
    arguments and types, in a GPU GEMM's order of operations: each dot
    product accumulated from zero with fused multiply-adds (in f32, or f64

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""zero's compiled AdamW step against PyTorch's, side by side, in one run.
+
+For each case (a GPT-2-shaped model and a rank count N), on this machine:
+  - zero as given: the step as zero-gen-step writes it (an all-reduce of the
+    gradients, then AdamW on every rank), zero-compile'd, run by zero-launch
+    --steps K on N ranks (threads of the local backend);
+  - zero sharded: the same after zero-weight-update-sharding{
+    shard-function-boundary} (reduce-scatter, AdamW on a 1/N shard, all-gather);
+  - torch foreach and torch ZeRO: PyTorch on N gloo processes
+    (benchmarks/peer/torch_step.py): bucketed all-reduce, then
+    torch.optim.AdamW(foreach=True) or ZeroRedundancyOptimizer(AdamW);
+  - the roofline: the update's bytes (28 per parameter: w, m, v read and
+    written, g read) over a STREAM-like triad's bandwidth with N threads.
+Each time is the median of steps 2..K (the slowest rank's); peak memory is
+the resident peak per rank (zero: the process's over N threads), beside the
+live data a rank must hold (weights, moments, the local gradient and one
+25 MB bucket).
+
+Also times the update alone: the same step at N = 1 (no collectives) against
+the triad on one thread.
+
+  benchmarks/vs_pytorch.py [--build build] [--cases small:2,gpt2:2,gpt2:4]
+                           [--steps 11] [--no-torch]
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MODELS = {
+    # The issue's model: 52 tensors, 16.9M parameters.
+    "small": ["--model=gpt2", "--layers", "4", "--width", "512", "--vocab",
+              "8192", "--context", "256"],
+    # GPT-2 small: 148 tensors, 124M parameters.
+    "gpt2": ["--model=gpt2"],
+}
+BUCKET = 25 << 20
+ADAMW_BYTES = 28  # per parameter: w, m, v read and written, g read
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True,
+                          **kw)
+
+
+def timed(cmd):
+    """Runs cmd; returns (stdout, peak RSS of the process in MB)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    out, err = proc.communicate()
+    _, status, usage = os.wait4(proc.pid, 0) if proc.returncode is None else (
+        0, 0, None)
+    if proc.returncode:
+        sys.exit("vs_pytorch: %s failed:\n%s%s" % (" ".join(cmd), out, err))
+    return out, usage
+
+
+def launch(bin_dir, artifact, ranks, steps):
+    """zero-launch --steps: (median ms of steps 2..K over ranks, peak MB per
+    rank, system allocations in steps 2..K)."""
+    cmd = [os.path.join(bin_dir, "zero-launch"), artifact, "--generate",
+           "--ranks", str(ranks), "--steps", str(steps)]
+    proc = subprocess.Popen(["/usr/bin/time", "-f", "maxrss_kb=%M"] + cmd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    out, err = proc.communicate()
+    if proc.returncode:
+        sys.exit("vs_pytorch: %s failed:\n%s%s" % (" ".join(cmd), out, err))
+    medians = [float(m) for m in re.findall(r"median ([0-9.]+) ms", out)]
+    allocations = [int(a) for a in
+                   re.findall(r"(-?[0-9]+) system allocations", out)]
+    rss = re.search(r"maxrss_kb=([0-9]+)", err)
+    if len(medians) != ranks or not rss:
+        sys.exit("vs_pytorch: unexpected zero-launch output:\n" + out + err)
+    return max(medians), int(rss.group(1)) / 1024.0 / ranks, max(allocations)
+
+
+def triad(bin_dir, threads):
+    out = run([os.path.join(bin_dir, "zero-bench-triad"), "--threads",
+               str(threads)]).stdout
+    return float(re.search(r"GB/s=([0-9.]+)", out).group(1))
+
+
+def torch_python():
+    """A Python with PyTorch (Debian's python3-torch), installed if missing
+    and this is root; None when it cannot be had."""
+    for python in ["/usr/bin/python3", sys.executable]:
+        if os.path.exists(python) and subprocess.run(
+                [python, "-c", "import torch"],
+                capture_output=True).returncode == 0:
+            return python
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        print("vs_pytorch: installing python3-torch (apt-get) ...",
+              flush=True)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-qq"], env=env,
+                       capture_output=True)
+        if subprocess.run(["apt-get", "install", "-y", "-qq",
+                           "--no-install-recommends", "python3-torch"],
+                          env=env, capture_output=True).returncode == 0:
+            return torch_python_installed()
+    return None
+
+
+def torch_python_installed():
+    if subprocess.run(["/usr/bin/python3", "-c", "import torch"],
+                      capture_output=True).returncode == 0:
+        return "/usr/bin/python3"
+    return None
+
+
+def torch_step(python, shapes, ranks, mode, steps):
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peer",
+                          "torch_step.py")
+    out = run([python, script, "--shapes", shapes, "--ranks", str(ranks),
+               "--mode", mode, "--steps", str(steps - 1)]).stdout
+    step = float(re.search(r"step_ms=([0-9.]+)", out).group(1))
+    peak = float(re.search(r"peak_mb=([0-9.]+)", out).group(1))
+    above = float(re.search(r"above_baseline_mb=([0-9.]+)", out).group(1))
+    return step, peak, above
+
+
+def case(args, bin_dir, work, model, ranks, python):
+    gen = os.path.join(bin_dir, "zero-gen-step")
+    flags = MODELS[model] + ["--mesh", str(ranks)]
+    shapes_text = run([gen] + flags + ["--shapes"]).stdout
+    params = 0
+    for line in shapes_text.split():
+        n = 1
+        for d in line.split("x"):
+            n *= int(d)
+        params += n
+    stem = os.path.join(work, "%s-%d" % (model, ranks))
+    shapes = stem + ".shapes"
+    with open(shapes, "w") as f:
+        f.write(shapes_text)
+    with open(stem + ".mlir", "w") as f:
+        f.write(run([gen] + flags).stdout)
+    compile_ = os.path.join(bin_dir, "zero-compile")
+    run([compile_, stem + ".mlir", "-o", stem + "-given.so"])
+    run([compile_, stem + ".mlir", "-o", stem + "-sharded.so", "--passes",
+         "zero-weight-update-sharding{shard-function-boundary}"])
+    given = launch(bin_dir, stem + "-given.so", ranks, args.steps)
+    sharded = launch(bin_dir, stem + "-sharded.so", ranks, args.steps)
+    bandwidth = triad(bin_dir, ranks)
+    mb = 1 / (1 << 20)
+    bucket = min(BUCKET, 4 * params)
+    live_given = (16 * params + bucket) * mb
+    live_sharded = (12 * params / ranks + 4 * params + bucket) * mb
+    roof_given = ADAMW_BYTES * params * ranks / bandwidth / 1e6
+    roof_sharded = ADAMW_BYTES * params / bandwidth / 1e6
+    print("\n%s: %d tensors, %d parameters, N = %d (triad, %d threads: "
+          "%.1f GB/s)" % (model, len(shapes_text.split()), params, ranks,
+                          ranks, bandwidth))
+    print("  %-24s %9s %9s %12s %10s %9s" % (
+        "", "step ms", "roofline", "peak MB/rank", "live MB", "peak/live"))
+    rows = [("zero as given", given[0], roof_given, given[1], live_given),
+            ("zero sharded", sharded[0], roof_sharded, sharded[1],
+             live_sharded)]
+    torch = {}
+    if python:
+        for mode, label in [("foreach", "torch AdamW foreach"),
+                            ("zero", "torch ZeroRedundancyOpt")]:
+            step, peak, above = torch_step(python, shapes, ranks, mode,
+                                           args.steps)
+            torch[mode] = step
+            rows.append((label, step, roof_given if mode == "foreach"
+                         else roof_sharded, peak,
+                         live_given if mode == "foreach" else live_sharded))
+    for label, step, roof, peak, live in rows:
+        print("  %-24s %9.1f %9.1f %12.0f %10.0f %9.2f" % (
+            label, step, roof, peak, live, peak / live))
+    print("  zero: system allocations in steps 2-%d: given %d, sharded %d" %
+          (args.steps, given[2], sharded[2]))
+    print("  zero sharded vs as given: %.2fx faster" % (given[0] / sharded[0]))
+    if torch:
+        print("  zero as given vs torch foreach: %.2fx faster" %
+              (torch["foreach"] / given[0]))
+        print("  zero sharded vs torch ZeroRedundancyOptimizer: %.2fx faster"
+              % (torch["zero"] / sharded[0]))
+
+
+def update_alone(args, bin_dir, work):
+    """The update at N = 1, no collectives, against one thread's triad."""
+    gen = os.path.join(bin_dir, "zero-gen-step")
+    flags = MODELS["small"] + ["--mesh", "1"]
+    params = sum(eval("*".join(l.split("x")))
+                 for l in run([gen] + flags + ["--shapes"]).stdout.split())
+    stem = os.path.join(work, "small-1")
+    with open(stem + ".mlir", "w") as f:
+        f.write(run([gen] + flags).stdout)
+    run([os.path.join(bin_dir, "zero-compile"), stem + ".mlir", "-o",
+         stem + ".so"])
+    step, _, _ = launch(bin_dir, stem + ".so", 1, args.steps)
+    bandwidth = triad(bin_dir, 1)
+    roof = ADAMW_BYTES * params / bandwidth / 1e6
+    print("\nupdate alone (small, N = 1): %.1f ms, roofline %.1f ms "
+          "(triad, 1 thread: %.1f GB/s): %.2f of the roofline, %.1f GB/s" %
+          (step, roof, bandwidth, roof / step,
+           ADAMW_BYTES * params / step / 1e6))
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parser.add_argument("--build", default=os.path.join(root, "build"))
+    parser.add_argument("--cases", default="small:2,gpt2:2,gpt2:4")
+    parser.add_argument("--steps", type=int, default=11)
+    parser.add_argument("--no-torch", action="store_true")
+    args = parser.parse_args()
+    bin_dir = os.path.join(args.build, "bin")
+    for tool in ["zero-gen-step", "zero-compile", "zero-launch",
+                 "zero-bench-triad"]:
+        if not os.path.exists(os.path.join(bin_dir, tool)):
+            sys.exit("vs_pytorch: %s is not built (ninja -C %s %s)" %
+                     (tool, args.build, tool))
+    python = None if args.no_torch else torch_python()
+    if not python and not args.no_torch:
+        print("vs_pytorch: PyTorch is not available; zero's columns only")
+    if python:
+        version = run([python, "-c", "import torch; print(torch.__version__)"
+                       ]).stdout.strip()
+        print("peer: PyTorch %s (%s), gloo, one thread per rank" %
+              (version, python))
+    print("machine: %d cores; zero: zero-compile (host CPU default), "
+          "zero-launch, local backend" % os.cpu_count())
+    with tempfile.TemporaryDirectory(prefix="zero-vs-pytorch-") as work:
+        update_alone(args, bin_dir, work)
+        for spec in args.cases.split(","):
+            model, ranks = spec.split(":")
+            case(args, bin_dir, work, model, int(ranks), python)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+//===- ReturnDonatedBuffers.cpp - a donated argument's buffer returned ----===//
+//
+// See Passes.td for the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "zero/Target/CPU/Passes.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace zero {
+#define GEN_PASS_DEF_ZERORETURNDONATEDBUFFERS
+#include "zero/Target/CPU/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+
+namespace {
+
+/// Whether every use of `clone` other than by `ret` is a dealloc's (which
+/// frees the clone unless it is retained, as a returned buffer is).
+bool onlyReturnedAndDeallocated(bufferization::CloneOp clone,
+                                func::ReturnOp ret) {
+  return llvm::all_of(clone->getUsers(), [&](Operation *user) {
+    return user == ret.getOperation() || isa<bufferization::DeallocOp>(user);
+  });
+}
+
+/// Removes `buffer` from the buffers `dealloc` may free (the function does
+/// not own an argument's buffer); it stays among the retained ones.
+void dropFromFreed(bufferization::DeallocOp dealloc, Value buffer) {
+  SmallVector<Value> memrefs, conditions;
+  for (auto [memref, condition] :
+       llvm::zip(dealloc.getMemrefs(), dealloc.getConditions()))
+    if (memref != buffer) {
+      memrefs.push_back(memref);
+      conditions.push_back(condition);
+    }
+  if (memrefs.size() == dealloc.getMemrefs().size())
+    return;
+  OpBuilder b(dealloc);
+  auto replacement = bufferization::DeallocOp::create(
+      b, dealloc.getLoc(), memrefs, conditions, dealloc.getRetained());
+  dealloc->replaceAllUsesWith(replacement->getResults());
+  dealloc.erase();
+}
+
+struct ZeroReturnDonatedBuffersPass
+    : public zero::impl::ZeroReturnDonatedBuffersBase<
+          ZeroReturnDonatedBuffersPass> {
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    if (fn.isExternal())
+      return;
+    auto ret = dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    for (unsigned j = 0; ret && j < fn.getNumArguments(); ++j) {
+      auto index = fn.getArgAttrOfType<IntegerAttr>(j, "zero.aliasing_output");
+      if (!index)
+        continue;
+      int64_t i = index.getInt();
+      BlockArgument argument = fn.getArgument(j);
+      if (i < 0 || i >= ret.getNumOperands() ||
+          ret.getOperand(i).getType() != argument.getType()) {
+        fn.emitError() << "zero.aliasing_output of argument " << j
+                       << " names result " << i
+                       << ", which is not a buffer of the argument's type";
+        return signalPassFailure();
+      }
+      auto clone = ret.getOperand(i).getDefiningOp<bufferization::CloneOp>();
+      if (!clone || clone.getInput() != argument ||
+          !onlyReturnedAndDeallocated(clone, ret)) {
+        fn.emitRemark() << "zero-return-donated-buffers: result " << i
+                        << " is written to a buffer of its own, not to "
+                           "argument "
+                        << j
+                        << "'s: the argument's old value is read after "
+                           "the update";
+        continue;
+      }
+      // A dealloc may use the clone twice (freed unless retained).
+      llvm::SetVector<Operation *> users(clone->user_begin(),
+                                         clone->user_end());
+      for (Operation *user : users)
+        if (auto dealloc = dyn_cast<bufferization::DeallocOp>(user))
+          dropFromFreed(dealloc, clone.getOutput());
+      clone.getOutput().replaceAllUsesWith(argument);
+      clone.erase();
+    }
+  }
+};
+
+} // namespace
