@@ -565,6 +565,9 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
         memory.write(staged[j], value.bytes.data(), value.bytes.size());
       }
       buffers[j] = staged[j];
+      // The host copy goes now, not with the step: a rank holds each value
+      // once, beside at most one host copy.
+      std::vector<char>().swap(value.bytes);
     }
     stepSeconds.push_back(timeEntry(d, entry, call.pack(buffers).data()));
     bool last = step + 1 == steps;

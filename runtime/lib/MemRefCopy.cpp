@@ -39,16 +39,25 @@ void zero_rt_memref_copy(int64_t elementBytes, void *source, void *target) {
     count *= src.sizes[d];
   if (count == 0)
     return;
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t e = 0; e < count; ++e) {
+  // The innermost dimensions that are dense in both buffers are copied as
+  // one run each (a bucket's member is a few rows of a million elements):
+  // element by element, the copy would cost far more than the bytes.
+  int64_t inner = rank, run = 1;
+  while (inner > 0 && src.strides[inner - 1] == run &&
+         dst.strides[inner - 1] == run) {
+    --inner;
+    run *= src.sizes[inner];
+  }
+  std::vector<int64_t> index(inner, 0);
+  for (int64_t e = 0; e < count; e += run) {
     int64_t a = src.offset, b = dst.offset;
-    for (int64_t d = 0; d < rank; ++d) {
+    for (int64_t d = 0; d < inner; ++d) {
       a += index[d] * src.strides[d];
       b += index[d] * dst.strides[d];
     }
     std::memcpy(dst.aligned + b * elementBytes, src.aligned + a * elementBytes,
-                elementBytes);
-    for (int64_t d = rank; d-- > 0 && ++index[d] == src.sizes[d];)
+                run * elementBytes);
+    for (int64_t d = inner; d-- > 0 && ++index[d] == src.sizes[d];)
       index[d] = 0;
   }
 }

@@ -381,3 +381,36 @@ TEST(HostMatmul, UnsupportedDtypesFailTheWorld) {
 }
 
 } // namespace
+
+namespace {
+/// A rank-2 memref descriptor over `data` (allocated, aligned, offset,
+/// sizes, strides), passed as MLIR's unranked memref.
+struct Descriptor2D {
+  float *allocated, *aligned;
+  int64_t offset, sizes[2], strides[2];
+};
+struct Unranked {
+  int64_t rank;
+  void *descriptor;
+};
+} // namespace
+
+TEST(MemRefCopy, DenseRowsIntoAStridedBucket) {
+  // Two rows of 3 into columns 2..4 of a 2x6 buffer (a bucket member).
+  std::vector<float> from = {1, 2, 3, 4, 5, 6}, to(12, 0);
+  Descriptor2D src{from.data(), from.data(), 0, {2, 3}, {3, 1}};
+  Descriptor2D dst{to.data(), to.data(), 2, {2, 3}, {6, 1}};
+  Unranked a{2, &src}, b{2, &dst};
+  zero_rt_memref_copy(sizeof(float), &a, &b);
+  EXPECT_EQ(to, (std::vector<float>{0, 0, 1, 2, 3, 0, 0, 0, 4, 5, 6, 0}));
+}
+
+TEST(MemRefCopy, TransposedElementByElement) {
+  // A 2x3 into the transpose of a 3x2 buffer: no dimension is dense.
+  std::vector<float> from = {1, 2, 3, 4, 5, 6}, to(6, 0);
+  Descriptor2D src{from.data(), from.data(), 0, {2, 3}, {3, 1}};
+  Descriptor2D dst{to.data(), to.data(), 0, {2, 3}, {1, 2}};
+  Unranked a{2, &src}, b{2, &dst};
+  zero_rt_memref_copy(sizeof(float), &a, &b);
+  EXPECT_EQ(to, (std::vector<float>{1, 4, 2, 5, 3, 6}));
+}
