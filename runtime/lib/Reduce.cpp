@@ -111,12 +111,12 @@ struct F16 {
   }
 };
 
-template <typename Access, typename Acc>
-void reduceRangeImpl(zero_reduction reduction, const void *const *ins,
-                     int32_t n, int64_t inOffset, void *out, int64_t outOffset,
-                     int64_t len) {
+template <zero_reduction Reduction, typename Access, typename Acc>
+void reduceBlocks(const void *const *ins, int32_t n, int64_t inOffset,
+                  void *out, int64_t outOffset, int64_t len) {
   // Blocks keep the accumulator in cache; computing the whole block before
-  // storing lets `out` alias an input.
+  // storing lets `out` alias an input. The reduction is a template
+  // argument so that the inner loops have no branch and vectorize.
   constexpr int64_t kBlock = 4096;
   Acc acc[kBlock];
   for (int64_t base = 0; base < len; base += kBlock) {
@@ -125,14 +125,33 @@ void reduceRangeImpl(zero_reduction reduction, const void *const *ins,
       acc[e] = Access::load(ins[0], inOffset + base + e);
     for (int32_t r = 1; r < n; ++r)
       for (int64_t e = 0; e < m; ++e)
-        acc[e] = combine<Acc>(reduction, acc[e],
+        acc[e] = combine<Acc>(Reduction, acc[e],
                               Access::load(ins[r], inOffset + base + e));
-    if (reduction == ZERO_MEAN)
-      if constexpr (!std::is_integral_v<Acc>)
-        for (int64_t e = 0; e < m; ++e)
-          acc[e] = acc[e] / static_cast<Acc>(n);
+    if constexpr (Reduction == ZERO_MEAN && !std::is_integral_v<Acc>)
+      for (int64_t e = 0; e < m; ++e)
+        acc[e] = acc[e] / static_cast<Acc>(n);
     for (int64_t e = 0; e < m; ++e)
       Access::store(out, outOffset + base + e, acc[e]);
+  }
+}
+
+template <typename Access, typename Acc>
+void reduceRangeImpl(zero_reduction reduction, const void *const *ins,
+                     int32_t n, int64_t inOffset, void *out, int64_t outOffset,
+                     int64_t len) {
+  switch (reduction) {
+  case ZERO_SUM:
+    return reduceBlocks<ZERO_SUM, Access, Acc>(ins, n, inOffset, out,
+                                               outOffset, len);
+  case ZERO_MEAN:
+    return reduceBlocks<ZERO_MEAN, Access, Acc>(ins, n, inOffset, out,
+                                                outOffset, len);
+  case ZERO_MAX:
+    return reduceBlocks<ZERO_MAX, Access, Acc>(ins, n, inOffset, out,
+                                               outOffset, len);
+  case ZERO_MIN:
+    return reduceBlocks<ZERO_MIN, Access, Acc>(ins, n, inOffset, out,
+                                               outOffset, len);
   }
 }
 

@@ -1,8 +1,9 @@
 //===- BufferizableOpInterfaceImpl.cpp - bufferizing zero ops -------------===//
 //
 // A communicating collective reads its operand and writes a new buffer: its
-// result never aliases the operand, so bufferization allocates the output and
-// emits the `*_buffer` op. `zero.shard_slice` is a view: its result aliases
+// result does not alias the operand, so bufferization allocates the output
+// and emits the `*_buffer` op; an all-reduce outside `zero.async` reduces
+// in place where its input is not read afterwards. `zero.shard_slice` is a view: its result aliases
 // its operand, like `tensor.extract_slice`, and becomes a `memref.subview` at
 // offset group-index * part-size along its dimension.
 //
@@ -71,6 +72,34 @@ struct ReadsOperandsAllocatesResult
   }
 };
 
+/// Bufferizes a communicating collective into a new output buffer. In a
+/// `zero.async`, the output is allocated and the collective started (a
+/// buffer op returning a request) just before the async op; the await then
+/// waits for it (AwaitOpInterface). Elsewhere the collective runs where it
+/// stands.
+template <typename OpTy>
+LogicalResult bufferizeIntoNewBuffer(Operation *op, RewriterBase &rewriter,
+                                     const BufferizationOptions &options,
+                                     BufferizationState &state) {
+  auto collective = cast<OpTy>(op);
+  auto async = dyn_cast<AsyncOp>(op->getParentOp());
+  FailureOr<Value> input =
+      getBuffer(rewriter, collective.getInput(), options, state);
+  if (failed(input))
+    return failure();
+  OpBuilder::InsertionGuard guard(rewriter);
+  if (async)
+    rewriter.setInsertionPoint(async);
+  FailureOr<Value> output = allocateOutput(rewriter, op, options);
+  if (failed(output))
+    return failure();
+  Type request = async ? RequestType::get(op->getContext()) : Type();
+  createBufferCollective(rewriter, collective, request, *input, *output);
+  rewriter.setInsertionPoint(op);
+  replaceOpWithBufferizedValues(rewriter, op, *output);
+  return success();
+}
+
 /// The model shared by all_reduce, reduce_scatter and all_gather; `build`
 /// creates the `*_buffer` op from the input and output buffers.
 template <typename OpTy>
@@ -78,29 +107,82 @@ struct CommunicatingOpInterface
     : public ReadsOperandsAllocatesResult<CommunicatingOpInterface<OpTy>,
                                           OpTy> {
 
-  /// In a `zero.async`, the output is allocated and the collective started
-  /// (a buffer op returning a request) just before the async op; the await
-  /// then waits for it (AwaitOpInterface). Elsewhere the collective runs
-  /// where it stands.
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
-    auto collective = cast<OpTy>(op);
-    auto async = dyn_cast<AsyncOp>(op->getParentOp());
-    FailureOr<Value> input =
-        getBuffer(rewriter, collective.getInput(), options, state);
-    if (failed(input))
+    return bufferizeIntoNewBuffer<OpTy>(op, rewriter, options, state);
+  }
+};
+
+/// An all-reduce outside a `zero.async` reduces in place: its result is its
+/// input's buffer, so a gradient that nothing reads after its reduction is
+/// reduced where it lies (the runtime's all-reduce takes the same buffer as
+/// input and output), with no buffer of its own. Where the analysis finds
+/// the input's old value read later (or its buffer not writable), the
+/// all-reduce writes a fresh buffer as before, rather than copying its input
+/// first. In a `zero.async` it always does: the collective runs until the
+/// await, which names the input as read until then.
+struct AllReduceOpInterface
+    : public BufferizableOpInterface::ExternalModel<AllReduceOpInterface,
+                                                    AllReduceOp> {
+  /// Set by resolveConflicts on an all-reduce that the analysis kept out of
+  /// place; read by bufferize.
+  static constexpr llvm::StringLiteral outOfPlace = "zero.out_of_place";
+
+  static bool inAsync(Operation *op) {
+    return isa<AsyncOp>(op->getParentOp());
+  }
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *op, OpOperand &,
+                               const AnalysisState &) const {
+    return !inAsync(op);
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    if (inAsync(op))
+      return {};
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+  bool bufferizesToAllocation(Operation *op, Value) const {
+    return inAsync(op);
+  }
+  FailureOr<BufferLikeType>
+  getBufferType(Operation *op, Value value, const BufferizationOptions &options,
+                const BufferizationState &state,
+                SmallVector<Value> &invocationStack) const {
+    if (inAsync(op) || op->hasAttr(outOfPlace))
+      return cast<BufferLikeType>(getDenseBufferType(value.getType()));
+    return bufferization::getBufferType(cast<AllReduceOp>(op).getInput(),
+                                        options, state, invocationStack);
+  }
+  LogicalResult resolveConflicts(Operation *op, RewriterBase &rewriter,
+                                 const AnalysisState &analysisState,
+                                 const BufferizationState &) const {
+    if (!inAsync(op) && !analysisState.isInPlace(op->getOpOperand(0)))
+      rewriter.modifyOpInPlace(
+          op, [&] { op->setAttr(outOfPlace, rewriter.getUnitAttr()); });
+    return success();
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    if (inAsync(op) || op->hasAttr(outOfPlace)) {
+      rewriter.modifyOpInPlace(op, [&] { op->removeAttr(outOfPlace); });
+      return bufferizeIntoNewBuffer<AllReduceOp>(op, rewriter, options, state);
+    }
+    auto allReduce = cast<AllReduceOp>(op);
+    if (!allReduce.getType().hasStaticShape())
+      return op->emitError("zero lowers collectives of static shape only, not ")
+             << allReduce.getType();
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, allReduce.getInput(), options, state);
+    if (failed(buffer))
       return failure();
-    OpBuilder::InsertionGuard guard(rewriter);
-    if (async)
-      rewriter.setInsertionPoint(async);
-    FailureOr<Value> output = allocateOutput(rewriter, op, options);
-    if (failed(output))
-      return failure();
-    Type request = async ? RequestType::get(op->getContext()) : Type();
-    createBufferCollective(rewriter, collective, request, *input, *output);
-    rewriter.setInsertionPoint(op);
-    replaceOpWithBufferizedValues(rewriter, op, *output);
+    createBufferCollective(rewriter, allReduce, Type(), *buffer, *buffer);
+    replaceOpWithBufferizedValues(rewriter, op, *buffer);
     return success();
   }
 };
@@ -244,8 +326,7 @@ struct ShardSliceOpInterface
 void zero::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, ZeroDialect *) {
-    AllReduceOp::attachInterface<CommunicatingOpInterface<AllReduceOp>>(
-        *context);
+    AllReduceOp::attachInterface<AllReduceOpInterface>(*context);
     ReduceScatterOp::attachInterface<CommunicatingOpInterface<ReduceScatterOp>>(
         *context);
     AllGatherOp::attachInterface<CommunicatingOpInterface<AllGatherOp>>(

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Analysis/Communication.h"
+#include "zero/Analysis/CostModel.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
 #include <queue>
@@ -56,6 +57,15 @@ bool isCandidate(CollectiveOpInterface op) {
   if (isa<AllReduceOp>(op))
     return true;
   return op.getInput().getType().getRank() == 1;
+}
+
+/// Whether packing `op` into a bucket saves more than it costs: the copies
+/// of its elements into the bucket and of its result out of it (at most
+/// twice its input's elements), against the latency of one collective.
+bool packingPays(CollectiveOpInterface op, const CostModelParameters &costs) {
+  auto type = cast<ShapedType>(op.getInput().getType());
+  double copySeconds = 2.0 * type.getNumElements() / costs.elementRate;
+  return copySeconds <= costs.latency;
 }
 
 /// Whether `a` and `b` do the same exchange on the same group, so one
@@ -296,11 +306,12 @@ struct ZeroCombineCollectivesPass
   /// gradients): a candidate joins the open bucket of its kind of exchange
   /// when it fits and no dependence runs between them; otherwise that bucket
   /// closes and the candidate opens the next.
-  SmallVector<Bucket> formBuckets(BlockGraph &graph) {
+  SmallVector<Bucket> formBuckets(BlockGraph &graph,
+                                  const CostModelParameters &costs) {
     SmallVector<int64_t> candidates;
     for (int64_t i = 0, e = graph.size(); i < e; ++i)
       if (auto collective = dyn_cast<CollectiveOpInterface>(graph.op(i)))
-        if (isCandidate(collective))
+        if (isCandidate(collective) && packingPays(collective, costs))
           candidates.push_back(i);
     llvm::stable_sort(candidates, [&](int64_t a, int64_t b) {
       return graph.readyPoint(a) < graph.readyPoint(b);
@@ -465,6 +476,11 @@ struct ZeroCombineCollectivesPass
   }
 
   void runOnOperation() override {
+    FailureOr<CostModelParameters> costs = getCostModelParameters(
+        getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
+        gflops, gelementsPerSecond);
+    if (failed(costs))
+      return signalPassFailure();
     if (alignment <= 0) {
       getOperation().emitError("zero-combine-collectives: alignment must be "
                                "positive, got ")
@@ -475,7 +491,7 @@ struct ZeroCombineCollectivesPass
     getOperation().walk([&](Block *block) { blocks.push_back(block); });
     for (Block *block : blocks) {
       BlockGraph graph(*block);
-      SmallVector<Bucket> buckets = formBuckets(graph);
+      SmallVector<Bucket> buckets = formBuckets(graph, *costs);
       if (llvm::none_of(buckets, [](const Bucket &bucket) {
             return bucket.members.size() > 1;
           }))

@@ -50,6 +50,10 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     ZeroCombineCollectivesOptions combine;
     combine.bucketBytes = options.bucketBytes;
     combine.alignment = options.alignment;
+    combine.latencyMicroseconds = options.latencyMicroseconds;
+    combine.bandwidthGBps = options.bandwidthGBps;
+    combine.gflops = options.gflops;
+    combine.gelementsPerSecond = options.gelementsPerSecond;
     pm.addPass(createZeroCombineCollectives(combine));
   }
   // One cleanup at the end: merges the slices and small constants each

@@ -1,14 +1,18 @@
 // RUN: zero-opt %s --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --split-input-file | FileCheck %s
 
-// Each communicating collective writes a fresh buffer; shard_slice is a view
-// at offset group-index * part size, with no copy.
+// Each communicating collective writes a fresh buffer, but an all-reduce
+// whose input is not read afterwards reduces it in place; shard_slice is a
+// view at offset group-index * part size, with no copy.
 
 zero.mesh @dp(shape = [4])
 
+// %g is read after its all-reduce (by the reduce-scatter): the sum goes to
+// a buffer of its own, not to a copy of %g.
 // CHECK-LABEL: func.func @collectives
 // CHECK-SAME: (%[[G:.*]]: memref<1024xf32>, %[[W:.*]]: memref<1024xf32>)
 func.func @collectives(%g: tensor<1024xf32>, %w: tensor<1024xf32>)
     -> (tensor<1024xf32>, tensor<1024xf32>) {
+  // CHECK-NOT: memref.copy
   // CHECK: %[[SUM:.*]] = memref.alloc() {{.*}} : memref<1024xf32>
   // CHECK: zero.all_reduce_buffer %[[G]], %[[SUM]] on @dp reduce = sum : memref<1024xf32>, memref<1024xf32>
   %a = zero.all_reduce %g on @dp reduce = sum : tensor<1024xf32>
@@ -28,6 +32,27 @@ func.func @collectives(%g: tensor<1024xf32>, %w: tensor<1024xf32>)
   %f = zero.all_gather %n on @dp : tensor<256xf32> -> tensor<1024xf32>
   // CHECK: return %[[SUM]], %[[FULL]]
   return %a, %f : tensor<1024xf32>, tensor<1024xf32>
+}
+
+// -----
+
+// Nothing reads the local gradient after its all-reduce: it is reduced in
+// place, with no buffer of its own.
+
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @in_place
+// CHECK-SAME: (%[[G:.*]]: memref<64xf32>, %[[W:.*]]: memref<64xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK: zero.all_reduce_buffer %[[G]], %[[G]] on @dp reduce = mean : memref<64xf32>, memref<64xf32>
+// CHECK-NOT: zero.out_of_place
+// CHECK: linalg.sub ins(%[[W]], %[[G]] : memref<64xf32>, memref<64xf32>)
+func.func @in_place(%g: tensor<64xf32>, %w: tensor<64xf32>) -> tensor<64xf32> {
+  %a = zero.all_reduce %g on @dp reduce = mean : tensor<64xf32>
+  %e = tensor.empty() : tensor<64xf32>
+  %n = linalg.sub ins(%w, %a : tensor<64xf32>, tensor<64xf32>)
+                  outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  return %n : tensor<64xf32>
 }
 
 // -----

@@ -52,7 +52,7 @@ defvar deferAllGatherOptions = [
            clEnumValN(::zero::GatherDtype::F32, "f32", "f32"))}]>,
 ];
 
-defvar combineCollectivesOptions = [
+defvar combineCollectivesOwnOptions = [
     Option<"bucketBytes", "bucket-bytes", "int64_t",
            /*default=*/"25 * 1024 * 1024",
            "Largest bucket, in bytes of each member's input summed (PyTorch "
@@ -60,8 +60,10 @@ defvar combineCollectivesOptions = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"256",
            "Byte alignment of each member's offset within a rank's chunk">,
 ];
+defvar combineCollectivesOptions =
+    !listconcat(combineCollectivesOwnOptions, costModelOptions);
 
-defvar scheduleOverlapOptions = !listconcat([
+defvar scheduleOverlapOwnOptions = [
     Option<"maxInFlightBytes", "max-in-flight-bytes", "int64_t",
            /*default=*/"0",
            "Most bytes of all-gather results started but not yet used, "
@@ -70,7 +72,9 @@ defvar scheduleOverlapOptions = !listconcat([
            /*default=*/"true",
            "Carry collectives across loop back edges (false: schedule each "
            "block on its own)">,
-], costModelOptions);
+];
+defvar scheduleOverlapOptions =
+    !listconcat(scheduleOverlapOwnOptions, costModelOptions);
 
 defvar weightUpdateShardingOptions = !listconcat(
   [Option<"accumulateLocally", "accumulate-locally", "bool",
@@ -82,11 +86,12 @@ defvar weightUpdateShardingOptions = !listconcat(
           "Carry loop weights as shards and gather them for the next "
           "iteration (zero-defer-all-gather)">],
   deferAllGatherOptions,
-  combineCollectivesOptions,
+  combineCollectivesOwnOptions,
   [Option<"overlap", "overlap", "bool", /*default=*/"false",
           "Start collectives early and await them late "
           "(zero-schedule-overlap)">],
-  scheduleOverlapOptions);
+  scheduleOverlapOwnOptions,
+  costModelOptions);
 
 def ZeroAccumulateLocally : Pass<"zero-accumulate-locally",
                                  "mlir::ModuleOp"> {
@@ -395,7 +400,13 @@ def ZeroCombineCollectives : Pass<"zero-combine-collectives",
     bucket, so what computes later members' inputs stays behind it for
     `zero-schedule-overlap` to overlap.
 
-    A member larger than `bucket-bytes` stays alone; collectives inside
+    A member stays alone when packing it costs more time than the latency
+    it saves: copying its elements into the bucket and its result out
+    (twice its elements at the cost model's `gelements-per-s`) against one
+    collective's `latency-us`. With the defaults (20 us, 2 G elements/s)
+    that is any member of more than 20,000 elements: a gradient of a million
+    elements is exchanged where it lies, and the biases and norms are
+    packed. A member larger than `bucket-bytes` stays alone too; collectives inside
     `zero.async`, on dynamic shapes, or on multi-dimensional tensors for
     reduce-scatter and all-gather are not combined.
 
