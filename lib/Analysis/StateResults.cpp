@@ -48,8 +48,8 @@ zero::findStateSources(Value value, function_ref<bool(Value)> accept,
     // `follow` decides for ops on tensors; a payload's ops belong to the
     // linalg op it already followed.
     Operation *producer = source.getDefiningOp();
-    if (!producer || (!isa<linalg::LinalgOp>(producer->getParentOp()) &&
-                      !follow(producer)))
+    if (!producer ||
+        (!isa<linalg::LinalgOp>(producer->getParentOp()) && !follow(producer)))
       continue;
     auto linalgOp = dyn_cast<linalg::LinalgOp>(producer);
     if (linalgOp && linalgOp.getBlock()) {

@@ -18,6 +18,7 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Loops/Passes.h"
 

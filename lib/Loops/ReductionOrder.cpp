@@ -5,6 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "zero/Loops/ReductionOrder.h"
 #include "zero/Utils/Tensors.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"

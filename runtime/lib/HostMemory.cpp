@@ -46,9 +46,9 @@ constexpr size_t alignment = 64;
 } // namespace
 
 void *zero_rt_alloc(int64_t bytes) {
-  size_t size = bytes > 0 ? (size_t(bytes) + alignment - 1) / alignment *
-                                alignment
-                          : alignment;
+  size_t size = bytes > 0
+                    ? (size_t(bytes) + alignment - 1) / alignment * alignment
+                    : alignment;
   HostPools &p = pools();
   {
     std::lock_guard<std::mutex> lock(p.mutex);
@@ -68,12 +68,11 @@ void *zero_rt_alloc(int64_t bytes) {
   if (!pointer) {
     // Compiled code cannot go on without its buffer.
     zero_rank *rank = zero_bound_rank();
-    std::string message = "out of host memory allocating " +
-                          std::to_string(bytes) + " bytes";
+    std::string message =
+        "out of host memory allocating " + std::to_string(bytes) + " bytes";
     if (rank)
       zero_rank_fail(rank, message.c_str());
-    std::fprintf(stderr, "zero: error: %s%s%s\n",
-                 rank ? "rank " : "",
+    std::fprintf(stderr, "zero: error: %s%s%s\n", rank ? "rank " : "",
                  rank ? (std::to_string(zero_rank_id(rank)) + ": ").c_str()
                       : "",
                  message.c_str());

@@ -141,17 +141,17 @@ void reduceRangeImpl(zero_reduction reduction, const void *const *ins,
                      int64_t len) {
   switch (reduction) {
   case ZERO_SUM:
-    return reduceBlocks<ZERO_SUM, Access, Acc>(ins, n, inOffset, out,
-                                               outOffset, len);
+    return reduceBlocks<ZERO_SUM, Access, Acc>(ins, n, inOffset, out, outOffset,
+                                               len);
   case ZERO_MEAN:
     return reduceBlocks<ZERO_MEAN, Access, Acc>(ins, n, inOffset, out,
                                                 outOffset, len);
   case ZERO_MAX:
-    return reduceBlocks<ZERO_MAX, Access, Acc>(ins, n, inOffset, out,
-                                               outOffset, len);
+    return reduceBlocks<ZERO_MAX, Access, Acc>(ins, n, inOffset, out, outOffset,
+                                               len);
   case ZERO_MIN:
-    return reduceBlocks<ZERO_MIN, Access, Acc>(ins, n, inOffset, out,
-                                               outOffset, len);
+    return reduceBlocks<ZERO_MIN, Access, Acc>(ins, n, inOffset, out, outOffset,
+                                               len);
   }
 }
 

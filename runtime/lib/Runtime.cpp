@@ -319,7 +319,6 @@ void zero_world_destroy(zero_world *world) {
   zero_host_memory_release();
 }
 
-
 int32_t zero_world_size(const zero_world *world) {
   return world->backend->worldSize();
 }

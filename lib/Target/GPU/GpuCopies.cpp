@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "zero/Target/GPU/Passes.h"
 
 namespace zero {

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Target/GPU/Passes.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"

@@ -3,6 +3,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringSet.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Target/GPU/Passes.h"
 
@@ -19,16 +20,17 @@ struct GpuHostMemory : public zero::impl::ZeroGpuHostMemoryBase<GpuHostMemory> {
     ModuleOp module = getOperation();
     auto memory = module->getAttrOfType<StringAttr>("zero.gpu_memory");
     using zero::RuntimeFunction;
-    StringRef allocate = zero::getRuntimeSymbol(
-        memory && memory.getValue() == "device"
-            ? RuntimeFunction::zero_rt_gpu_alloc_device
-            : RuntimeFunction::zero_rt_gpu_alloc);
-    StringRef release = zero::getRuntimeSymbol(RuntimeFunction::zero_rt_gpu_free);
+    StringRef allocate =
+        zero::getRuntimeSymbol(memory && memory.getValue() == "device"
+                                   ? RuntimeFunction::zero_rt_gpu_alloc_device
+                                   : RuntimeFunction::zero_rt_gpu_alloc);
+    StringRef release =
+        zero::getRuntimeSymbol(RuntimeFunction::zero_rt_gpu_free);
     // What gpu-to-llvm makes of memref.alloc and memref.dealloc (malloc,
     // free), and what the host pipeline makes of those it lowers (MLIR's
     // generic allocation functions).
-    StringRef genericAlloc = zero::getRuntimeSymbol(
-        RuntimeFunction::_mlir_memref_to_llvm_alloc);
+    StringRef genericAlloc =
+        zero::getRuntimeSymbol(RuntimeFunction::_mlir_memref_to_llvm_alloc);
     StringRef genericFree =
         zero::getRuntimeSymbol(RuntimeFunction::_mlir_memref_to_llvm_free);
     llvm::StringSet<> redirected;

@@ -7,6 +7,8 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
 #include "zero/Target/GPU/Passes.h"
 #include "llvm/ADT/StringSet.h"
 

@@ -358,6 +358,10 @@ int main(int argc, char **argv) {
                                : 1;
   launch.meshRanks = d.ranks;
   launch.inputs = options.generated;
+  // The results are copied to the host only when they are printed, written
+  // or compared: a copy of the whole state would double a rank's memory.
+  launch.keepOutputs =
+      options.print || !options.outputDir.empty() || !options.expect.empty();
   for (const auto &[index, path] : options.args)
     launch.inputs[index].path = path;
   std::vector<std::vector<RankRun>> runs;

@@ -3,9 +3,10 @@
 // A communicating collective reads its operand and writes a new buffer: its
 // result does not alias the operand, so bufferization allocates the output
 // and emits the `*_buffer` op; an all-reduce outside `zero.async` reduces
-// in place where its input is not read afterwards. `zero.shard_slice` is a view: its result aliases
-// its operand, like `tensor.extract_slice`, and becomes a `memref.subview` at
-// offset group-index * part-size along its dimension.
+// in place where its input is not read afterwards. `zero.shard_slice` is a
+// view: its result aliases its operand, like `tensor.extract_slice`, and
+// becomes a `memref.subview` at offset group-index * part-size along its
+// dimension.
 //
 // A collective in a `zero.async` only starts where the async op stands: its
 // buffer op returns a `!zero.request`, and the `zero.await` becomes a
