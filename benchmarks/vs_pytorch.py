@@ -25,6 +25,7 @@ the triad on one thread.
                            [--steps 11] [--no-torch]
 """
 import argparse
+import math
 import os
 import re
 import shutil
@@ -46,18 +47,6 @@ ADAMW_BYTES = 28  # per parameter: w, m, v read and written, g read
 def run(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, capture_output=True,
                           **kw)
-
-
-def timed(cmd):
-    """Runs cmd; returns (stdout, peak RSS of the process in MB)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    out, err = proc.communicate()
-    _, status, usage = os.wait4(proc.pid, 0) if proc.returncode is None else (
-        0, 0, None)
-    if proc.returncode:
-        sys.exit("vs_pytorch: %s failed:\n%s%s" % (" ".join(cmd), out, err))
-    return out, usage
 
 
 def launch(bin_dir, artifact, ranks, steps, repeat):
@@ -93,32 +82,25 @@ def triad(bin_dir, threads):
     return float(re.search(r"GB/s=([0-9.]+)", out).group(1))
 
 
+def has_torch(python):
+    return os.path.exists(python) and subprocess.run(
+        [python, "-c", "import torch"], capture_output=True).returncode == 0
+
+
 def torch_python():
     """A Python with PyTorch (Debian's python3-torch), installed if missing
     and this is root; None when it cannot be had."""
-    for python in ["/usr/bin/python3", sys.executable]:
-        if os.path.exists(python) and subprocess.run(
-                [python, "-c", "import torch"],
-                capture_output=True).returncode == 0:
-            return python
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        print("vs_pytorch: installing python3-torch (apt-get) ...",
-              flush=True)
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        subprocess.run(["apt-get", "update", "-qq"], env=env,
-                       capture_output=True)
-        if subprocess.run(["apt-get", "install", "-y", "-qq",
-                           "--no-install-recommends", "python3-torch"],
-                          env=env, capture_output=True).returncode == 0:
-            return torch_python_installed()
-    return None
-
-
-def torch_python_installed():
-    if subprocess.run(["/usr/bin/python3", "-c", "import torch"],
-                      capture_output=True).returncode == 0:
-        return "/usr/bin/python3"
-    return None
+    candidates = ["/usr/bin/python3", sys.executable]
+    found = next((p for p in candidates if has_torch(p)), None)
+    if found or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return found
+    print("vs_pytorch: installing python3-torch (apt-get) ...", flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True)
+    subprocess.run(["apt-get", "install", "-y", "-qq",
+                    "--no-install-recommends", "python3-torch"],
+                   env=env, capture_output=True)
+    return next((p for p in candidates if has_torch(p)), None)
 
 
 def torch_step(python, shapes, ranks, mode, steps):
@@ -132,22 +114,26 @@ def torch_step(python, shapes, ranks, mode, steps):
     return step, peak, above
 
 
-def case(args, bin_dir, work, model, ranks, python):
+def generate(bin_dir, work, model, ranks):
+    """Writes zero-gen-step's step for `model` on `ranks` ranks and its
+    parameter shapes; returns (the files' stem, the shapes' file, the
+    shapes, the number of parameters)."""
     gen = os.path.join(bin_dir, "zero-gen-step")
     flags = MODELS[model] + ["--mesh", str(ranks)]
     shapes_text = run([gen] + flags + ["--shapes"]).stdout
-    params = 0
-    for line in shapes_text.split():
-        n = 1
-        for d in line.split("x"):
-            n *= int(d)
-        params += n
+    shapes = shapes_text.split()
+    params = sum(math.prod(int(d) for d in shape.split("x"))
+                 for shape in shapes)
     stem = os.path.join(work, "%s-%d" % (model, ranks))
-    shapes = stem + ".shapes"
-    with open(shapes, "w") as f:
+    with open(stem + ".shapes", "w") as f:
         f.write(shapes_text)
     with open(stem + ".mlir", "w") as f:
         f.write(run([gen] + flags).stdout)
+    return stem, stem + ".shapes", shapes, params
+
+
+def case(args, bin_dir, work, model, ranks, python):
+    stem, shapes, shape_list, params = generate(bin_dir, work, model, ranks)
     compile_ = os.path.join(bin_dir, "zero-compile")
     run([compile_, stem + ".mlir", "-o", stem + "-given.so"])
     run([compile_, stem + ".mlir", "-o", stem + "-sharded.so", "--passes",
@@ -163,7 +149,7 @@ def case(args, bin_dir, work, model, ranks, python):
     roof_given = ADAMW_BYTES * params * ranks / bandwidth / 1e6
     roof_sharded = ADAMW_BYTES * params / bandwidth / 1e6
     print("\n%s: %d tensors, %d parameters, N = %d (triad, %d threads: "
-          "%.1f GB/s)" % (model, len(shapes_text.split()), params, ranks,
+          "%.1f GB/s)" % (model, len(shape_list), params, ranks,
                           ranks, bandwidth))
     print("  %-24s %9s %9s %12s %10s %9s" % (
         "", "step ms", "roofline", "peak MB/rank", "live MB", "peak/live"))
@@ -195,13 +181,7 @@ def case(args, bin_dir, work, model, ranks, python):
 
 def update_alone(args, bin_dir, work):
     """The update at N = 1, no collectives, against one thread's triad."""
-    gen = os.path.join(bin_dir, "zero-gen-step")
-    flags = MODELS["small"] + ["--mesh", "1"]
-    params = sum(eval("*".join(l.split("x")))
-                 for l in run([gen] + flags + ["--shapes"]).stdout.split())
-    stem = os.path.join(work, "small-1")
-    with open(stem + ".mlir", "w") as f:
-        f.write(run([gen] + flags).stdout)
+    stem, _, _, params = generate(bin_dir, work, "small", 1)
     run([os.path.join(bin_dir, "zero-compile"), stem + ".mlir", "-o",
          stem + ".so"])
     step, _, _ = launch(bin_dir, stem + ".so", 1, args.steps, args.repeat)
