@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+#include "BufferPool.h"
 #include "CudaDriver.h"
 #include "zero/runtime/zero_runtime.h"
 
@@ -40,11 +41,9 @@ struct Gpu {
   /// no rank bound) and reused by the same rank only: its stream's later
   /// work is ordered after everything that used the buffer, collectives of
   /// cuda-local included (another rank's stream may not yet have waited for
-  /// a collective that still reads the buffer).
-  /// Every pooled allocation: its size and whether it is managed memory.
-  std::map<void *, std::pair<size_t, bool>> allocations;
-  /// Freed buffers by (rank, managed), then size.
-  std::map<std::pair<int32_t, bool>, std::multimap<size_t, void *>> freed;
+  /// a collective that still reads the buffer). A buffer's kind in the
+  /// pool is whether it is managed memory.
+  zero::rt::BufferPool<bool> buffers;
 };
 
 Gpu &gpu() {
@@ -380,23 +379,13 @@ const char *zero_gpu_error(void) {
   return g.firstError.empty() ? nullptr : g.firstError.c_str();
 }
 
-/// The pool of the rank bound to the calling thread.
-static int32_t poolKey() {
-  zero_rank *rank = zero_bound_rank();
-  return rank ? zero_rank_id(rank) : -1;
-}
-
 /// GPU memory (managed or device only) of `size` bytes from the rank's
 /// pool, or new (after returning every pool to the driver, once the device
 /// is idle, when the device is full).
 static CUresult allocate(Gpu &g, size_t size, bool managed, void *&pointer) {
   std::lock_guard<std::mutex> lock(g.mutex);
-  std::multimap<size_t, void *> &pool = g.freed[{poolKey(), managed}];
-  if (auto it = pool.find(size); it != pool.end()) {
-    pointer = it->second;
-    pool.erase(it);
+  if ((pointer = g.buffers.take(managed, size)))
     return CUDA_SUCCESS;
-  }
   auto fresh = [&] {
     return managed ? g.driver.cuMemAllocManaged(&pointer, size,
                                                 CU_MEM_ATTACH_GLOBAL)
@@ -405,16 +394,11 @@ static CUresult allocate(Gpu &g, size_t size, bool managed, void *&pointer) {
   CUresult result = fresh();
   if (result != CUDA_SUCCESS) {
     g.driver.cuCtxSynchronize(); // nothing in flight uses a cached buffer
-    for (auto &[key, cached] : g.freed)
-      for (auto [bytes, buffer] : cached) {
-        g.driver.cuMemFree(buffer);
-        g.allocations.erase(buffer);
-      }
-    g.freed.clear();
+    g.buffers.drain([&](void *buffer) { g.driver.cuMemFree(buffer); });
     result = fresh();
   }
   if (result == CUDA_SUCCESS) {
-    g.allocations[pointer] = {size, managed};
+    g.buffers.add(pointer, size, managed);
     zero::rt::noteSystemAllocation();
   }
   return result;
@@ -492,11 +476,8 @@ void zero_rt_gpu_free(void *pointer) {
     return;
   {
     std::lock_guard<std::mutex> lock(g->mutex);
-    if (auto it = g->allocations.find(pointer); it != g->allocations.end()) {
-      auto [size, managed] = it->second;
-      g->freed[{poolKey(), managed}].insert({size, pointer});
+    if (g->buffers.put(pointer))
       return;
-    }
   }
   check(*g, g->driver.cuMemFree(pointer), "cuMemFree");
 }

@@ -5,40 +5,32 @@
 // system allocator, each buffer of more than a few pages is a fresh mapping
 // whose pages fault in as they are first written, and is unmapped when
 // freed. Here a freed buffer is kept, by size, in the pool of the rank that
-// freed it, and the next allocation of that size by that rank takes it: a
-// step after the first reaches the system allocator only for a size it has
-// not freed before. As zero_rt_gpu_free does for GPU memory.
+// freed it (BufferPool.h, as for GPU memory), and the next allocation of that
+// size by that rank takes it: a step after the first reaches the system
+// allocator only for a size it has not freed before.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+#include "BufferPool.h"
 #include "zero/runtime/zero_runtime.h"
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 namespace {
 
+/// Host buffers: one kind (the pool's Kind is unused).
 struct HostPools {
   std::mutex mutex;
-  /// Each live or cached buffer's size (rounded up to the alignment).
-  std::unordered_map<void *, size_t> sizes;
-  /// Freed buffers by the freeing rank (-1: no rank bound), by size.
-  std::map<int32_t, std::multimap<size_t, void *>> freed;
+  zero::rt::BufferPool<bool> buffers;
 };
 
 HostPools &pools() {
   static HostPools *instance = new HostPools; // outlives static destructors
   return *instance;
-}
-
-int32_t boundRankId() {
-  zero_rank *rank = zero_bound_rank();
-  return rank ? zero_rank_id(rank) : -1;
 }
 
 constexpr size_t alignment = 64;
@@ -52,12 +44,8 @@ void *zero_rt_alloc(int64_t bytes) {
   HostPools &p = pools();
   {
     std::lock_guard<std::mutex> lock(p.mutex);
-    std::multimap<size_t, void *> &pool = p.freed[boundRankId()];
-    if (auto it = pool.find(size); it != pool.end()) {
-      void *pointer = it->second;
-      pool.erase(it);
+    if (void *pointer = p.buffers.take(false, size))
       return pointer;
-    }
   }
   void *pointer = std::aligned_alloc(alignment, size);
   if (!pointer) {
@@ -80,7 +68,7 @@ void *zero_rt_alloc(int64_t bytes) {
   }
   zero::rt::noteSystemAllocation();
   std::lock_guard<std::mutex> lock(p.mutex);
-  p.sizes[pointer] = size;
+  p.buffers.add(pointer, size, false);
   return pointer;
 }
 
@@ -89,23 +77,14 @@ void zero_rt_free(void *pointer) {
     return;
   HostPools &p = pools();
   std::lock_guard<std::mutex> lock(p.mutex);
-  auto it = p.sizes.find(pointer);
-  if (it == p.sizes.end()) {
+  if (!p.buffers.put(pointer))
     std::free(pointer); // not ours: the system allocator's
-    return;
-  }
-  p.freed[boundRankId()].insert({it->second, pointer});
 }
 
 void zero_host_memory_release(void) {
   HostPools &p = pools();
   std::lock_guard<std::mutex> lock(p.mutex);
-  for (auto &[rank, pool] : p.freed)
-    for (auto [size, pointer] : pool) {
-      p.sizes.erase(pointer);
-      std::free(pointer);
-    }
-  p.freed.clear();
+  p.buffers.drain(std::free);
 }
 
 // MLIR's hooks for the allocations of code lowered by finalize-memref-to-llvm

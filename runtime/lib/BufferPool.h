@@ -1,0 +1,79 @@
+//===- BufferPool.h - freed buffers kept for their rank's reuse -*- C++ -*-===//
+//
+// A training step allocates the same buffers every step. The runtime's
+// allocators (host memory, HostMemory.cpp; GPU memory, Cuda.cpp) keep a
+// freed buffer in the pool of the rank bound to the freeing thread, by its
+// kind (GPU: managed or device memory) and size, and hand it to that rank's
+// next allocation of the same kind and size. The caller locks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_LIB_BUFFERPOOL_H
+#define ZERO_RUNTIME_LIB_BUFFERPOOL_H
+
+#include "zero/runtime/zero_runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+namespace zero::rt {
+
+/// The pool of the rank bound to the calling thread (-1: none bound).
+inline int32_t boundPoolRank() {
+  zero_rank *rank = zero_bound_rank();
+  return rank ? zero_rank_id(rank) : -1;
+}
+
+template <typename Kind> class BufferPool {
+public:
+  /// A buffer of `size` bytes and `kind` that the calling thread's rank
+  /// freed, taken out of its pool; null when there is none.
+  void *take(Kind kind, size_t size) {
+    std::multimap<size_t, void *> &pool = freed[{boundPoolRank(), kind}];
+    auto it = pool.find(size);
+    if (it == pool.end())
+      return nullptr;
+    void *pointer = it->second;
+    pool.erase(it);
+    return pointer;
+  }
+
+  /// Records a new allocation, which the pool keeps once it is freed.
+  void add(void *pointer, size_t size, Kind kind) {
+    allocations[pointer] = {size, kind};
+  }
+
+  /// Keeps `pointer` for the calling thread's rank; false when it is not
+  /// one of the pool's allocations (the caller frees it).
+  bool put(void *pointer) {
+    auto it = allocations.find(pointer);
+    if (it == allocations.end())
+      return false;
+    auto [size, kind] = it->second;
+    freed[{boundPoolRank(), kind}].insert({size, pointer});
+    return true;
+  }
+
+  /// Forgets every kept buffer, calling `release` on each.
+  template <typename Release> void drain(Release release) {
+    for (auto &[key, pool] : freed)
+      for (auto [size, pointer] : pool) {
+        allocations.erase(pointer);
+        release(pointer);
+      }
+    freed.clear();
+  }
+
+private:
+  /// Every allocation of the pool, live or kept: its size and kind.
+  std::unordered_map<void *, std::pair<size_t, Kind>> allocations;
+  /// Kept buffers by (rank, kind), then size.
+  std::map<std::pair<int32_t, Kind>, std::multimap<size_t, void *>> freed;
+};
+
+} // namespace zero::rt
+
+#endif // ZERO_RUNTIME_LIB_BUFFERPOOL_H
