@@ -318,12 +318,12 @@ std::string runRank(const std::vector<const Program *> &programs,
       if (k == 0 || seconds < run.seconds) {
         run.seconds = seconds;
         run.stepSeconds = std::move(stepSeconds);
-      }
-      if (options.steps > 1) {
-        zero_counters end;
-        zero_rank_counters(rank, &end);
-        run.laterStepAllocations = static_cast<int64_t>(
-            end.system_allocations - atSecondStep.system_allocations);
+        if (options.steps > 1) {
+          zero_counters end;
+          zero_rank_counters(rank, &end);
+          run.laterStepAllocations = static_cast<int64_t>(
+              end.system_allocations - atSecondStep.system_allocations);
+        }
       }
     }
     zero_rank_counters(rank, &after);

@@ -89,7 +89,7 @@ struct RankRun {
   double seconds = 0;
   std::vector<double> stepSeconds;
   /// Buffers the rank took from the system allocator (or the CUDA driver)
-  /// in the steps after the first, of the last repeat (-1 for one step): a
+  /// in the steps after the first, of that same repeat (-1 for one step): a
   /// step that reuses its buffers takes none.
   int64_t laterStepAllocations = -1;
   /// This rank's checkpoint files: bytes written by the saves (all of
