@@ -453,7 +453,7 @@ std::vector<bool> Program::getFedArguments() const {
 std::string Program::callSteps(int64_t steps, const StepInputs &inputsOf,
                                std::vector<Array> *outputs,
                                std::vector<double> &stepSeconds,
-                               const StateSink *sink) const {
+                               const StepHooks &hooks) const {
   std::vector<bool> fed = getFedArguments();
   std::vector<Array> previous;
   stepSeconds.clear();
@@ -467,7 +467,9 @@ std::string Program::callSteps(int64_t steps, const StepInputs &inputsOf,
         if (std::optional<size_t> j = getResults()[i].stateOf)
           inputs[*j] = std::move(previous[i]);
     bool last = step + 1 == steps;
-    bool sinks = sink && sink->wants(step);
+    bool sinks = hooks.wants(step);
+    if (std::string error = hooks.before(step); !error.empty())
+      return error;
     std::vector<Array> results;
     double callSeconds = 0;
     if (std::string error =
@@ -481,7 +483,7 @@ std::string Program::callSteps(int64_t steps, const StepInputs &inputsOf,
       for (size_t i = 0; i < getResults().size(); ++i)
         if (std::optional<size_t> j = getResults()[i].stateOf)
           state[*j] = results[i];
-      if (std::string error = sink->take(step, state); !error.empty())
+      if (std::string error = hooks.takeState(step, state); !error.empty())
         return error;
     }
     previous = std::move(results);
@@ -505,7 +507,7 @@ struct Held {
 std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
                                 std::vector<Array> *outputs,
                                 std::vector<double> &stepSeconds,
-                                const StateSink *sink) const {
+                                const StepHooks &hooks) const {
   const ArtifactDescription &d = description;
   Memory memory = memoryOf(d);
   std::vector<ValueType> argTypes = typesOf(d.arguments),
@@ -569,14 +571,21 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
       // once, beside at most one host copy.
       std::vector<char>().swap(value.bytes);
     }
+    if (std::string error = hooks.before(step); !error.empty()) {
+      for (void *buffer : staged)
+        used.erase(buffer);
+      releaseStaged();
+      releaseAll(used);
+      return error;
+    }
     stepSeconds.push_back(timeEntry(d, entry, call.pack(buffers).data()));
     bool last = step + 1 == steps;
-    if (sink && sink->wants(step)) {
+    if (hooks.wants(step)) {
       std::vector<Array> state(argTypes.size());
       for (size_t i = 0; i < resultTypes.size(); ++i)
         if (std::optional<size_t> j = d.results[i].stateOf)
           call.unpackResult(i, &state[*j], memory.read);
-      if (std::string error = sink->take(step, state); !error.empty()) {
+      if (std::string error = hooks.takeState(step, state); !error.empty()) {
         // This call's buffers and its results go; nothing is carried on.
         for (size_t i = 0; i < resultTypes.size(); ++i)
           if (void *allocation = call.unpackResult(i, nullptr, memory.read))

@@ -135,6 +135,33 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// A rank's barrier over the world that is not the program's
+/// (zero_rank_barrier), in memory the backend moves, taken once so that
+/// barriers between steps allocate nothing.
+class RankBarrier {
+public:
+  RankBarrier(zero_rank *rank, bool onGpu)
+      : rank(rank), onGpu(onGpu),
+        scratch(onGpu ? zero_rt_gpu_alloc(sizeof(int64_t))
+                      : std::malloc(sizeof(int64_t))) {}
+  ~RankBarrier() {
+    if (onGpu)
+      zero_rt_gpu_free(scratch);
+    else
+      std::free(scratch);
+  }
+  RankBarrier(const RankBarrier &) = delete;
+  RankBarrier &operator=(const RankBarrier &) = delete;
+
+  /// False when the world failed.
+  bool allRanksReached() { return zero_rank_barrier(rank, scratch) == 0; }
+
+private:
+  zero_rank *rank;
+  bool onGpu;
+  void *scratch;
+};
+
 /// The checkpoints of a launch: the one it starts from, the ones it saves.
 struct Checkpoints {
   /// The state values (of the one program).
@@ -161,10 +188,11 @@ struct Checkpoints {
   /// written its files (a world all-reduce, which also carries the failure
   /// of a rank that could not), world rank 0 writes the step's manifest.
   /// Nothing is written after a step the world failed in.
-  std::string save(const LaunchOptions &options, zero_rank *rank, int64_t done,
+  std::string save(const LaunchOptions &options, zero_rank *rank,
+                   RankBarrier &barrier, int64_t done,
                    const std::vector<Array> &state, int64_t &bytes,
                    double &seconds) {
-    if (!allRanksReached(rank))
+    if (!barrier.allRanksReached())
       return "";
     auto start = std::chrono::steady_clock::now();
     std::string stepDir = options.saveDir + "/" + checkpointStepName(done);
@@ -182,7 +210,7 @@ struct Checkpoints {
         !error.empty())
       return "saving the checkpoint: " + error;
     seconds += secondsSince(start);
-    if (!allRanksReached(rank))
+    if (!barrier.allRanksReached())
       return ""; // The world failed; it holds the message.
     if (id != 0)
       return "";
@@ -193,22 +221,6 @@ struct Checkpoints {
     return "";
   }
 
-  /// A barrier over the world: an all-reduce of one integer, in memory the
-  /// backend moves (managed memory on a GPU backend). False when the world
-  /// failed.
-  bool allRanksReached(zero_rank *rank) const {
-    const int64_t group[] = {1, worldSize, 1, 0};
-    void *buffer = onGpu ? zero_rt_gpu_alloc(sizeof(int64_t))
-                         : std::malloc(sizeof(int64_t));
-    *static_cast<int64_t *>(buffer) = 1;
-    int status = zero_wait(
-        zero_all_reduce(rank, buffer, buffer, 1, ZERO_I64, ZERO_SUM, group));
-    if (onGpu)
-      zero_rt_gpu_free(buffer);
-    else
-      std::free(buffer);
-    return status == 0;
-  }
 };
 
 /// Runs every program on the bound rank `rank`; returns an error message,
@@ -219,6 +231,7 @@ std::string runRank(const std::vector<const Program *> &programs,
                     Checkpoints &checkpoints) {
   int32_t id = zero_rank_id(rank);
   int64_t firstStep = checkpoints.firstStep;
+  RankBarrier barrier(rank, checkpoints.onGpu);
   // Made once: each call gets a copy, which it may update in place.
   // The state a loaded checkpoint holds for this rank replaces the state
   // arguments, which are not made.
@@ -282,36 +295,33 @@ std::string runRank(const std::vector<const Program *> &programs,
         return "";
       };
       bool last = k + 1 == options.repeat;
-      Program::StateSink sink{
-          [&](int64_t step) {
-            return last && checkpoints.due(options, options.steps, step);
-          },
-          [&](int64_t step, const std::vector<Array> &state) {
-            // The save's barrier is not the program's: its counts go to
-            // `before`, out of the run's.
-            zero_counters start, end;
-            zero_rank_counters(rank, &start);
-            std::string error =
-                checkpoints.save(options, rank, firstStep + step + 1, state,
-                                 run.savedBytes, run.saveSeconds);
-            zero_rank_counters(rank, &end);
-            for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k) {
-              before.bytes_sent[k] += end.bytes_sent[k] - start.bytes_sent[k];
-              before.issued[k] += end.issued[k] - start.issued[k];
-            }
-            return error;
-          }};
+      Program::StepHooks hooks;
+      // The ranks start each later step together, as a peer's benchmark
+      // loop does: a step's time is its own, not the skew of the ranks
+      // making its data. (The first step's time is not compared.)
+      hooks.beforeCall = [&](int64_t step) -> std::string {
+        return step == 0 || barrier.allRanksReached()
+                   ? ""
+                   : "the world failed";
+      };
+      hooks.wantsState = [&](int64_t step) {
+        return last && checkpoints.due(options, options.steps, step);
+      };
+      hooks.takeState = [&](int64_t step, const std::vector<Array> &state) {
+        return checkpoints.save(options, rank, barrier, firstStep + step + 1,
+                                state, run.savedBytes, run.saveSeconds);
+      };
       std::vector<double> stepSeconds;
       zero_rank_trace_begin(rank);
       std::string error = program.callSteps(
           options.steps, inputsOf,
           last && options.keepOutputs ? &run.outputs : nullptr, stepSeconds,
-          &sink);
+          hooks);
       zero_rank_trace_end(rank);
-      if (!error.empty())
-        return error;
       if (zero_world_error(world))
         return "";
+      if (!error.empty())
+        return error;
       double seconds = 0;
       for (double s : stepSeconds)
         seconds += s;

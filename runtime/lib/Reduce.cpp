@@ -111,27 +111,59 @@ struct F16 {
   }
 };
 
-template <zero_reduction Reduction, typename Access, typename Acc>
+/// Reduces `len` elements over `Inputs` inputs (0: `n`, known only at run
+/// time). Blocks of 64 elements keep the accumulator in registers and local
+/// to the function, so that the loops vectorize without alias checks and
+/// stream each input once, and computing a block before storing it lets
+/// `out` alias an input. With the count of inputs and the reduction fixed,
+/// the inner loops have no branch, and a mean over a power of two divides
+/// by multiplying (exactly the same result).
+template <int Inputs, zero_reduction Reduction, typename Access, typename Acc>
 void reduceBlocks(const void *const *ins, int32_t n, int64_t inOffset,
                   void *out, int64_t outOffset, int64_t len) {
-  // Blocks keep the accumulator in cache; computing the whole block before
-  // storing lets `out` alias an input. The reduction is a template
-  // argument so that the inner loops have no branch and vectorize.
-  constexpr int64_t kBlock = 4096;
-  Acc acc[kBlock];
-  for (int64_t base = 0; base < len; base += kBlock) {
-    int64_t m = len - base < kBlock ? len - base : kBlock;
+  constexpr int64_t kBlock = 64;
+  const int32_t count = Inputs ? Inputs : n;
+  auto reduceBlock = [&](int64_t base, int64_t m) {
+    Acc acc[kBlock];
     for (int64_t e = 0; e < m; ++e)
       acc[e] = Access::load(ins[0], inOffset + base + e);
-    for (int32_t r = 1; r < n; ++r)
+    for (int32_t r = 1; r < count; ++r)
       for (int64_t e = 0; e < m; ++e)
         acc[e] = combine<Acc>(Reduction, acc[e],
                               Access::load(ins[r], inOffset + base + e));
     if constexpr (Reduction == ZERO_MEAN && !std::is_integral_v<Acc>)
       for (int64_t e = 0; e < m; ++e)
-        acc[e] = acc[e] / static_cast<Acc>(n);
+        acc[e] = acc[e] / static_cast<Acc>(count);
     for (int64_t e = 0; e < m; ++e)
       Access::store(out, outOffset + base + e, acc[e]);
+  };
+  int64_t base = 0;
+  for (; base + kBlock <= len; base += kBlock)
+    reduceBlock(base, kBlock);
+  if (base < len)
+    reduceBlock(base, len - base);
+}
+
+/// The reduction over `n` inputs with `n` a constant where it is small.
+template <zero_reduction Reduction, typename Access, typename Acc>
+void reduceOver(const void *const *ins, int32_t n, int64_t inOffset, void *out,
+                int64_t outOffset, int64_t len) {
+  switch (n) {
+  case 2:
+    return reduceBlocks<2, Reduction, Access, Acc>(ins, n, inOffset, out,
+                                                   outOffset, len);
+  case 3:
+    return reduceBlocks<3, Reduction, Access, Acc>(ins, n, inOffset, out,
+                                                   outOffset, len);
+  case 4:
+    return reduceBlocks<4, Reduction, Access, Acc>(ins, n, inOffset, out,
+                                                   outOffset, len);
+  case 8:
+    return reduceBlocks<8, Reduction, Access, Acc>(ins, n, inOffset, out,
+                                                   outOffset, len);
+  default:
+    return reduceBlocks<0, Reduction, Access, Acc>(ins, n, inOffset, out,
+                                                   outOffset, len);
   }
 }
 
@@ -141,17 +173,17 @@ void reduceRangeImpl(zero_reduction reduction, const void *const *ins,
                      int64_t len) {
   switch (reduction) {
   case ZERO_SUM:
-    return reduceBlocks<ZERO_SUM, Access, Acc>(ins, n, inOffset, out, outOffset,
-                                               len);
+    return reduceOver<ZERO_SUM, Access, Acc>(ins, n, inOffset, out, outOffset,
+                                             len);
   case ZERO_MEAN:
-    return reduceBlocks<ZERO_MEAN, Access, Acc>(ins, n, inOffset, out,
-                                                outOffset, len);
+    return reduceOver<ZERO_MEAN, Access, Acc>(ins, n, inOffset, out, outOffset,
+                                              len);
   case ZERO_MAX:
-    return reduceBlocks<ZERO_MAX, Access, Acc>(ins, n, inOffset, out, outOffset,
-                                               len);
+    return reduceOver<ZERO_MAX, Access, Acc>(ins, n, inOffset, out, outOffset,
+                                             len);
   case ZERO_MIN:
-    return reduceBlocks<ZERO_MIN, Access, Acc>(ins, n, inOffset, out, outOffset,
-                                               len);
+    return reduceOver<ZERO_MIN, Access, Acc>(ins, n, inOffset, out, outOffset,
+                                             len);
   }
 }
 

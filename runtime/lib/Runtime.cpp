@@ -126,10 +126,14 @@ const Group *lookupGroup(zero_rank *rank, const int64_t *descriptor,
   return &rank->groups.emplace(contents, std::move(group)).first->second;
 }
 
+/// Starts a collective of the program, or (`launcherOwn`) one of the
+/// launcher's between the program's calls, which is numbered apart and not
+/// counted or traced.
 zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
                              const void *in, void *out, int64_t count,
                              int32_t dtype, int32_t reduction,
-                             const int64_t *descriptor) {
+                             const int64_t *descriptor,
+                             bool launcherOwn = false) {
   auto *handle = new zero_handle;
   Backend &backend = *rank->world->backend;
   if (!backend.error().empty()) {
@@ -150,7 +154,8 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
     return handle;
   }
   c.group = *group;
-  c.sequence = rank->sequence[c.group.key]++;
+  c.sequence =
+      rank->sequence[launcherOwn ? "launcher " + c.group.key : c.group.key]++;
 
   int32_t n = c.group.size();
   std::string error;
@@ -179,10 +184,12 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
   if (trace)
     std::fprintf(stderr, "zero: rank %d starts %s on group %s\n", rank->id,
                  describe(c).c_str(), c.group.describe().c_str());
-  rank->issued[kind] += 1;
   uint64_t bytes = ringBytes(kind, count, dtypeSize(c.dtype), n);
-  rank->bytesSent[kind] += bytes;
-  bool traced = rank->timeline.active();
+  if (!launcherOwn) {
+    rank->issued[kind] += 1;
+    rank->bytesSent[kind] += bytes;
+  }
+  bool traced = rank->timeline.active() && !launcherOwn;
   if (traced) {
     handle->rank = rank;
     handle->name = describe(c);
@@ -378,6 +385,14 @@ zero_handle *zero_all_gather(zero_rank *rank, const void *in, void *out,
                              const int64_t *group) {
   return startCollective(rank, ZERO_ALL_GATHER, in, out, count, dtype, ZERO_SUM,
                          group);
+}
+
+int zero_rank_barrier(zero_rank *rank, void *scratch) {
+  const int64_t world[] = {1, rank->world->backend->worldSize(), 1, 0};
+  *static_cast<int64_t *>(scratch) = 1;
+  return zero_wait(startCollective(rank, ZERO_ALL_REDUCE, scratch, scratch, 1,
+                                   ZERO_I64, ZERO_SUM, world,
+                                   /*launcherOwn=*/true));
 }
 
 /// Records the wait for `handle` on its rank's timeline: the computation

@@ -1,9 +1,11 @@
 //===- RuntimeTest.cpp - the runtime's local backend ----------------------===//
 
 #include "zero/runtime/zero_runtime.h"
+#include "Reduce.h"
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -50,6 +52,7 @@ struct LocalWorld {
 };
 
 const int64_t kMesh4[] = {1, 4, 1, 0};
+const int64_t kMesh2[] = {1, 2, 1, 0};
 
 /// Values whose sum depends on the order of addition.
 float valueOf(int32_t rank, int64_t i) {
@@ -105,6 +108,44 @@ TEST(LocalBackend, InPlaceMeanMaxAndMin) {
     EXPECT_EQ(maxed[r], (std::vector<int64_t>{2, 0, 10}));
     EXPECT_EQ(minned[r], (std::vector<int64_t>{0, -2, 10}));
   }
+}
+
+/// Every count of inputs (those with a loop of their own and the general
+/// one), past a block's end, in place: each element is the inputs combined
+/// in rank order, a mean divided once at the end.
+TEST(Reduce, EveryCountOfInputsFollowsTheDefinitionBitForBit) {
+  constexpr int64_t len = 64 * 2 + 5;
+  for (int32_t n = 1; n <= 9; ++n)
+    for (zero_reduction reduction : {ZERO_SUM, ZERO_MEAN, ZERO_MAX, ZERO_MIN}) {
+      std::vector<std::vector<float>> inputs(n, std::vector<float>(len + 3));
+      std::vector<const void *> ins(n);
+      for (int32_t r = 0; r < n; ++r) {
+        for (int64_t i = 0; i < len + 3; ++i)
+          inputs[r][i] = valueOf(r, i) * (i % 3 ? 1.0f : -1.0f);
+        ins[r] = inputs[r].data();
+      }
+      std::vector<float> expected(len);
+      for (int64_t e = 0; e < len; ++e) {
+        float acc = inputs[0][e + 3];
+        for (int32_t r = 1; r < n; ++r) {
+          float x = inputs[r][e + 3];
+          acc = reduction == ZERO_MAX   ? std::max(acc, x)
+                : reduction == ZERO_MIN ? std::min(acc, x)
+                                        : acc + x;
+        }
+        expected[e] = reduction == ZERO_MEAN ? acc / static_cast<float>(n) : acc;
+      }
+      std::vector<float> out(len + 1);
+      zero::rt::reduceRange(ZERO_F32, reduction, ins.data(), n, 3, out.data(),
+                            1, len);
+      ASSERT_EQ(std::memcmp(out.data() + 1, expected.data(), len * 4), 0)
+          << n << " inputs, reduction " << reduction;
+      // In place: the output is the first input, at the same offset.
+      zero::rt::reduceRange(ZERO_F32, reduction, ins.data(), n, 3,
+                            inputs[0].data(), 3, len);
+      ASSERT_EQ(std::memcmp(inputs[0].data() + 3, expected.data(), len * 4), 0)
+          << n << " inputs in place, reduction " << reduction;
+    }
 }
 
 TEST(LocalBackend, AllGatherConcatenatesInGroupOrder) {
@@ -301,6 +342,39 @@ TEST(LocalBackend, CountersFollowTheRingFormulas) {
     EXPECT_EQ(c.issued[ZERO_REDUCE_SCATTER], 1u);
     EXPECT_EQ(c.issued[ZERO_ALL_GATHER], 1u);
   }
+}
+
+TEST(LocalBackend, ALaunchersBarrierIsNotTheProgramsCollective) {
+  LocalWorld world(4);
+  std::vector<zero_counters> counters(4);
+  world.run([&](zero_rank *rank, int32_t id) {
+    int64_t scratch = 0;
+    EXPECT_EQ(zero_rank_barrier(rank, &scratch), 0);
+    // The program's first collective is still #0: one rank's disagreeing
+    // count would name it so (the numbering is checked in mpi.test).
+    std::vector<float> a(8, 1.0f);
+    zero_rt_all_reduce(a.data(), a.data(), 8, ZERO_F32, ZERO_SUM, kMesh4);
+    EXPECT_EQ(zero_rank_barrier(rank, &scratch), 0);
+    zero_rank_counters(rank, &counters[id]);
+  });
+  ASSERT_EQ(world.error(), "");
+  for (const zero_counters &c : counters) {
+    EXPECT_EQ(c.issued[ZERO_ALL_REDUCE], 1u);
+    EXPECT_EQ(c.bytes_sent[ZERO_ALL_REDUCE], 2u * 3 * 32 / 4);
+  }
+}
+
+TEST(LocalBackend, ABarrierNumbersItselfApartFromTheProgram) {
+  LocalWorld world(2);
+  world.run([&](zero_rank *rank, int32_t id) {
+    int64_t scratch = 0;
+    zero_rank_barrier(rank, &scratch);
+    std::vector<float> a(id ? 4 : 2, 1.0f);
+    zero_rt_all_reduce(a.data(), a.data(), a.size(), ZERO_F32, ZERO_SUM,
+                       kMesh2);
+  });
+  EXPECT_NE(world.error().find("collective #0"), std::string::npos)
+      << world.error();
 }
 
 TEST(Runtime, UnknownBackendIsAnError) {

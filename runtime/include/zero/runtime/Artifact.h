@@ -112,13 +112,23 @@ public:
                            std::vector<Array> *outputs,
                            double &seconds) const = 0;
 
-  /// Where the state goes between steps (a checkpoint): after each step
-  /// that `wants`, `take` gets per argument the value the next step would
-  /// take (empty where no result feeds it), copied to the host.
-  struct StateSink {
-    std::function<bool(int64_t step)> wants;
+  /// What a caller of callSteps does around each step; each is optional.
+  struct StepHooks {
+    /// Runs just before each call (a barrier, so that the ranks start the
+    /// step together and its time is its own); an error message ends the
+    /// steps.
+    std::function<std::string(int64_t step)> beforeCall;
+    /// Where the state goes between steps (a checkpoint): after each step
+    /// that `wantsState`, `takeState` gets per argument the value the next
+    /// step would take (empty where no result feeds it), copied to the host.
+    std::function<bool(int64_t step)> wantsState;
     std::function<std::string(int64_t step, const std::vector<Array> &state)>
-        take;
+        takeState;
+
+    bool wants(int64_t step) const { return wantsState && wantsState(step); }
+    std::string before(int64_t step) const {
+      return beforeCall ? beforeCall(step) : "";
+    }
   };
 
   /// Makes the values of step `step`'s arguments whose `wanted` entry is
@@ -130,13 +140,13 @@ public:
   /// first takes, for every argument that a result feeds (stateOf), that
   /// result of the call before, and the rest from `inputsOf`. Copies the
   /// last call's results into `outputs` unless it is null; `stepSeconds`
-  /// gets the wall time of each call. Returns an error message, or "". By default the
-  /// state goes through host arrays; an artifact keeps it where its buffers
-  /// live.
+  /// gets the wall time of each call; `hooks` run around each call. Returns
+  /// an error message, or "". By default the state goes through host arrays;
+  /// an artifact keeps it where its buffers live.
   virtual std::string callSteps(int64_t steps, const StepInputs &inputsOf,
                                 std::vector<Array> *outputs,
                                 std::vector<double> &stepSeconds,
-                                const StateSink *sink = nullptr) const;
+                                const StepHooks &hooks = {}) const;
 
   /// Per argument, whether a result feeds it (stateOf).
   std::vector<bool> getFedArguments() const;
@@ -178,7 +188,7 @@ public:
   std::string callSteps(int64_t steps, const StepInputs &inputsOf,
                         std::vector<Array> *outputs,
                         std::vector<double> &stepSeconds,
-                        const StateSink *sink = nullptr) const override;
+                        const StepHooks &hooks = {}) const override;
 
   /// The packed entry itself (see PackedCall.h), for a caller that places
   /// the buffers itself.

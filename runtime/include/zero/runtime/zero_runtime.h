@@ -131,6 +131,11 @@ void zero_rank_bind(zero_rank *rank);
    end with `message` (on mpi, the job is aborted). */
 void zero_rank_fail(zero_rank *rank, const char *message);
 void zero_rank_counters(const zero_rank *rank, zero_counters *counters);
+/* A barrier over the world for a launcher, between the program's calls: it
+   is numbered apart from the program's collectives, and not counted or
+   traced. `scratch` is 8 bytes the backend moves (managed memory on a GPU
+   backend). Returns 0, or nonzero when the world failed. */
+int zero_rank_barrier(zero_rank *rank, void *scratch);
 
 /* Tracing. While a world traces, each local rank records a timeline with
    two tracks: computation (the time between runtime calls, and the time
