@@ -220,7 +220,6 @@ struct Checkpoints {
       return "saving the checkpoint: " + error;
     return "";
   }
-
 };
 
 /// Runs every program on the bound rank `rank`; returns an error message,
@@ -300,9 +299,7 @@ std::string runRank(const std::vector<const Program *> &programs,
       // loop does: a step's time is its own, not the skew of the ranks
       // making its data. (The first step's time is not compared.)
       hooks.beforeCall = [&](int64_t step) -> std::string {
-        return step == 0 || barrier.allRanksReached()
-                   ? ""
-                   : "the world failed";
+        return step == 0 || barrier.allRanksReached() ? "" : "the world failed";
       };
       hooks.wantsState = [&](int64_t step) {
         return last && checkpoints.due(options, options.steps, step);

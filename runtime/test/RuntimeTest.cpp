@@ -1,7 +1,7 @@
 //===- RuntimeTest.cpp - the runtime's local backend ----------------------===//
 
-#include "zero/runtime/zero_runtime.h"
 #include "Reduce.h"
+#include "zero/runtime/zero_runtime.h"
 
 #include "gtest/gtest.h"
 
@@ -133,7 +133,8 @@ TEST(Reduce, EveryCountOfInputsFollowsTheDefinitionBitForBit) {
                 : reduction == ZERO_MIN ? std::min(acc, x)
                                         : acc + x;
         }
-        expected[e] = reduction == ZERO_MEAN ? acc / static_cast<float>(n) : acc;
+        expected[e] =
+            reduction == ZERO_MEAN ? acc / static_cast<float>(n) : acc;
       }
       std::vector<float> out(len + 1);
       zero::rt::reduceRange(ZERO_F32, reduction, ins.data(), n, 3, out.data(),
