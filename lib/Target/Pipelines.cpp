@@ -36,6 +36,8 @@ static void addDeallocationPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(zero::createZeroSplitDeallocs());
   pm.addNestedPass<func::FuncOp>(
       bufferization::createBufferDeallocationSimplificationPass());
+  // A temporary's memory goes after its last use, not at the block's end.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroFreeAfterLastUse());
   pm.addPass(bufferization::createLowerDeallocationsPass());
   pm.addNestedPass<func::FuncOp>(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());

@@ -458,10 +458,13 @@ std::string Program::callSteps(int64_t steps, const StepInputs &inputsOf,
   std::vector<Array> previous;
   stepSeconds.clear();
   for (int64_t step = 0; step < steps; ++step) {
+    hooks.begin(step);
     std::vector<bool> wanted = fromHostAt(fed, step);
-    std::vector<Array> inputs;
-    if (std::string error = inputsOf(step, wanted, inputs); !error.empty())
-      return error;
+    std::vector<Array> inputs(wanted.size());
+    for (size_t j = 0; j < wanted.size(); ++j)
+      if (wanted[j])
+        if (std::string error = inputsOf(step, j, inputs[j]); !error.empty())
+          return error;
     if (step > 0)
       for (size_t i = 0; i < getResults().size(); ++i)
         if (std::optional<size_t> j = getResults()[i].stateOf)
@@ -534,23 +537,26 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
   };
   stepSeconds.clear();
   for (int64_t step = 0; step < steps; ++step) {
+    hooks.begin(step);
     std::vector<bool> wanted = fromHostAt(fed, step);
-    std::vector<Array> inputs;
-    if (std::string error = inputsOf(step, wanted, inputs); !error.empty()) {
-      releaseStaged();
-      releaseAll(live);
-      return error;
-    }
     // This call's buffers: the staged ones for values from the host, the
     // carried ones for the state.
     std::set<void *> used = live;
     live.clear();
     std::vector<void *> buffers(argTypes.size());
+    // Scalars are passed from here.
+    std::vector<Array> inputs(argTypes.size());
     for (size_t j = 0; j < argTypes.size(); ++j) {
       if (!wanted[j] && carried[j].data) {
         buffers[j] = carried[j].data;
         continue;
       }
+      if (wanted[j])
+        if (std::string error = inputsOf(step, j, inputs[j]); !error.empty()) {
+          releaseStaged();
+          releaseAll(used);
+          return error;
+        }
       Array &value = wanted[j] ? inputs[j] : carriedValues[j];
       if (!argTypes[j].isTensor) {
         buffers[j] = value.bytes.data();

@@ -117,17 +117,17 @@ std::string tracePath(const std::string &path, zero_world *world) {
          path.substr(dot);
 }
 
-/// `inputs` as `program` takes them on world rank `rank`: a shard argument's
-/// part, taken from a whole value (one made as the shard is taken as is).
-std::vector<Array> argumentsFor(const Program &program,
-                                std::vector<Array> values, int32_t rank) {
+/// Argument `index` as `program` takes it on world rank `rank`: a shard
+/// argument's part, taken from a whole value (one made as the shard is taken
+/// as is).
+Array argumentFor(const Program &program, size_t index, Array value,
+                  int32_t rank) {
   const std::vector<ArtifactValue> &arguments = program.getArguments();
-  for (size_t i = 0; i < values.size() && i < arguments.size(); ++i)
-    if (const auto &shard = arguments[i].shard;
-        shard && !values[i].bytes.empty() && values[i].shape == shard->whole)
-      values[i] =
-          takeShard(values[i], shard->shardElements, shard->groupIndex[rank]);
-  return values;
+  if (index < arguments.size())
+    if (const auto &shard = arguments[index].shard;
+        shard && !value.bytes.empty() && value.shape == shard->whole)
+      return takeShard(value, shard->shardElements, shard->groupIndex[rank]);
+  return value;
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -248,19 +248,22 @@ std::string runRank(const std::vector<const Program *> &programs,
     for (const CheckpointValue &value : checkpoints.layout)
       notLoaded[value.argument] = false;
   }
+  // The first step's values are made as each is needed, like a later
+  // step's, unless they are written (--input-dir): then all are made here,
+  // whole (a generated shard is otherwise made alone: a rank never holds
+  // the whole).
   std::vector<Array> inputs;
-  // A generated shard is made alone (a rank never holds the whole) unless
-  // the whole inputs are written.
-  if (std::string error =
-          makeInputs(programs.front()->getArguments(), options, id, inputs,
-                     firstStep, &notLoaded, options.inputDir.empty());
-      !error.empty())
-    return error;
-  if (!options.inputDir.empty())
+  if (!options.inputDir.empty()) {
+    if (std::string error =
+            makeInputs(programs.front()->getArguments(), options, id, inputs,
+                       firstStep, &notLoaded, /*shardsAlone=*/false);
+        !error.empty())
+      return error;
     if (std::string error =
             writeRankValues(options.inputDir, id, "arg", inputs);
         !error.empty())
       return error;
+  }
   for (size_t p = 0; p < programs.size(); ++p) {
     RankRun &run = *runs[p];
     run.rank = id;
@@ -268,33 +271,39 @@ std::string runRank(const std::vector<const Program *> &programs,
     zero_rank_counters(rank, &before);
     for (int k = 0; k < options.repeat; ++k) {
       const Program &program = *programs[p];
-      // Step 0's values are the ones made above; later steps make theirs.
-      zero_counters atSecondStep = {};
-      auto inputsOf = [&](int64_t step, const std::vector<bool> &wanted,
-                          std::vector<Array> &values) -> std::string {
-        if (step == 1)
-          zero_rank_counters(rank, &atSecondStep);
-        if (step == 0) {
-          // The last call takes the values made above; others copy them.
-          bool lastUse = p + 1 == programs.size() && k + 1 == options.repeat;
-          values =
-              argumentsFor(program, lastUse ? std::move(inputs) : inputs, id);
-          for (size_t i = 0; i < loaded.size(); ++i)
-            values[checkpoints.layout[i].argument] =
-                lastUse ? std::move(loaded[i]) : loaded[i];
+      // Each value is made when the step needs it; the first step's loaded
+      // (and written) ones were made above, and the last call takes them,
+      // others a copy.
+      bool lastUse = p + 1 == programs.size() && k + 1 == options.repeat;
+      std::vector<int64_t> loadedAt(program.getArguments().size(), -1);
+      for (size_t i = 0; i < loaded.size(); ++i)
+        loadedAt[checkpoints.layout[i].argument] = static_cast<int64_t>(i);
+      auto inputsOf = [&](int64_t step, size_t j, Array &value) -> std::string {
+        if (step == 0 && (loadedAt[j] >= 0 || !inputs.empty())) {
+          Array &made = loadedAt[j] >= 0 ? loaded[loadedAt[j]] : inputs[j];
+          value = argumentFor(program, j, lastUse ? std::move(made) : made, id);
           return "";
         }
+        std::vector<bool> wanted(program.getArguments().size());
+        wanted[j] = true;
         std::vector<Array> whole;
         if (std::string error =
                 makeInputs(program.getArguments(), options, id, whole,
                            firstStep + step, &wanted, /*shardsAlone=*/true);
             !error.empty())
-          return "step " + std::to_string(firstStep + step) + ": " + error;
-        values = argumentsFor(program, std::move(whole), id);
+          return step == 0 ? error
+                           : "step " + std::to_string(firstStep + step) + ": " +
+                                 error;
+        value = argumentFor(program, j, std::move(whole[j]), id);
         return "";
       };
       bool last = k + 1 == options.repeat;
       Program::StepHooks hooks;
+      zero_counters atSecondStep = {};
+      hooks.beginStep = [&](int64_t step) {
+        if (step == 1)
+          zero_rank_counters(rank, &atSecondStep);
+      };
       // The ranks start each later step together, as a peer's benchmark
       // loop does: a step's time is its own, not the skew of the ranks
       // making its data. (The first step's time is not compared.)

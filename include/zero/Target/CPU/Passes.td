@@ -196,6 +196,43 @@ def ZeroSplitDeallocs : Pass<"zero-split-deallocs"> {
                            "mlir::bufferization::BufferizationDialect"];
 }
 
+def ZeroFreeAfterLastUse : Pass<"zero-free-after-last-use"> {
+  let summary = "Frees each temporary right after its last use, not at the "
+                "end of its block";
+  let description = [{
+    Runs after `zero-split-deallocs` and `buffer-deallocation-simplification`
+    (both pipelines run it). Ownership-based deallocation frees every buffer
+    at the end of the block that owns it, so all the temporaries of a
+    straight-line training step (each bucket's reduced gradient, each
+    packed bucket) are alive at once at its end: the step's peak memory is
+    the sum of them, where it could be the largest.
+
+    A `bufferization.dealloc` of one buffer, unconditionally (`if (true)`),
+    retaining nothing, whose buffer an op in the same block allocates, moves
+    to just after the last op of the block that uses the buffer or a view of
+    it (a use in a nested region counts at the op of this block that holds
+    it). It stays where it is when a use could keep the buffer beyond that
+    op: an op that is not a view yet returns a buffer, a request or any
+    other value that is not a plain number (a collective that only starts, a
+    `zero.async`, a loop or a call that returns buffers), takes the buffer's
+    address, or passes it on (a terminator).
+
+    ```mlir
+    %a = memref.alloc() : memref<8xf32>
+    linalg.generic ... outs(%a : memref<8xf32>)
+    "use"(%a) : (memref<8xf32>) -> ()
+    ... // the rest of the step
+    bufferization.dealloc (%a : memref<8xf32>) if (%true)
+    // becomes
+    "use"(%a) : (memref<8xf32>) -> ()
+    bufferization.dealloc (%a : memref<8xf32>) if (%true)
+    ... // the rest of the step
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::bufferization::BufferizationDialect"];
+}
+
 def ZeroExpandTruncF : Pass<"zero-expand-truncf"> {
   let summary = "Writes f64-to-bf16 truncations as ones the host can run";
   let description = [{

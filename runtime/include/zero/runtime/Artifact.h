@@ -114,6 +114,8 @@ public:
 
   /// What a caller of callSteps does around each step; each is optional.
   struct StepHooks {
+    /// Runs at the start of each step, before its values are made.
+    std::function<void(int64_t step)> beginStep;
     /// Runs just before each call (a barrier, so that the ranks start the
     /// step together and its time is its own); an error message ends the
     /// steps.
@@ -125,16 +127,22 @@ public:
     std::function<std::string(int64_t step, const std::vector<Array> &state)>
         takeState;
 
+    void begin(int64_t step) const {
+      if (beginStep)
+        beginStep(step);
+    }
     bool wants(int64_t step) const { return wantsState && wantsState(step); }
     std::string before(int64_t step) const {
       return beforeCall ? beforeCall(step) : "";
     }
   };
 
-  /// Makes the values of step `step`'s arguments whose `wanted` entry is
-  /// true (this rank's, shards taken); returns an error message, or "".
-  using StepInputs = std::function<std::string(
-      int64_t step, const std::vector<bool> &wanted, std::vector<Array> &)>;
+  /// Makes the value of argument `argument` for step `step` (this rank's, a
+  /// shard's part); returns an error message, or "". callSteps asks for one
+  /// argument at a time, each just before it goes where the call reads it,
+  /// so that a rank holds at most one value twice.
+  using StepInputs =
+      std::function<std::string(int64_t step, size_t argument, Array &value)>;
 
   /// Calls the entry `steps` times on the bound rank: each call after the
   /// first takes, for every argument that a result feeds (stateOf), that

@@ -1,0 +1,124 @@
+//===- FreeAfterLastUse.cpp - deallocs moved up to their last use ---------===//
+//
+// Moves the unconditional dealloc of a buffer allocated in its block to just
+// after the buffer's last use there. See Passes.td for the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "zero/Target/CPU/Passes.h"
+
+namespace zero {
+#define GEN_PASS_DEF_ZEROFREEAFTERLASTUSE
+#include "zero/Target/CPU/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+
+namespace {
+
+/// Whether `op`'s results cannot hold a buffer: none, or plain numbers only.
+bool returnsOnlyNumbers(Operation *op) {
+  return llvm::all_of(op->getResultTypes(), [](Type type) {
+    return type.isIntOrIndexOrFloat();
+  });
+}
+
+/// Whether `user`, an op that reads or writes `view` (a view of the buffer),
+/// lets the buffer go when it ends: it is not a view of it (those are
+/// followed), keeps no reference in a result, takes no address and passes
+/// nothing on.
+bool letsGo(Operation *user) {
+  if (user->hasTrait<OpTrait::IsTerminator>() ||
+      isa<memref::ExtractAlignedPointerAsIndexOp>(user))
+    return false;
+  return returnsOnlyNumbers(user);
+}
+
+/// The last op of `block` that uses `buffer` or a view of it (the op of the
+/// block that holds a nested use), besides `dealloc`; null when a use may
+/// keep the buffer beyond its op.
+Operation *lastUseInBlock(Value buffer, Operation *dealloc, Block *block,
+                          bool &known) {
+  Operation *last = nullptr;
+  SmallVector<Value> views = {buffer};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (OpOperand &use : view.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == dealloc)
+        continue;
+      if (auto viewLike = dyn_cast<ViewLikeOpInterface>(user);
+          viewLike && viewLike.getViewSource() == view) {
+        for (Value result : user->getResults())
+          if (isa<BaseMemRefType>(result.getType()))
+            views.push_back(result);
+        // Its other results (sizes, strides) are numbers.
+        if (user->getBlock() != block) {
+          known = false;
+          return nullptr;
+        }
+        continue;
+      }
+      Operation *holder = block->findAncestorOpInBlock(*user);
+      if (!holder || !letsGo(user) || !letsGo(holder)) {
+        known = false;
+        return nullptr;
+      }
+      if (!last || last->isBeforeInBlock(holder))
+        last = holder;
+    }
+  }
+  return last;
+}
+
+void freeAfterLastUse(bufferization::DeallocOp dealloc) {
+  if (dealloc.getMemrefs().size() != 1 || !dealloc.getRetained().empty() ||
+      !matchPattern(dealloc.getConditions().front(), m_One()))
+    return;
+  Value buffer = dealloc.getMemrefs().front();
+  // The allocation itself, or a view of it (the base buffer the dealloc
+  // names).
+  Value origin = buffer;
+  while (auto view = origin.getDefiningOp<ViewLikeOpInterface>())
+    origin = view.getViewSource();
+  Block *block = dealloc->getBlock();
+  Operation *alloc = origin.getDefiningOp();
+  if (!alloc || alloc->getBlock() != block ||
+      !hasEffect<MemoryEffects::Allocate>(alloc, origin))
+    return;
+  bool known = true;
+  Operation *last = lastUseInBlock(origin, dealloc, block, known);
+  if (!known || !last || !last->isBeforeInBlock(dealloc) ||
+      last->getNextNode() == dealloc.getOperation())
+    return;
+  // The dealloc names a view of the allocation: that view must exist there.
+  if (Operation *def = buffer.getDefiningOp();
+      def && def != alloc && last->isBeforeInBlock(def))
+    return;
+  OpBuilder b(last->getContext());
+  b.setInsertionPointAfter(last);
+  Value always = arith::ConstantOp::create(b, dealloc.getLoc(),
+                                           b.getBoolAttr(true));
+  bufferization::DeallocOp::create(b, dealloc.getLoc(), buffer, always,
+                                   ValueRange());
+  dealloc.erase();
+}
+
+struct ZeroFreeAfterLastUsePass
+    : public zero::impl::ZeroFreeAfterLastUseBase<ZeroFreeAfterLastUsePass> {
+  void runOnOperation() override {
+    SmallVector<bufferization::DeallocOp> deallocs;
+    getOperation()->walk(
+        [&](bufferization::DeallocOp op) { deallocs.push_back(op); });
+    for (bufferization::DeallocOp dealloc : deallocs)
+      freeAfterLastUse(dealloc);
+  }
+};
+
+} // namespace
