@@ -24,9 +24,8 @@ namespace {
 
 /// Whether `op`'s results cannot hold a buffer: none, or plain numbers only.
 bool returnsOnlyNumbers(Operation *op) {
-  return llvm::all_of(op->getResultTypes(), [](Type type) {
-    return type.isIntOrIndexOrFloat();
-  });
+  return llvm::all_of(op->getResultTypes(),
+                      [](Type type) { return type.isIntOrIndexOrFloat(); });
 }
 
 /// Whether `user`, an op that reads or writes `view` (a view of the buffer),
@@ -103,8 +102,8 @@ void freeAfterLastUse(bufferization::DeallocOp dealloc) {
     return;
   OpBuilder b(last->getContext());
   b.setInsertionPointAfter(last);
-  Value always = arith::ConstantOp::create(b, dealloc.getLoc(),
-                                           b.getBoolAttr(true));
+  Value always =
+      arith::ConstantOp::create(b, dealloc.getLoc(), b.getBoolAttr(true));
   bufferization::DeallocOp::create(b, dealloc.getLoc(), buffer, always,
                                    ValueRange());
   dealloc.erase();
