@@ -6,26 +6,26 @@
 // RUN: zero-opt %s --split-input-file --zero-order-reductions | FileCheck %s
 // RUN: zero-opt %s --split-input-file --zero-order-reductions 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 
-// 100000 elements: blocks of 1024 (the largest block), 98 of them, the last
-// padded with 352 elements of -0.0, the additive identity. The partials'
+// 1000000 elements: blocks of 4096 (the largest block), 245 of them, the
+// last padded with 3520 elements of -0.0, the additive identity. The partials'
 // loop over blocks is the outer, parallel one (one GPU thread a block); the
 // combine is one parallel iteration around the sequential walk over the
 // partials, starting from the init, into a fresh tensor.
 // CHECK-DAG: #[[ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[OUTER:.*]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @sum_of_squares
-// CHECK-SAME: (%[[X:[^:]*]]: tensor<100000xf32>, %[[INIT:[^:]*]]: tensor<f32>)
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<1000000xf32>, %[[INIT:[^:]*]]: tensor<f32>)
 // CHECK: %[[NEG:.*]] = arith.constant -0.000000e+00 : f32
-// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0] high[352]
+// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0] high[3520]
 // CHECK: tensor.yield %[[NEG]]
-// CHECK: %[[G:.*]] = tensor.expand_shape %[[P]] {{\[\[}}0, 1]] output_shape [98, 1024]
-// CHECK: %[[F:.*]] = linalg.fill ins(%[[NEG]] : f32) outs(%{{.*}} : tensor<98xf32>)
-// CHECK: %[[PART:.*]] = linalg.generic {indexing_maps = [#[[ID2]], #[[OUTER]]], iterator_types = ["parallel", "reduction"]} ins(%[[G]] : tensor<98x1024xf32>) outs(%[[F]] : tensor<98xf32>)
+// CHECK: %[[G:.*]] = tensor.expand_shape %[[P]] {{\[\[}}0, 1]] output_shape [245, 4096]
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[NEG]] : f32) outs(%{{.*}} : tensor<245xf32>)
+// CHECK: %[[PART:.*]] = linalg.generic {indexing_maps = [#[[ID2]], #[[OUTER]]], iterator_types = ["parallel", "reduction"]} ins(%[[G]] : tensor<245x4096xf32>) outs(%[[F]] : tensor<245xf32>)
 // CHECK:   arith.addf
-// CHECK: %[[ROW:.*]] = tensor.expand_shape %[[PART]] {{\[\[}}0, 1]] output_shape [1, 98]
+// CHECK: %[[ROW:.*]] = tensor.expand_shape %[[PART]] {{\[\[}}0, 1]] output_shape [1, 245]
 // CHECK: %[[START:.*]] = tensor.expand_shape %[[INIT]] [] output_shape [1] : tensor<f32> into tensor<1xf32>
 // CHECK: %[[FRESH:.*]] = tensor.empty() : tensor<1xf32>
-// CHECK: %[[TOT:.*]] = linalg.generic {indexing_maps = [#[[ID2]], #[[OUTER]], #[[OUTER]]], iterator_types = ["parallel", "reduction"]} ins(%[[ROW]], %[[START]] : tensor<1x98xf32>, tensor<1xf32>) outs(%[[FRESH]] : tensor<1xf32>)
+// CHECK: %[[TOT:.*]] = linalg.generic {indexing_maps = [#[[ID2]], #[[OUTER]], #[[OUTER]]], iterator_types = ["parallel", "reduction"]} ins(%[[ROW]], %[[START]] : tensor<1x245xf32>, tensor<1xf32>) outs(%[[FRESH]] : tensor<1xf32>)
 // CHECK:   %[[K:.*]] = linalg.index 1 : index
 // CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[K]], %{{.*}} : index
 // CHECK:   %[[ACC:.*]] = arith.select %[[FIRST]], %{{.*}}, %{{.*}} : f32
@@ -33,8 +33,8 @@
 // CHECK: %[[R:.*]] = tensor.collapse_shape %[[TOT]] [] : tensor<1xf32> into tensor<f32>
 // CHECK: return %[[R]]
 // CHECK-NOT: linalg.reduce
-func.func @sum_of_squares(%x: tensor<100000xf32>, %init: tensor<f32>) -> tensor<f32> {
-  %n = linalg.reduce ins(%x : tensor<100000xf32>) outs(%init : tensor<f32>) dimensions = [0]
+func.func @sum_of_squares(%x: tensor<1000000xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %n = linalg.reduce ins(%x : tensor<1000000xf32>) outs(%init : tensor<f32>) dimensions = [0]
     (%in: f32, %acc: f32) {
       %s = arith.addf %in, %acc : f32
       linalg.yield %s : f32

@@ -61,8 +61,8 @@ def ZeroOrderReductions : Pass<"zero-order-reductions"> {
     its two arguments whose identity zero knows (addf, mulf, maximumf,
     minimumf; addi, muli, andi, ori, xori, maxsi, minsi, maxui, minui). The
     input, flattened in row-major order, is cut into blocks of B elements in
-    index order, B the power of two from 16 to 1024 that makes at most 64
-    blocks (1024 for tensors over 64K elements; a function of the tensor's
+    index order, B the power of two from 16 to 4096 that makes at most 64
+    blocks (4096 for tensors over 256K elements; a function of the tensor's
     size alone), the last block padded with the identity (-0.0 for a sum,
     which changes no value); a `linalg.generic` whose outer loop, over
     blocks, is parallel combines each block in index order from the identity

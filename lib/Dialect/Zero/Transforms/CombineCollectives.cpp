@@ -358,8 +358,11 @@ struct ZeroCombineCollectivesPass
     }
   }
 
-  /// Offsets of the members' chunks in a bucket, each aligned to
-  /// `alignment` bytes; returns the bucket's chunk elements.
+  /// Offsets of the members' chunks in a bucket: a chunk of at least
+  /// `alignment` bytes starts at a multiple of it, a smaller one right after
+  /// the chunk before (a gap would cost more than the alignment gains: a
+  /// norm's partials are a few elements a tensor). Returns the bucket's
+  /// chunk elements.
   int64_t layOut(Bucket &bucket, SmallVectorImpl<int64_t> &offsets,
                  SmallVectorImpl<int64_t> &sizes) {
     Type element = bucket.members.front().getInput().getType().getElementType();
@@ -367,10 +370,11 @@ struct ZeroCombineCollectivesPass
     int64_t step = std::max<int64_t>(1, alignment / elementBytes);
     int64_t end = 0;
     for (CollectiveOpInterface member : bucket.members) {
-      int64_t offset = llvm::alignTo(end, step);
+      int64_t size = getChunkElements(member);
+      int64_t offset = size >= step ? llvm::alignTo(end, step) : end;
       offsets.push_back(offset);
-      sizes.push_back(getChunkElements(member));
-      end = offset + sizes.back();
+      sizes.push_back(size);
+      end = offset + size;
     }
     return end;
   }

@@ -1,4 +1,5 @@
-// RUN: zero-opt %s --split-input-file --zero-combine-collectives --verify-diagnostics | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-combine-collectives=alignment=8 --verify-diagnostics | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-combine-collectives | FileCheck %s --check-prefix=DEFAULT
 // RUN: zero-opt %s --split-input-file --zero-combine-collectives=alignment=4 | FileCheck %s --check-prefix=PACKED
 // RUN: zero-opt %s --split-input-file --zero-combine-collectives=bucket-bytes=64 | FileCheck %s --check-prefix=SMALL
 // RUN: not zero-opt %s --split-input-file --zero-combine-collectives=alignment=0 2>&1 | FileCheck %s --check-prefix=BADALIGN
@@ -6,21 +7,25 @@
 // BADALIGN: error: zero-combine-collectives: alignment must be positive, got 0
 
 // Two reduce-scatters on 4 ranks: row r of the [4, chunk] buffer holds part
-// r of each member, the second at 64 elements (256 bytes of f32).
+// r of each member, the second at 24 elements (aligned to 8 bytes, 2 f32).
+// At the default alignment (256 bytes) both members are smaller than it and
+// follow each other without a gap: a gap would cost more than it gains.
 zero.mesh @dp(shape = [4])
 
 // CHECK-LABEL: func.func @reduce_scatters
 // CHECK-SAME: (%[[A:.*]]: tensor<92xf32>, %[[B:.*]]: tensor<8xf32>)
 // CHECK: %[[A2:.*]] = tensor.expand_shape %[[A]] {{\[\[}}0, 1]] output_shape [4, 23] : tensor<92xf32> into tensor<4x23xf32>
 // CHECK: %[[B2:.*]] = tensor.expand_shape %[[B]] {{\[\[}}0, 1]] output_shape [4, 2] : tensor<8xf32> into tensor<4x2xf32>
-// CHECK: %[[GAP:.*]] = arith.constant dense<0.000000e+00> : tensor<4x41xf32>
-// CHECK: %[[BUF:.*]] = tensor.concat dim(1) %[[A2]], %[[GAP]], %[[B2]] : (tensor<4x23xf32>, tensor<4x41xf32>, tensor<4x2xf32>) -> tensor<4x66xf32>
-// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[BUF]] {{\[\[}}0, 1]] : tensor<4x66xf32> into tensor<264xf32>
-// CHECK: %[[RS:.*]] = zero.reduce_scatter %[[FLAT]] on @dp reduce = mean {zero.bucket = {id = 0 : i64, offsets = array<i64: 0, 64>, sizes = array<i64: 23, 2>, types = [tensor<23xf32>, tensor<2xf32>]}} : tensor<264xf32> -> tensor<66xf32>
+// CHECK: %[[GAP:.*]] = arith.constant dense<0.000000e+00> : tensor<4x1xf32>
+// CHECK: %[[BUF:.*]] = tensor.concat dim(1) %[[A2]], %[[GAP]], %[[B2]] : (tensor<4x23xf32>, tensor<4x1xf32>, tensor<4x2xf32>) -> tensor<4x26xf32>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[BUF]] {{\[\[}}0, 1]] : tensor<4x26xf32> into tensor<104xf32>
+// CHECK: %[[RS:.*]] = zero.reduce_scatter %[[FLAT]] on @dp reduce = mean {zero.bucket = {id = 0 : i64, offsets = array<i64: 0, 24>, sizes = array<i64: 23, 2>, types = [tensor<23xf32>, tensor<2xf32>]}} : tensor<104xf32> -> tensor<26xf32>
 // CHECK: %[[AS:.*]] = tensor.extract_slice %[[RS]][0] [23] [1]
-// CHECK: %[[BS:.*]] = tensor.extract_slice %[[RS]][64] [2] [1]
+// CHECK: %[[BS:.*]] = tensor.extract_slice %[[RS]][24] [2] [1]
 // CHECK-NOT: zero.reduce_scatter
 // CHECK: return %[[AS]], %[[BS]]
+// DEFAULT-LABEL: func.func @reduce_scatters
+// DEFAULT: zero.reduce_scatter {{.*}}offsets = array<i64: 0, 23>{{.*}} : tensor<100xf32> -> tensor<25xf32>
 // PACKED-LABEL: func.func @reduce_scatters
 // PACKED: zero.reduce_scatter {{.*}}offsets = array<i64: 0, 23>{{.*}} : tensor<100xf32> -> tensor<25xf32>
 // SMALL-LABEL: func.func @reduce_scatters
@@ -39,13 +44,13 @@ zero.mesh @dp(shape = [4])
 
 // CHECK-LABEL: func.func @all_gathers
 // CHECK-SAME: (%[[A:.*]]: tensor<23xf32>, %[[B:.*]]: tensor<2xf32>)
-// CHECK: %[[GAP:.*]] = arith.constant dense<0.000000e+00> : tensor<41xf32>
-// CHECK: %[[BUF:.*]] = tensor.concat dim(0) %[[A]], %[[GAP]], %[[B]] : (tensor<23xf32>, tensor<41xf32>, tensor<2xf32>) -> tensor<66xf32>
-// CHECK: %[[AG:.*]] = zero.all_gather %[[BUF]] on @dp {zero.bucket = {{.*}}} : tensor<66xf32> -> tensor<264xf32>
-// CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[AG]] {{\[\[}}0, 1]] output_shape [4, 66]
+// CHECK: %[[GAP:.*]] = arith.constant dense<0.000000e+00> : tensor<1xf32>
+// CHECK: %[[BUF:.*]] = tensor.concat dim(0) %[[A]], %[[GAP]], %[[B]] : (tensor<23xf32>, tensor<1xf32>, tensor<2xf32>) -> tensor<26xf32>
+// CHECK: %[[AG:.*]] = zero.all_gather %[[BUF]] on @dp {zero.bucket = {{.*}}} : tensor<26xf32> -> tensor<104xf32>
+// CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[AG]] {{\[\[}}0, 1]] output_shape [4, 26]
 // CHECK: %[[AP:.*]] = tensor.extract_slice %[[ROWS]][0, 0] [4, 23] [1, 1]
 // CHECK: %[[AF:.*]] = tensor.collapse_shape %[[AP]] {{\[\[}}0, 1]] : tensor<4x23xf32> into tensor<92xf32>
-// CHECK: %[[BP:.*]] = tensor.extract_slice %[[ROWS]][0, 64] [4, 2] [1, 1]
+// CHECK: %[[BP:.*]] = tensor.extract_slice %[[ROWS]][0, 24] [4, 2] [1, 1]
 // CHECK: %[[BF:.*]] = tensor.collapse_shape %[[BP]] {{\[\[}}0, 1]] : tensor<4x2xf32> into tensor<8xf32>
 // CHECK: return %[[AF]], %[[BF]]
 func.func @all_gathers(%a: tensor<23xf32>, %b: tensor<2xf32>) -> (tensor<92xf32>, tensor<8xf32>) {
@@ -64,7 +69,7 @@ zero.mesh @dp(shape = [2])
 // CHECK-LABEL: func.func @all_reduces
 // CHECK: %[[Y:.*]] = arith.mulf
 // CHECK: tensor.concat
-// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum {zero.bucket = {id = 0 : i64, offsets = array<i64: 0, 64, 128>, sizes = array<i64: 6, 1, 1>, types = [tensor<2x3xf32>, tensor<f32>, tensor<f32>]}} : tensor<129xf32>
+// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum {zero.bucket = {id = 0 : i64, offsets = array<i64: 0, 6, 7>, sizes = array<i64: 6, 1, 1>, types = [tensor<2x3xf32>, tensor<f32>, tensor<f32>]}} : tensor<8xf32>
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
 // CHECK: tensor.collapse_shape %{{.*}} [] : tensor<1xf32> into tensor<f32>
 // CHECK-NOT: zero.all_reduce
@@ -139,7 +144,7 @@ zero.mesh @dp(shape = [4])
 // CHECK: %[[AR:.*]] = zero.all_reduce {{.*}}zero.bucket = {id = 0
 // CHECK-NOT: zero.all_reduce
 // CHECK: %[[G0:.*]] = tensor.extract_slice %[[AR]][0] [8] [1]
-// CHECK: %[[G1:.*]] = tensor.extract_slice %[[AR]][64] [8] [1]
+// CHECK: %[[G1:.*]] = tensor.extract_slice %[[AR]][8] [8] [1]
 // CHECK: %[[S0:.*]] = arith.mulf %[[G0]], %[[G0]]
 // CHECK: %[[A0:.*]] = linalg.reduce ins(%[[S0]]
 // CHECK: %[[S1:.*]] = arith.mulf %[[G1]], %[[G1]]
@@ -177,7 +182,7 @@ func.func @interleaved_norm(%w0: tensor<8xf32>, %g0l: tensor<8xf32>, %w1: tensor
 zero.mesh @dp(shape = [2])
 
 // SMALL-LABEL: func.func @ready_order
-// SMALL: %[[BUCKET:.*]] = zero.all_reduce {{.*}}offsets = array<i64: 0, 64>, sizes = array<i64: 4, 4>
+// SMALL: %[[BUCKET:.*]] = zero.all_reduce {{.*}}offsets = array<i64: 0, 4>, sizes = array<i64: 4, 4>
 // SMALL: %[[WORK:.*]] = arith.mulf %{{.*}}, %{{.*}} : tensor<16xf32>
 // SMALL: %[[LATE:.*]] = arith.addf %[[WORK]]
 // SMALL: zero.all_reduce %[[LATE]] on @dp reduce = sum : tensor<16xf32>
@@ -228,7 +233,7 @@ zero.mesh @dp(shape = [4])
 // A tensor of no elements has no part in a bucket (its offset would lie
 // past the bucket's end): it stays alone, the others are combined.
 // CHECK-LABEL: func.func @no_elements
-// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum {zero.bucket = {{.*}} : tensor<72xf32>
+// CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum {zero.bucket = {{.*}} : tensor<16xf32>
 // CHECK: zero.all_reduce %{{.*}} on @dp reduce = sum : tensor<0xf32>
 // CHECK-NOT: zero.all_reduce
 func.func @no_elements(%a: tensor<8xf32>, %e: tensor<0xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<0xf32>, tensor<8xf32>) {

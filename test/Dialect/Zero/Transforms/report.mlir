@@ -159,13 +159,14 @@ func.func @training_loop(%w0: tensor<64xf32>, %m0: tensor<64xf32>, %x: tensor<64
 // Two gradients bucketed into one reduce-scatter: the local gradients reach
 // it through the bucket's tensor.concat and are still not model state. What
 // a rank holds after sharding is its shards of the optimizer state and of
-// the reduced gradients (one bucket's chunk: two 16-element shards 256
-// bytes apart), plus the whole weights and moments this step takes.
+// the reduced gradients (one bucket's chunk: two 16-element shards side by
+// side, each smaller than the 256-byte alignment), plus the whole weights
+// and moments this step takes.
 // RUN: zero-opt %s --split-input-file --zero-report=record-given --zero-weight-update-sharding --zero-report 2>&1 | FileCheck %s --check-prefix=BUCKETED
 // BUCKETED-LABEL: zero-report: @two
 // BUCKETED: reduce_scatter 1
-// BUCKETED: model state bytes per rank: 1344 (given 1536, ratio 0.875)
-// BUCKETED-NEXT: weights and optimizer state: 1024, reduced gradients: 320
+// BUCKETED: model state bytes per rank: 1152 (given 1536, ratio 0.750)
+// BUCKETED-NEXT: weights and optimizer state: 1024, reduced gradients: 128
 zero.mesh @dp(shape = [4])
 
 func.func @two(%w: tensor<64xf32>, %m: tensor<64xf32>, %g: tensor<64xf32>,

@@ -10,9 +10,9 @@ zero.mesh @dp(shape = [4])
 
 // CHECK-LABEL: func.func @step
 // CHECK-NOT: zero.all_reduce
-// CHECK: zero.reduce_scatter {{.*}}zero.bucket = {id = 0 : i64, offsets = array<i64: 0, 64>, sizes = array<i64: 25, 2>{{.*}} : tensor<264xf32> -> tensor<66xf32>
+// CHECK: zero.reduce_scatter {{.*}}zero.bucket = {id = 0 : i64, offsets = array<i64: 0, 25>, sizes = array<i64: 25, 2>{{.*}} : tensor<108xf32> -> tensor<27xf32>
 // CHECK-NOT: zero.reduce_scatter
-// CHECK: zero.all_gather {{.*}}zero.bucket = {id = 1 : i64{{.*}} : tensor<66xf32> -> tensor<264xf32>
+// CHECK: zero.all_gather {{.*}}zero.bucket = {id = 1 : i64{{.*}} : tensor<27xf32> -> tensor<108xf32>
 // CHECK-NOT: zero.all_gather
 // UNBUCKETED-COUNT-2: zero.reduce_scatter
 // UNBUCKETED-NOT: zero.bucket

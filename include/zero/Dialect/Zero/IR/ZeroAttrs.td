@@ -46,7 +46,7 @@ def Zero_ShardAttr : AttrDef<Zero_Dialect, "Shard"> {
     group formed by `axes` of `mesh`, and cut into N equal parts; the rank
     with group index i holds part i, elements [i * S, (i + 1) * S) with
     S = ceil(numElements / N) rounded up to a multiple of `align` (1 unless
-    given; the tensor's reduction block, from 16 to 1024 elements, when a
+    given; the tensor's reduction block, from 16 to 4096 elements, when a
     full reduction reads the shard, so that shard boundaries fall on the
     reduction's blocks: see `zero-order-reductions`). Padding elements hold
     unspecified values.
