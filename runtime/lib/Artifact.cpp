@@ -463,7 +463,8 @@ std::string Program::callSteps(int64_t steps, const StepInputs &inputsOf,
     std::vector<Array> inputs(wanted.size());
     for (size_t j = 0; j < wanted.size(); ++j)
       if (wanted[j])
-        if (std::string error = inputsOf(step, j, inputs[j]); !error.empty())
+        if (std::string error = inputsOf(step, j, inputs[j], nullptr);
+            !error.empty())
           return error;
     if (step > 0)
       for (size_t i = 0; i < getResults().size(); ++i)
@@ -551,13 +552,48 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
         buffers[j] = carried[j].data;
         continue;
       }
+      // A tensor from the host goes into its staged buffer, in pieces where
+      // its maker writes them.
+      bool tensor = argTypes[j].isTensor;
+      size_t typeBytes =
+          tensor ? static_cast<size_t>(argTypes[j].getNumElements() *
+                                       getElementBytes(argTypes[j].dtype))
+                 : 0;
+      if (wanted[j] && tensor && !staged[j] && typeBytes > 0) {
+        staged[j] = memory.allocate(typeBytes);
+        if (!staged[j]) {
+          releaseStaged();
+          releaseAll(used);
+          return "out of memory for argument " + std::to_string(j) + " (" +
+                 std::to_string(typeBytes) + " bytes)";
+        }
+      }
+      bool inPieces = false;
+      PieceSink sink = [&](size_t offset, const void *data, size_t bytes) {
+        inPieces = true;
+        memory.write(static_cast<char *>(staged[j]) + offset, data, bytes);
+      };
       if (wanted[j])
-        if (std::string error = inputsOf(step, j, inputs[j]); !error.empty()) {
+        if (std::string error = inputsOf(step, j, inputs[j],
+                                         tensor && staged[j] ? &sink : nullptr);
+            !error.empty()) {
           releaseStaged();
           releaseAll(used);
           return error;
         }
+      if (inPieces) {
+        buffers[j] = staged[j];
+        continue;
+      }
       Array &value = wanted[j] ? inputs[j] : carriedValues[j];
+      if (wanted[j] && tensor && typeBytes > 0 &&
+          value.bytes.size() != typeBytes) {
+        releaseStaged();
+        releaseAll(used);
+        return "argument " + std::to_string(j) + " has " +
+               std::to_string(value.bytes.size()) + " bytes; the entry takes " +
+               std::to_string(typeBytes) + " (" + argTypes[j].str() + ")";
+      }
       if (!argTypes[j].isTensor) {
         buffers[j] = value.bytes.data();
         continue;

@@ -130,6 +130,39 @@ Array argumentFor(const Program &program, size_t index, Array value,
   return value;
 }
 
+/// Writes argument `index` of step `step`, when it is generated whole (not
+/// read from a file, not a shard), through `pieces`, a million elements at
+/// a time: the elements makeInputs makes, never all at once on the host.
+/// False when it is not such an argument (or the options name one the
+/// entry lacks, which makeInputs reports).
+bool generateInPieces(const std::vector<ArtifactValue> &arguments,
+                      const LaunchOptions &options, size_t index, int32_t rank,
+                      int64_t step, const Program::PieceSink &pieces) {
+  for (const auto &named : options.inputs)
+    if (named.first >= arguments.size())
+      return false;
+  const ArtifactValue &argument = arguments[index];
+  InputSpec spec;
+  if (auto it = options.inputs.find(index); it != options.inputs.end())
+    spec = it->second;
+  if (argument.shard || !spec.path.empty())
+    return false;
+  const std::string &dtype = argument.type.dtype;
+  int64_t elements = getNumElements(argument.type.shape);
+  int64_t elementBytes = getElementBytes(dtype);
+  constexpr int64_t kPiece = int64_t(1) << 20;
+  for (int64_t first = 0; first < elements; first += kPiece) {
+    Array piece;
+    piece.dtype = dtype;
+    piece.shape = {std::min(kPiece, elements - first)};
+    fillUniform(piece, stepSeed(options.seed, step), unsigned(index),
+                spec.perRank ? rank : -1, spec.low, spec.high, first);
+    pieces(static_cast<size_t>(first * elementBytes), piece.bytes.data(),
+           piece.bytes.size());
+  }
+  return true;
+}
+
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
@@ -278,12 +311,16 @@ std::string runRank(const std::vector<const Program *> &programs,
       std::vector<int64_t> loadedAt(program.getArguments().size(), -1);
       for (size_t i = 0; i < loaded.size(); ++i)
         loadedAt[checkpoints.layout[i].argument] = static_cast<int64_t>(i);
-      auto inputsOf = [&](int64_t step, size_t j, Array &value) -> std::string {
+      auto inputsOf = [&](int64_t step, size_t j, Array &value,
+                          const Program::PieceSink *pieces) -> std::string {
         if (step == 0 && (loadedAt[j] >= 0 || !inputs.empty())) {
           Array &made = loadedAt[j] >= 0 ? loaded[loadedAt[j]] : inputs[j];
           value = argumentFor(program, j, lastUse ? std::move(made) : made, id);
           return "";
         }
+        if (pieces && generateInPieces(program.getArguments(), options, j, id,
+                                       firstStep + step, *pieces))
+          return "";
         std::vector<bool> wanted(program.getArguments().size());
         wanted[j] = true;
         std::vector<Array> whole;

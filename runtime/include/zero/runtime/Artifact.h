@@ -137,12 +137,20 @@ public:
     }
   };
 
+  /// Writes `bytes` bytes of an argument's value at byte `offset` of the
+  /// buffer the call reads it from.
+  using PieceSink =
+      std::function<void(size_t offset, const void *data, size_t bytes)>;
+
   /// Makes the value of argument `argument` for step `step` (this rank's, a
   /// shard's part); returns an error message, or "". callSteps asks for one
   /// argument at a time, each just before it goes where the call reads it,
-  /// so that a rank holds at most one value twice.
-  using StepInputs =
-      std::function<std::string(int64_t step, size_t argument, Array &value)>;
+  /// so that a rank holds at most one value twice. Where `pieces` is given,
+  /// the maker may write the whole value through it in pieces instead,
+  /// leaving `value` empty: a large generated value is then never held
+  /// twice.
+  using StepInputs = std::function<std::string(
+      int64_t step, size_t argument, Array &value, const PieceSink *pieces)>;
 
   /// Calls the entry `steps` times on the bound rank: each call after the
   /// first takes, for every argument that a result feeds (stateOf), that
