@@ -54,17 +54,45 @@ std::string zero::rt::writeRankValues(const std::string &dir, int32_t rank,
   return "";
 }
 
+namespace {
+
+/// Why `options` name an argument the entry lacks, or "".
+std::string checkNamedArguments(const std::vector<ArtifactValue> &arguments,
+                                const LaunchOptions &options) {
+  for (const auto &[index, spec] : options.inputs)
+    if (index >= arguments.size())
+      return "argument " + std::to_string(index) +
+             " is named (--arg, --per-rank or --range), but the entry takes " +
+             std::to_string(arguments.size()) + " arguments";
+  return "";
+}
+
+/// How argument `index` is made: as named by the options, or generated.
+InputSpec specOf(const LaunchOptions &options, size_t index) {
+  auto it = options.inputs.find(index);
+  return it == options.inputs.end() ? InputSpec() : it->second;
+}
+
+/// Generates `array`'s elements of argument `index` at step `step`, from
+/// element `firstElement` of the whole value on.
+void fillGenerated(Array &array, const LaunchOptions &options,
+                   const InputSpec &spec, size_t index, int32_t rank,
+                   int64_t step, int64_t firstElement = 0) {
+  fillUniform(array, stepSeed(options.seed, step), unsigned(index),
+              spec.perRank ? rank : -1, spec.low, spec.high, firstElement);
+}
+
+} // namespace
+
 std::string zero::rt::makeInputs(const std::vector<ArtifactValue> &arguments,
                                  const LaunchOptions &options, int32_t rank,
                                  std::vector<Array> &inputs, int64_t step,
                                  const std::vector<bool> *wanted,
                                  bool shardsAlone) {
   inputs.clear();
-  for (const auto &[index, spec] : options.inputs)
-    if (index >= arguments.size())
-      return "argument " + std::to_string(index) +
-             " is named (--arg, --per-rank or --range), but the entry takes " +
-             std::to_string(arguments.size()) + " arguments";
+  if (std::string error = checkNamedArguments(arguments, options);
+      !error.empty())
+    return error;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const ArtifactValue &value = arguments[i];
     Array array;
@@ -74,20 +102,16 @@ std::string zero::rt::makeInputs(const std::vector<ArtifactValue> &arguments,
     }
     array.dtype = value.type.dtype;
     array.shape = value.shard ? value.shard->whole : value.type.shape;
-    InputSpec spec;
-    if (auto it = options.inputs.find(i); it != options.inputs.end())
-      spec = it->second;
+    InputSpec spec = specOf(options, i);
     if (spec.path.empty() && value.shard && shardsAlone) {
       const ShardLayout &shard = *value.shard;
       int64_t part = shard.groupIndex[rank];
       array.shape = {shard.shardElements};
-      fillUniform(array, stepSeed(options.seed, step), unsigned(i),
-                  spec.perRank ? rank : -1, spec.low, spec.high,
-                  part * shard.shardElements);
+      fillGenerated(array, options, spec, i, rank, step,
+                    part * shard.shardElements);
       zeroShardPadding(array, shard.getWholeElements(), part);
     } else if (spec.path.empty()) {
-      fillUniform(array, stepSeed(options.seed, step), unsigned(i),
-                  spec.perRank ? rank : -1, spec.low, spec.high);
+      fillGenerated(array, options, spec, i, rank, step);
     } else if (std::string error =
                    readNpy(withStep(withRank(spec.path, rank), step), array);
                !error.empty()) {
@@ -138,13 +162,10 @@ Array argumentFor(const Program &program, size_t index, Array value,
 bool generateInPieces(const std::vector<ArtifactValue> &arguments,
                       const LaunchOptions &options, size_t index, int32_t rank,
                       int64_t step, const Program::PieceSink &pieces) {
-  for (const auto &named : options.inputs)
-    if (named.first >= arguments.size())
-      return false;
+  if (!checkNamedArguments(arguments, options).empty())
+    return false;
   const ArtifactValue &argument = arguments[index];
-  InputSpec spec;
-  if (auto it = options.inputs.find(index); it != options.inputs.end())
-    spec = it->second;
+  InputSpec spec = specOf(options, index);
   if (argument.shard || !spec.path.empty())
     return false;
   const std::string &dtype = argument.type.dtype;
@@ -155,8 +176,7 @@ bool generateInPieces(const std::vector<ArtifactValue> &arguments,
     Array piece;
     piece.dtype = dtype;
     piece.shape = {std::min(kPiece, elements - first)};
-    fillUniform(piece, stepSeed(options.seed, step), unsigned(index),
-                spec.perRank ? rank : -1, spec.low, spec.high, first);
+    fillGenerated(piece, options, spec, index, rank, step, first);
     pieces(static_cast<size_t>(first * elementBytes), piece.bytes.data(),
            piece.bytes.size());
   }

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferOrigin.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -81,11 +82,9 @@ void freeAfterLastUse(bufferization::DeallocOp dealloc) {
       !matchPattern(dealloc.getConditions().front(), m_One()))
     return;
   Value buffer = dealloc.getMemrefs().front();
-  // The allocation itself, or a view of it (the base buffer the dealloc
-  // names).
-  Value origin = buffer;
-  while (auto view = origin.getDefiningOp<ViewLikeOpInterface>())
-    origin = view.getViewSource();
+  // The dealloc names the allocation itself or a view of it (its base
+  // buffer).
+  Value origin = zero::getOrigin(buffer);
   Block *block = dealloc->getBlock();
   Operation *alloc = origin.getDefiningOp();
   if (!alloc || alloc->getBlock() != block ||

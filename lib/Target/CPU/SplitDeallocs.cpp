@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferOrigin.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/Matchers.h"
@@ -20,18 +21,9 @@ namespace zero {
 } // namespace zero
 
 using namespace mlir;
+using zero::getOrigin;
 
 namespace {
-
-/// The buffer `value` is a view of: followed through view-like ops.
-Value getOrigin(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>()) {
-    if (view.getViewSource() == value)
-      break;
-    value = view.getViewSource();
-  }
-  return value;
-}
 
 enum class Provenance {
   /// Allocated by an op directly in the dealloc's block: distinct from every
