@@ -4,6 +4,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace zero::bench;
 
 std::vector<Shape> zero::bench::gpt2Shapes(const Gpt2Config &c) {
@@ -120,7 +122,11 @@ public:
     for (size_t k = 0; k < shapes.size(); ++k) {
       std::string t = type(k);
       os << "%w" << k << ": " << t << ", %m" << k << ": " << t << ", %v" << k
-         << ": " << t << ", %g" << k << ": " << t << ", ";
+         << ": " << t << ", ";
+      if (options.forwardBatch > 0)
+        os << "%x" << k << ": " << dataType(k) << ", ";
+      else
+        os << "%g" << k << ": " << t << ", ";
     }
     os << "%t: f32) -> (" << stateTypes() << ") {\n";
     if (options.loopSteps > 0)
@@ -134,6 +140,141 @@ public:
 
 private:
   std::string type(size_t k) const { return tensorType(shapes[k]); }
+
+  /// Features of tensor k's layer: the product of its dimensions after the
+  /// first, or a vector's length.
+  int64_t features(size_t k) const {
+    const Shape &shape = shapes[k];
+    if (shape.size() < 2)
+      return shape.empty() ? 1 : shape[0];
+    return countElements({Shape(shape.begin() + 1, shape.end())});
+  }
+
+  /// A batch of B rows of `columns` values.
+  std::string batchType(int64_t columns, const char *element = "f32") const {
+    return llvm::formatv("tensor<{0}x{1}x{2}>", options.forwardBatch, columns,
+                         element)
+        .str();
+  }
+
+  /// Tensor k's data: B rows of its layer's features.
+  std::string dataType(size_t k) const { return batchType(features(k)); }
+
+  /// The local gradient of tensor k that its all-reduce reads.
+  std::string localGradient(size_t k) const {
+    return (options.forwardBatch > 0 ? "%gl" : "%g") + std::to_string(k);
+  }
+
+  /// `%<name> = linalg.fill 0 into tensor.empty() : type`.
+  void writeZeros(const std::string &name, const std::string &type) {
+    os << indent << "%" << name << "e = tensor.empty() : " << type << "\n"
+       << indent << "%" << name << " = linalg.fill ins(%fzero : f32) outs(%"
+       << name << "e : " << type << ") -> " << type << "\n";
+  }
+
+  /// `%<result> = linalg.transpose` of a 2-D `value` of rows x columns.
+  void writeTranspose(const std::string &result, const std::string &value,
+                      int64_t rows, int64_t columns) {
+    std::string from = llvm::formatv("tensor<{0}x{1}xf32>", rows, columns);
+    std::string to = llvm::formatv("tensor<{0}x{1}xf32>", columns, rows);
+    os << indent << "%" << result << "e = tensor.empty() : " << to << "\n"
+       << indent << "%" << result << " = linalg.transpose ins(" << value
+       << " : " << from << ") outs(%" << result << "e : " << to
+       << ") permutation = [1, 0]\n";
+  }
+
+  /// Tensor k's layer forward on its data, from the weight `w`.
+  void writeForward(size_t k, const std::string &w) {
+    std::string n = std::to_string(k), data = dataType(k);
+    const Shape &shape = shapes[k];
+    if (shape.size() < 2) {
+      os << indent << "%wbe" << n << " = tensor.empty() : " << data << "\n"
+         << indent << "%wb" << n << " = linalg.broadcast ins(" << w << " : "
+         << type(k) << ") outs(%wbe" << n << " : " << data
+         << ") dimensions = [0]\n"
+         << indent << "%z" << n << " = arith.mulf %x" << n << ", %wb" << n
+         << " : " << data << "\n";
+      return;
+    }
+    int64_t rows = shape[0], columns = features(k);
+    std::string flat = llvm::formatv("tensor<{0}x{1}xf32>", rows, columns);
+    std::string weight = w;
+    if (shape.size() > 2) {
+      os << indent << "%fw" << n << " = tensor.collapse_shape " << w << " "
+         << trailingGroups(k) << " : " << type(k) << " into " << flat << "\n";
+      weight = "%fw" + n;
+    }
+    std::string activations = batchType(rows);
+    writeTranspose("wt" + n, weight, rows, columns);
+    writeZeros("zf" + n, activations);
+    os << indent << "%z" << n << " = linalg.matmul ins(%x" << n << ", %wt" << n
+       << " : " << data << ", "
+       << llvm::formatv("tensor<{0}x{1}xf32>", columns, rows) << ") outs(%zf"
+       << n << " : " << activations << ") -> " << activations << "\n"
+       << indent << "%zb" << n
+       << " = arith.constant dense<0.0> : " << activations << "\n"
+       << indent << "%a" << n << " = arith.maximumf %z" << n << ", %zb" << n
+       << " : " << activations << "\n";
+  }
+
+  /// Tensor k's layer backward: its local gradient `%gl k` from the loss,
+  /// half the mean over the batch of the activations' squares.
+  void writeBackward(size_t k) {
+    std::string n = std::to_string(k), data = dataType(k);
+    const Shape &shape = shapes[k];
+    std::string inverse =
+        llvm::formatv("{0:e}", 1.0 / static_cast<double>(options.forwardBatch));
+    if (shape.size() < 2) {
+      os << indent << "%ib" << n << " = arith.constant dense<" << inverse
+         << "> : " << data << "\n"
+         << indent << "%dy" << n << " = arith.mulf %z" << n << ", %ib" << n
+         << " : " << data << "\n"
+         << indent << "%pr" << n << " = arith.mulf %dy" << n << ", %x" << n
+         << " : " << data << "\n";
+      writeZeros("gf" + n, type(k));
+      os << indent << "%gl" << n << " = linalg.reduce ins(%pr" << n << " : "
+         << data << ") outs(%gf" << n << " : " << type(k)
+         << ") dimensions = [0]\n"
+         << indent << "  (%x: f32, %y: f32) {\n"
+         << indent << "    %s = arith.addf %x, %y : f32\n"
+         << indent << "    linalg.yield %s : f32\n"
+         << indent << "  }\n";
+      return;
+    }
+    int64_t rows = shape[0], columns = features(k);
+    std::string activations = batchType(rows);
+    std::string flat = llvm::formatv("tensor<{0}x{1}xf32>", rows, columns);
+    os << indent << "%ib" << n << " = arith.constant dense<" << inverse
+       << "> : " << activations << "\n"
+       << indent << "%dy" << n << " = arith.mulf %a" << n << ", %ib" << n
+       << " : " << activations << "\n"
+       << indent << "%relu" << n << " = arith.cmpf ogt, %z" << n << ", %zb" << n
+       << " : " << activations << "\n"
+       << indent << "%dz" << n << " = arith.select %relu" << n << ", %dy" << n
+       << ", %zb" << n << " : " << batchType(rows, "i1") << ", " << activations
+       << "\n";
+    writeTranspose("dzt" + n, "%dz" + n, options.forwardBatch, rows);
+    writeZeros("gf" + n, flat);
+    std::string gradient = shape.size() > 2 ? "%gw" + n : "%gl" + n;
+    os << indent << gradient << " = linalg.matmul ins(%dzt" << n << ", %x" << n
+       << " : "
+       << llvm::formatv("tensor<{0}x{1}xf32>", rows, options.forwardBatch)
+       << ", " << data << ") outs(%gf" << n << " : " << flat << ") -> " << flat
+       << "\n";
+    if (shape.size() > 2)
+      os << indent << "%gl" << n << " = tensor.expand_shape %gw" << n << " "
+         << trailingGroups(k) << " output_shape [" << joined(shape)
+         << "] : " << flat << " into " << type(k) << "\n";
+  }
+
+  /// The reassociation of tensor k's dimensions as rows x features:
+  /// [[0], [1, ..., r-1]].
+  std::string trailingGroups(size_t k) const {
+    std::vector<int64_t> rest;
+    for (size_t d = 1; d < shapes[k].size(); ++d)
+      rest.push_back(static_cast<int64_t>(d));
+    return "[[0], [" + joined(rest) + "]]";
+  }
 
   std::string stateTypes() const {
     std::string list;
@@ -193,17 +334,32 @@ private:
          << indent
          << "%acc = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> "
             "tensor<f32>\n";
+    // The order gradients are made in: the backward's, last layer first.
+    std::vector<size_t> order;
+    for (size_t k = 0; k < shapes.size(); ++k)
+      order.push_back(k);
+    if (options.forwardBatch > 0) {
+      os << indent << "%fzero = arith.constant 0.0 : f32\n";
+      for (size_t k : order)
+        writeForward(k, "%" + state + "w" + std::to_string(k));
+      std::reverse(order.begin(), order.end());
+    }
+    auto writeGradient = [&](size_t k) {
+      if (options.forwardBatch > 0)
+        writeBackward(k);
+      writeAllReduce(k);
+    };
     if (!options.clip) {
-      for (size_t k = 0; k < shapes.size(); ++k) {
-        writeAllReduce(k);
+      for (size_t k : order) {
+        writeGradient(k);
         writeUpdate(k, "%G" + std::to_string(k));
       }
       return;
     }
     std::string total = "%acc";
-    for (size_t k = 0; k < shapes.size(); ++k) {
+    for (size_t k : order) {
       std::string n = std::to_string(k);
-      writeAllReduce(k);
+      writeGradient(k);
       total = writeSumOfSquares("%G" + n, "G" + n, k, total);
     }
     os << indent << "%ssq = tensor.extract " << total << "[] : tensor<f32>\n"
@@ -212,7 +368,7 @@ private:
        << indent << "%norm_eps = arith.addf %norm, %clip_eps : f32\n"
        << indent << "%ratio = arith.divf %one, %norm_eps : f32\n"
        << indent << "%clip = arith.minimumf %ratio, %one : f32\n";
-    for (size_t k = 0; k < shapes.size(); ++k) {
+    for (size_t k : order) {
       std::string n = std::to_string(k), t = type(k);
       os << indent << "%cs" << n << " = tensor.splat %clip : " << t << "\n"
          << indent << "%Gc" << n << " = arith.mulf %G" << n << ", %cs" << n
@@ -222,7 +378,8 @@ private:
   }
 
   void writeAllReduce(size_t k) {
-    os << indent << "%G" << k << " = zero.all_reduce %g" << k << " on @dp";
+    os << indent << "%G" << k << " = zero.all_reduce " << localGradient(k)
+       << " on @dp";
     if (!options.axes.empty())
       os << " axes = [" << joined(options.axes) << "]";
     os << " reduce = mean : " << type(k) << "\n";

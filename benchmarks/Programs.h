@@ -83,6 +83,16 @@ struct StepOptions {
   /// in an `scf.for` that carries w, m and v (the gradients are the same
   /// each step; the step count t starts at the argument t).
   int64_t loopSteps = 0;
+  /// 0: argument 4i+3 is tensor i's local gradient. B > 0: it is a batch of
+  /// B rows of this rank's data for tensor i's layer, and the step computes
+  /// the local gradient by the layer's forward and backward, as a training
+  /// step does: all forwards first, then the backwards in reverse order,
+  /// each gradient all-reduced as soon as it is made. A tensor of shape
+  /// [o, d1, ...] is a ReLU layer over the data's D = d1 * ... features
+  /// (data B x D, matmul with the weight transposed, loss half the mean
+  /// square of the activations); a vector of n is a scale (data B x n, an
+  /// elementwise product, its gradient a sum over the batch).
+  int64_t forwardBatch = 0;
 };
 
 /// One optimizer step per tensor over `shapes`, as `options` says, on mesh
@@ -99,8 +109,8 @@ std::string adamwStep(const std::vector<Shape> &shapes, int64_t meshSize);
 /// forward and backward are linalg.matmul, the gradients zero.all_reduce
 /// means. `@train(w1, ..., wL, x)` returns the new weights; `x` is the only
 /// per-rank argument.
-std::string mlpTrainingLoop(int layers, int64_t width, int64_t batch,
-                            int steps, int64_t meshSize);
+std::string mlpTrainingLoop(int layers, int64_t width, int64_t batch, int steps,
+                            int64_t meshSize);
 
 } // namespace zero::bench
 

@@ -12,7 +12,9 @@ function(zero_add_library name)
   add_library(${name} ${ARG_UNPARSED_ARGUMENTS})
   add_library(Zero::${name} ALIAS ${name})
   set_target_properties(${name} PROPERTIES EXPORT_NAME ${name}
-                                           POSITION_INDEPENDENT_CODE ON)
+                                           POSITION_INDEPENDENT_CODE ON
+                                           UNITY_BUILD ${ZERO_UNITY_BUILD}
+                                           UNITY_BUILD_BATCH_SIZE 8)
   # The runtime's headers too: its C enums and call table are the
   # compiler's (zero/runtime/...; installed beside zero's own).
   target_include_directories(${name} PUBLIC

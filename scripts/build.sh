@@ -1,13 +1,39 @@
 #!/usr/bin/env bash
 # Sets the machine up (scripts/setup.sh), then configures and builds zero in
 # build/ (or $ZERO_BUILD_DIR) with ninja and ccache. Extra arguments are ninja
-# targets.
+# targets (default: everything).
+#
+# Says what it is doing: a line per stage, and ninja's progress as a line at
+# every tenth of the steps (ZERO_BUILD_VERBOSE=1: every step). A compiler's
+# messages and a failure's command are printed whole.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ZERO_BUILD_DIR:-$root/build}
 
 bash "$root/scripts/setup.sh"
 if [ ! -f "$build/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
+  echo "build: configuring $build (cmake; log in $build/cmake.log)"
+  mkdir -p "$build"
+  if ! cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+      >"$build/cmake.log" 2>&1; then
+    cat "$build/cmake.log" >&2
+    echo "build: cmake failed (log: $build/cmake.log)" >&2
+    exit 1
+  fi
 fi
-ninja -C "$build" "$@"
+echo "build: ninja ${*:-all} (a first build takes minutes on 2 cores)"
+# ninja prints "[finished/total elapsed] description" per step.
+NINJA_STATUS="[%f/%t %e] " ninja -C "$build" "$@" |
+  awk -v verbose="${ZERO_BUILD_VERBOSE:-0}" '
+    /^\[[0-9]+\/[0-9]+ [0-9.]+\] / {
+      split(substr($1, 2), count, "/")
+      done = count[1]; total = count[2]; seconds = $2 + 0
+      percent = int(100 * done / total)
+      if (verbose == 1 || percent >= next_percent || done == total) {
+        printf "build: %3d%% (%d/%d steps, %d s)\n", percent, done, total, seconds
+        while (next_percent <= percent) next_percent += 10
+      }
+      fflush(); next
+    }
+    /^ninja: Entering directory/ { next }
+    { print; fflush() }'

@@ -9,7 +9,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ZERO_BUILD_DIR:-$root/build}
 input=${1:-$root/examples/momentum_sgd.mlir}
 
-bash "$root/scripts/build.sh" zero-opt zero-run >/dev/null
+echo "demo: setting up and building zero-opt and zero-run (scripts/build.sh)"
+bash "$root/scripts/build.sh" zero-opt zero-run
+echo
 opt="$build/bin/zero-opt"
 # The sharding pipeline in pass-pipeline syntax (zero-run's), and as
 # zero-opt's flag: 'p{a b}' is '--p=a b'.

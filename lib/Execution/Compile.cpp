@@ -281,7 +281,10 @@ static llvm::Error checkPtxIsLinked(ModuleOp module, StringRef toolkit) {
 llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
                                         const ArtifactOptions &options,
                                         StringRef outputPath,
-                                        std::string *descriptionOut) {
+                                        std::string *descriptionOut,
+                                        TimingScope *timing) {
+  TimingScope untimed;
+  TimingScope &root = timing ? *timing : untimed;
   auto signature = EntrySignature::read(module, entry);
   if (!signature)
     return signature.takeError();
@@ -311,16 +314,29 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
       return format.takeError();
     nvvm.gpuFormat = *format;
     gpuFormat = *format == GpuFormat::Bin ? "bin" : "isa";
-    if (llvm::Error error = lowerModule(module, [&](OpPassManager &pm) {
-          buildZeroToNVVMPipeline(pm, nvvm);
-        }))
+    TimingScope lowering = root.nest("MLIR lowering");
+    if (llvm::Error error = lowerModule(
+            module,
+            [&](OpPassManager &pm) { buildZeroToNVVMPipeline(pm, nvvm); },
+            &lowering))
       return error;
     if (llvm::Error error = checkPtxIsLinked(module, nvvm.cudaPath))
       return error;
-  } else if (llvm::Error error = lowerModule(module, [](OpPassManager &pm) {
-               buildZeroToLLVMPipeline(pm);
-             })) {
-    return error;
+  } else {
+    auto loweringOptions =
+        ZeroToLLVMOptions::createFromString(options.loweringOptions);
+    if (!loweringOptions)
+      return llvm::createStringError(
+          "'%s' are not options of zero-to-llvm (see zero-opt --help)",
+          options.loweringOptions.c_str());
+    TimingScope lowering = root.nest("MLIR lowering");
+    if (llvm::Error error = lowerModule(
+            module,
+            [&](OpPassManager &pm) {
+              buildZeroToLLVMPipeline(pm, *loweringOptions);
+            },
+            &lowering))
+      return error;
   }
   // Where the buffers live: zero-gpu-buffer-placement decided for a GPU.
   auto memoryAttr = module->getAttrOfType<StringAttr>("zero.gpu_memory");
@@ -335,8 +351,10 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
     *descriptionOut = description;
 
   llvm::LLVMContext llvmContext;
+  TimingScope translation = root.nest("translation to LLVM IR");
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "zero-artifact");
+  translation.stop();
   if (!llvmModule)
     return llvm::createStringError("translating to LLVM IR failed");
   llvmModule->setDataLayout((*machine)->createDataLayout());
@@ -352,17 +370,22 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
   addPackedEntry(*llvmModule, *function);
   addDescription(*llvmModule, description);
+  TimingScope optimization = root.nest("LLVM optimization");
   if (llvm::Error error =
           makeOptimizingTransformer(3, 0, machine->get())(llvmModule.get()))
     return error;
+  optimization.stop();
 
   llvm::SmallString<128> object;
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("zero-compile", "o", object))
     return llvm::createStringError(ec, "cannot create a temporary file");
   llvm::FileRemover removeObject(object);
+  TimingScope codegen = root.nest("code generation");
   if (llvm::Error error = emitObject(*llvmModule, **machine, object))
     return error;
+  codegen.stop();
+  TimingScope link = root.nest("link");
   return linkSharedLibrary(options.linker.empty() ? ZERO_C_COMPILER
                                                   : options.linker,
                            object, outputPath);

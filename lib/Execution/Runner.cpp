@@ -198,7 +198,8 @@ llvm::Error zero::exec::runPassPipeline(ModuleOp module, StringRef pipeline) {
 
 llvm::Error
 zero::exec::lowerModule(ModuleOp module,
-                        llvm::function_ref<void(OpPassManager &)> build) {
+                        llvm::function_ref<void(OpPassManager &)> build,
+                        TimingScope *timing) {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
@@ -207,6 +208,8 @@ zero::exec::lowerModule(ModuleOp module,
   });
   PassManager pm(module.getContext());
   build(pm);
+  if (timing)
+    pm.enableTiming(*timing);
   if (failed(pm.run(module)))
     return llvm::createStringError("lowering failed:\n%s", diagnostics.c_str());
   return llvm::Error::success();

@@ -13,6 +13,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "zero/Execution/Compile.h"
 #include "zero/Execution/Runner.h"
 #include "zero/InitZero.h"
@@ -40,6 +41,11 @@ static cl::opt<std::string>
            cl::desc("Pass pipeline run before lowering, e.g. "
                     "zero-weight-update-sharding"),
            cl::cat(category));
+static cl::opt<std::string> loweringOptions(
+    "lowering-options", cl::cat(category),
+    cl::desc("cpu: options of zero-to-llvm, as in a pass pipeline, e.g. "
+             "'outline-loop-nests=false'"),
+    cl::init(""));
 static cl::opt<zero::exec::ArtifactTarget> target(
     "target", cl::desc("What the artifact runs on"),
     cl::values(clEnumValN(zero::exec::ArtifactTarget::Cpu, "cpu",
@@ -86,12 +92,18 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   zero::registerAllDialects(registry);
   zero::registerAllPasses();
+  // --mlir-timing: the time of each phase (parse, pipeline, MLIR lowering
+  // pass by pass, LLVM optimization, code generation, link).
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "zero-compile: a zero program to a shared-library artifact for "
       "zero-launch\n");
 
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
   MLIRContext context(registry);
   std::string error;
   auto file = openInputFile(inputFile, &error);
@@ -100,7 +112,9 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  TimingScope parsing = timing.nest("parse");
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  parsing.stop();
   if (!module)
     return 1; // the parser reported the error with its location
 
@@ -108,8 +122,10 @@ int main(int argc, char **argv) {
   if (!found)
     return fail(llvm::toString(found.takeError()));
   std::string name = *found;
+  TimingScope pipeline = timing.nest("--passes pipeline");
   if (llvm::Error e = zero::exec::runPassPipeline(*module, passes))
     return fail(llvm::toString(std::move(e)));
+  pipeline.stop();
 
   zero::exec::ArtifactOptions options;
   options.target = target;
@@ -119,9 +135,10 @@ int main(int argc, char **argv) {
   options.cudaPath = cudaPath;
   options.hostCpu = hostCpu;
   options.linker = linker;
+  options.loweringOptions = loweringOptions;
   std::string description;
-  if (llvm::Error e = zero::exec::compileArtifact(*module, name, options,
-                                                  outputFile, &description))
+  if (llvm::Error e = zero::exec::compileArtifact(
+          *module, name, options, outputFile, &description, &timing))
     return fail(llvm::toString(std::move(e)));
   // auto fell back to PTX: say so, since the driver then compiles the
   // kernels each time the artifact loads.

@@ -13,6 +13,7 @@
 #define ZERO_EXECUTION_COMPILE_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "zero/Target/GPU/Options.h"
 #include "llvm/Support/Error.h"
 
@@ -44,16 +45,22 @@ struct ArtifactOptions {
   /// The compiler driver that links the object into a shared library (empty:
   /// the C compiler zero was built with).
   std::string linker;
+  /// cpu: options of `zero-to-llvm` in its textual form, e.g.
+  /// "outline-loop-nests=false"; empty: its defaults.
+  std::string loweringOptions;
 };
 
 /// Lowers function `entry` of `module` (in tensors; the module is modified)
 /// and writes the artifact to `outputPath`; the description it embeds goes
 /// to `description` when given. Errors name what failed: the entry's
-/// signature, a lowering diagnostic with its location, the linker.
+/// signature, a lowering diagnostic with its location, the linker. With
+/// `timing`, its phases are timed under it: MLIR lowering (pass by pass),
+/// translation to LLVM IR, LLVM optimization, code generation, link.
 llvm::Error compileArtifact(mlir::ModuleOp module, llvm::StringRef entry,
                             const ArtifactOptions &options,
                             llvm::StringRef outputPath,
-                            std::string *description = nullptr);
+                            std::string *description = nullptr,
+                            mlir::TimingScope *timing = nullptr);
 
 } // namespace zero::exec
 

@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "zero/Target/Pipelines.h"
 #include "zero/runtime/Launcher.h"
 
@@ -57,9 +58,11 @@ llvm::Expected<std::string> findEntryFunction(mlir::ModuleOp module,
 /// it on `module`; the error names the pipeline. Empty: nothing to run.
 llvm::Error runPassPipeline(mlir::ModuleOp module, llvm::StringRef pipeline);
 /// Runs the pipeline `build` makes on `module`; the error carries the
-/// diagnostics, each with its location.
+/// diagnostics, each with its location. With `timing`, each pass is timed
+/// under it.
 llvm::Error lowerModule(mlir::ModuleOp module,
-                        llvm::function_ref<void(mlir::OpPassManager &)> build);
+                        llvm::function_ref<void(mlir::OpPassManager &)> build,
+                        mlir::TimingScope *timing = nullptr);
 /// The ranks of the module's mesh; 0 when it has none, or meshes of
 /// different sizes.
 int64_t getMeshRanks(mlir::ModuleOp module);

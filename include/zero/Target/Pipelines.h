@@ -39,6 +39,13 @@ struct ZeroToLLVMOptions : public mlir::PassPipelineOptions<ZeroToLLVMOptions> {
           "index outside its buffer ends every rank with a message naming "
           "the op instead of corrupting memory"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> outlineLoopNests{
+      *this, "outline-loop-nests",
+      llvm::cl::desc(
+          "Move each loop nest into a function of its own "
+          "(zero-outline-loop-nests), so that LLVM's compile time stays "
+          "linear in the number of loops of a step"),
+      llvm::cl::init(true)};
 };
 
 /// Builds `zero-to-llvm`: a program in tensors (func, scf, arith, math,

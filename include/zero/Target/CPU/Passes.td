@@ -282,4 +282,55 @@ def ZeroChecksToRuntime : Pass<"zero-checks-to-runtime", "mlir::ModuleOp"> {
                            "mlir::LLVM::LLVMDialect"];
 }
 
+def ZeroOutlineLoopNests : Pass<"zero-outline-loop-nests", "mlir::ModuleOp"> {
+  let summary = "Moves each loop nest of a function into a function of its "
+                "own, so that LLVM sees functions of bounded size";
+  let description = [{
+    Runs in `zero-to-llvm` once the loops are made and the collectives are
+    runtime calls, before `zero-scf-to-cf`. A training step is one function
+    holding every loop of the forward, the backward and the update:
+    thousands in a real model. LLVM's loop passes (loop rotation, scalar
+    evolution's per-loop caches) cost more per loop the more loops a
+    function holds, so compiling such a step grows faster than the program
+    does. Each nest in its own function keeps every function LLVM optimizes
+    small, and the step's compile time linear in its number of loops.
+
+    A loop nest (`scf.for`, `scf.parallel`, `scf.while`) that calls nothing
+    but the runtime's checks (`zero_rt_check`) moves, whole, into a private
+    function marked `noinline` (LLVM's inliner would otherwise put a
+    function called once straight back), called where the nest was. The
+    values it uses from outside become the function's arguments, except
+    constants, which are copied in so that LLVM still sees constant bounds;
+    the nest's results are the function's results. A loop that calls
+    anything else (a collective, a matmul of the runtime, a function) stays,
+    and the nests in its body move. A nest that uses or makes a value no
+    function signature lowers to LLVM (only integers, indices, floats,
+    vectors, memrefs and LLVM pointers do) stays where it is, with a
+    remark.
+
+    ```mlir
+    func.func @step(%w: memref<64xf32>, %g: memref<64xf32>) {
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %c1 = arith.constant 1 : index
+      scf.for %i = %c0 to %c64 step %c1 { ... %w, %g ... }
+      return
+    }
+    // becomes
+    func.func @step(%w: memref<64xf32>, %g: memref<64xf32>) {
+      call @step_nest0(%w, %g) : (memref<64xf32>, memref<64xf32>) -> ()
+      return
+    }
+    func.func private @step_nest0(%w: memref<64xf32>, %g: memref<64xf32>)
+        attributes {passthrough = ["noinline"]} {
+      %c0 = arith.constant 0 : index
+      ...
+      scf.for %i = %c0 to %c64 step %c1 { ... %w, %g ... }
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 #endif // ZERO_TARGET_CPU_PASSES_TD

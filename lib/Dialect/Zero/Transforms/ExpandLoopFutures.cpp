@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Buffers.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 

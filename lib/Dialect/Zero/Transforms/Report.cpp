@@ -1,6 +1,7 @@
 //===- Report.cpp - per-rank communication report -------------------------===//
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/FileUtilities.h"
 #include "zero/Analysis/Accumulation.h"

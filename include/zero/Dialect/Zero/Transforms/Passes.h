@@ -3,17 +3,11 @@
 #ifndef ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_H
 #define ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_H
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
-#include "mlir/Pass/PassOptions.h"
-#include "zero/Dialect/Zero/IR/ZeroOps.h"
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
 
 namespace zero {
 
