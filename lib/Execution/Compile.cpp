@@ -368,6 +368,10 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
   for (llvm::Function &f : *llvmModule)
     if (!f.isDeclaration())
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  // The entry stays a function of its own: inlined into the packed
+  // wrapper, its one block (thousands of calls) would grow by a load per
+  // argument, and instruction selection grows faster than a block does.
+  function->addFnAttr(llvm::Attribute::NoInline);
   addPackedEntry(*llvmModule, *function);
   addDescription(*llvmModule, description);
   TimingScope optimization = root.nest("LLVM optimization");
