@@ -1,6 +1,7 @@
 //===- ChromeTrace.cpp - reading the traces zero-run writes ---------------===//
 
 #include "zero/Trace/ChromeTrace.h"
+#include "zero/runtime/zero_runtime.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -43,7 +44,8 @@ std::string zero::trace::readChromeTrace(llvm::StringRef path,
     double begin = event->getNumber("ts").value_or(0) * 1e-6;
     double end = begin + event->getNumber("dur").value_or(0) * 1e-6;
     Span span{begin, end, name.str()};
-    if (event->getInteger("tid").value_or(0) == 1)
+    if (event->getInteger("tid").value_or(ZERO_TRACK_COMPUTE) ==
+        ZERO_TRACK_COMMUNICATION)
       rank.communication.push_back(span);
     else
       rank.compute.push_back(span);

@@ -16,14 +16,14 @@ void Timeline::begin(double time) {
 
 void Timeline::computeUntil(double until) {
   if (until > resumed)
-    recorded.push_back({0, "compute", resumed, until});
+    recorded.push_back({ZERO_TRACK_COMPUTE, "compute", resumed, until});
 }
 
 void Timeline::started(const std::string &name, double called,
                        double returned) {
   computeUntil(called);
   if (returned > called)
-    recorded.push_back({0, "start " + name, called, returned});
+    recorded.push_back({ZERO_TRACK_COMPUTE, "start " + name, called, returned});
   resumed = returned;
 }
 
@@ -32,12 +32,13 @@ void Timeline::waited(const std::string &name, double called, double returned,
                       const std::string &label) {
   computeUntil(called);
   if (returned > called)
-    recorded.push_back({0, "wait " + name, called, returned});
+    recorded.push_back({ZERO_TRACK_COMPUTE, "wait " + name, called, returned});
   std::string span = name;
   if (!label.empty())
     span += ", " + label;
   span += ", " + std::to_string(bytes) + " B";
-  recorded.push_back({1, span, began, finished, bytes, label});
+  recorded.push_back(
+      {ZERO_TRACK_COMMUNICATION, span, began, finished, bytes, label});
   resumed = returned;
 }
 
@@ -46,13 +47,15 @@ void Timeline::end(double time, std::vector<ComputeSpan> deviceSpans) {
   resumed = -1;
   if (deviceSpans.empty())
     return;
-  recorded.erase(
-      std::remove_if(recorded.begin(), recorded.end(),
-                     [](const TraceEvent &event) { return event.track == 0; }),
-      recorded.end());
+  recorded.erase(std::remove_if(recorded.begin(), recorded.end(),
+                                [](const TraceEvent &event) {
+                                  return event.track == ZERO_TRACK_COMPUTE;
+                                }),
+                 recorded.end());
   for (ComputeSpan &span : deviceSpans)
     if (span.begin >= 0 && span.end >= span.begin)
-      recorded.push_back({0, std::move(span.name), span.begin, span.end});
+      recorded.push_back(
+          {ZERO_TRACK_COMPUTE, std::move(span.name), span.begin, span.end});
 }
 
 bool zero::rt::writeChromeTrace(const std::string &path,
@@ -61,7 +64,7 @@ bool zero::rt::writeChromeTrace(const std::string &path,
   std::ofstream out(path);
   if (!out)
     return false;
-  static const char *tracks[] = {"compute", "communication"};
+  static const char *tracks[ZERO_NUM_TRACKS] = {"compute", "communication"};
   out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
   bool first = true;
   auto separator = [&] {
@@ -73,7 +76,7 @@ bool zero::rt::writeChromeTrace(const std::string &path,
     separator();
     out << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << rank.rank
         << ", \"args\": {\"name\": \"rank " << rank.rank << "\"}}";
-    for (int track = 0; track < 2; ++track) {
+    for (int track = 0; track < ZERO_NUM_TRACKS; ++track) {
       separator();
       out << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << rank.rank
           << ", \"tid\": " << track << ", \"args\": {\"name\": \""
@@ -87,7 +90,7 @@ bool zero::rt::writeChromeTrace(const std::string &path,
       out << "{\"ph\": \"X\", \"pid\": " << rank.rank
           << ", \"tid\": " << event.track
           << ", \"name\": " << jsonString(event.name) << ", \"ts\": " << number;
-      if (event.track == 1) {
+      if (event.track == ZERO_TRACK_COMMUNICATION) {
         out << ", \"args\": {\"bytes\": " << event.bytes;
         if (!event.label.empty())
           out << ", \"bucket\": " << jsonString(event.label);

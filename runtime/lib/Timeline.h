@@ -19,7 +19,7 @@ namespace zero::rt {
 
 /// One interval of a rank's timeline.
 struct TraceEvent {
-  /// 0: computation, 1: communication.
+  /// ZERO_TRACK_COMPUTE or ZERO_TRACK_COMMUNICATION.
   int track;
   std::string name;
   double begin;

@@ -66,6 +66,15 @@ typedef enum zero_collective_kind {
   ZERO_NUM_COLLECTIVE_KINDS = 3
 } zero_collective_kind;
 
+/* The tracks of a rank in a trace (zero-launch --trace, Chrome's format):
+   the "tid" of its events. zero-trace-render and the overlap benchmark read
+   them back by these numbers. */
+typedef enum zero_trace_track {
+  ZERO_TRACK_COMPUTE = 0,
+  ZERO_TRACK_COMMUNICATION = 1,
+  ZERO_NUM_TRACKS = 2
+} zero_trace_track;
+
 typedef struct zero_world zero_world;
 typedef struct zero_rank zero_rank;
 typedef struct zero_handle zero_handle;
