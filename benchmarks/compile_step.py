@@ -31,7 +31,7 @@ import time
 PHASES = [
     ("parse", "parse"),
     ("sharding", "--passes pipeline"),
-    ("MLIR lowering", "MLIR lowering"),
+    ("lowering", "MLIR lowering"),
     ("to LLVM IR", "translation to LLVM IR"),
     ("LLVM opt", "LLVM optimization"),
     ("codegen", "code generation"),
