@@ -51,34 +51,28 @@ bool isSignatureType(Type type) {
          isa<VectorType, MemRefType, LLVM::LLVMPointerType>(type);
 }
 
-/// The values `loop` uses from outside it, constants excepted, in the order
-/// of first use.
-llvm::SetVector<Value> capturedValues(Operation *loop) {
+/// What `loop` uses from outside it, split in one walk: the values its
+/// function takes as arguments, in the order of first use, and the
+/// constants it copies in.
+struct Inputs {
+  llvm::SetVector<Value> captured;
+  llvm::SetVector<Operation *> constants;
+};
+
+Inputs inputsOf(Operation *loop) {
   llvm::SetVector<Value> used;
   for (Value operand : loop->getOperands())
     used.insert(operand);
   getUsedValuesDefinedAbove(loop->getRegions(), used);
-  llvm::SetVector<Value> captured;
+  Inputs inputs;
   for (Value value : used) {
     Operation *producer = value.getDefiningOp();
-    if (!producer || !producer->hasTrait<OpTrait::ConstantLike>())
-      captured.insert(value);
+    if (producer && producer->hasTrait<OpTrait::ConstantLike>())
+      inputs.constants.insert(producer);
+    else
+      inputs.captured.insert(value);
   }
-  return captured;
-}
-
-/// The constants `loop` uses from outside it.
-llvm::SetVector<Operation *> usedConstants(Operation *loop) {
-  llvm::SetVector<Value> used;
-  for (Value operand : loop->getOperands())
-    used.insert(operand);
-  getUsedValuesDefinedAbove(loop->getRegions(), used);
-  llvm::SetVector<Operation *> constants;
-  for (Value value : used)
-    if (Operation *producer = value.getDefiningOp())
-      if (producer->hasTrait<OpTrait::ConstantLike>())
-        constants.insert(producer);
-  return constants;
+  return inputs;
 }
 
 class Outliner {
@@ -127,7 +121,8 @@ private:
   /// `after`; returns that function, or none where the nest stays.
   func::FuncOp outline(func::FuncOp parent, Operation *nest, size_t index,
                        Operation *after) {
-    llvm::SetVector<Value> captured = capturedValues(nest);
+    Inputs inputs = inputsOf(nest);
+    const llvm::SetVector<Value> &captured = inputs.captured;
     auto unfit = llvm::find_if(captured, [](Value value) {
       return !isSignatureType(value.getType());
     });
@@ -169,7 +164,7 @@ private:
     IRMapping mapping;
     for (auto [value, argument] : llvm::zip(captured, body->getArguments()))
       mapping.map(value, argument);
-    for (Operation *constant : usedConstants(nest))
+    for (Operation *constant : inputs.constants)
       builder.clone(*constant, mapping);
     Operation *copy = builder.clone(*nest, mapping);
     func::ReturnOp::create(builder, loc, copy->getResults());
