@@ -62,6 +62,17 @@ zero::findStateSources(Value value, function_ref<bool(Value)> accept,
     }
     for (Value operand : producer->getOperands())
       queue.push_back({distance + 1, operand});
+    // A result of an op with regions (an scf.if's, a loop's) is what its
+    // regions yield for it.
+    if (!linalgOp)
+      for (Region &region : producer->getRegions())
+        for (Block &block : region)
+          if (Operation *end = block.empty() ? nullptr : &block.back();
+              end && end->hasTrait<OpTrait::IsTerminator>() &&
+              end->getNumOperands() == producer->getNumResults())
+            queue.push_back(
+                {distance + 1,
+                 end->getOperand(cast<OpResult>(source).getResultNumber())});
   }
   return found;
 }

@@ -12,6 +12,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "zero/Analysis/Uniformity.h"
 #include "zero/Execution/Runner.h"
 #include "zero/Target/Pipelines.h"
 #include "zero/runtime/Artifact.h"
@@ -81,7 +82,8 @@ static std::string writeDescription(const EntrySignature &signature,
                                     int64_t ranks, StringRef entry,
                                     const ArtifactOptions &options,
                                     StringRef gpuFormat, StringRef memory,
-                                    StringRef memoryReason) {
+                                    StringRef memoryReason,
+                                    bool collectivesUniform) {
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::json::OStream json(os, /*IndentSize=*/2);
@@ -102,6 +104,7 @@ static std::string writeDescription(const EntrySignature &signature,
     if (cuda)
       json.attribute("collectives",
                      stringifyGpuCollectives(options.gpuCollectives));
+    json.attribute("collectives_uniform", collectivesUniform);
     json.attribute("entry", entry);
     json.attribute("ranks", ranks);
     json.attributeArray("arguments", [&] {
@@ -346,7 +349,8 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
                        options.target == ArtifactTarget::Cpu ? "host"
                        : memoryAttr ? memoryAttr.getValue()
                                     : "managed",
-                       reasonAttr ? reasonAttr.getValue() : "");
+                       reasonAttr ? reasonAttr.getValue() : "",
+                       module->hasAttr(kCollectivesUniformAttrName));
   if (descriptionOut)
     *descriptionOut = description;
 

@@ -11,6 +11,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "zero/Analysis/StateResults.h"
+#include "zero/Analysis/Uniformity.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/Pipelines.h"
 #include "zero/runtime/PackedCall.h"
@@ -202,7 +203,12 @@ zero::exec::lowerModule(ModuleOp module,
                         TimingScope *timing) {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
+  // Errors go into the error; warnings (a collective that
+  // zero-verify-collectives could not prove) pass to the caller's handler
+  // whether or not the lowering succeeds.
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Warning)
+      return failure();
     os << d.getLocation() << ": " << d << "\n";
     return success();
   });
@@ -301,6 +307,7 @@ Executable::compile(ModuleOp module, StringRef entry,
         buildZeroToLLVMPipeline(pm, lowering);
       }))
     return error;
+  exe->collectivesUniform = module->hasAttr(kCollectivesUniformAttrName);
 
   ExecutionEngineOptions options;
   auto transformer = makeOptimizingTransformer(2, 0, nullptr);

@@ -144,6 +144,9 @@ zero::rt::parseArtifactDescription(const std::string &json,
   if (const Json *where = root.get("collectives");
       where && where->kind == Json::String)
     description.collectives = where->string;
+  if (const Json *uniform = root.get("collectives_uniform");
+      uniform && uniform->kind == Json::Bool)
+    description.collectivesUniform = uniform->boolean;
   if (description.collectives != "host" && description.collectives != "device")
     return "unknown collectives \"" + description.collectives +
            "\" (expected host or device)";

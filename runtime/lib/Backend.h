@@ -126,10 +126,12 @@ public:
   virtual void setTracing(bool on) {}
 };
 
-/// A world of `ranks` threads; `exchange` null: on the host.
+/// A world of `ranks` threads; `exchange` null: on the host. With `check`,
+/// the members of a group compare what each posted before any data moves.
 std::unique_ptr<Backend>
 createLocalBackend(int32_t ranks, double timeout, std::string &error,
-                   std::unique_ptr<LocalExchange> exchange = nullptr);
+                   std::unique_ptr<LocalExchange> exchange = nullptr,
+                   bool check = true);
 /// The cuda-local exchange: collectives as kernels on one GPU, ordered
 /// against each rank's stream by CUDA events. Null with `error` set when
 /// there is no GPU or the runtime was built without nvcc.

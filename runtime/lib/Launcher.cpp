@@ -438,6 +438,11 @@ std::string zero::rt::launch(const std::vector<const Program *> &programs,
   worldOptions.backend = options.backend.c_str();
   worldOptions.ranks = options.ranks;
   worldOptions.timeout_seconds = options.timeoutSeconds;
+  // The compiler's proof stands in for the ranks' comparison.
+  worldOptions.check =
+      options.checkCollectives ||
+      std::any_of(programs.begin(), programs.end(),
+                  [](const Program *p) { return !p->collectivesProven(); });
   zero_world *world = nullptr;
   char message[512];
   if (zero_world_create(&worldOptions, &world, message, sizeof message))
@@ -471,7 +476,9 @@ std::string zero::rt::launch(const std::vector<const Program *> &programs,
       return "checkpoint " + checkpoints.loadedDir + ": " + error;
     }
   zero_world_set_tracing(world, !options.tracePath.empty());
-  runs.assign(programs.size(), std::vector<RankRun>(local));
+  RankRun blank;
+  blank.agreementChecked = worldOptions.check != 0;
+  runs.assign(programs.size(), std::vector<RankRun>(local, blank));
   auto runLocal = [&](int32_t i) {
     zero_rank *rank = zero_world_local_rank(world, i);
     zero_rank_bind(rank);

@@ -287,11 +287,12 @@ int zero_world_create(const zero_options *options, zero_world **world,
   double timeout = options->timeout_seconds > 0 ? options->timeout_seconds : 60;
   std::unique_ptr<Backend> backend;
   if (name == "local") {
-    backend = createLocalBackend(options->ranks, timeout, message);
+    backend = createLocalBackend(options->ranks, timeout, message, nullptr,
+                                 options->check != 0);
   } else if (name == "cuda-local") {
     if (auto exchange = createCudaExchange(options->ranks, message))
       backend = createLocalBackend(options->ranks, timeout, message,
-                                   std::move(exchange));
+                                   std::move(exchange), options->check != 0);
   } else if (name == "mpi") {
     backend = createMpiBackend(timeout, options->check != 0, message);
   } else if (name == "nccl") {

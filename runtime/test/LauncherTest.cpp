@@ -54,6 +54,9 @@ public:
   }
   /// Makes the result the next value of x, as a training step's weights.
   void feedResultToArgument() { results[0].stateOf = 0; }
+  bool collectivesProven() const override { return proven; }
+  /// As zero-verify-collectives would mark it.
+  bool proven = false;
   mutable std::atomic<int> calls{0};
 
 private:
@@ -88,6 +91,27 @@ TEST(Launcher, RunsOnEveryRankWithGeneratedInputs) {
                 (element(inputs[0][0], i) + element(inputs[1][0], i)) +
                     element(inputs[2][0], i));
   }
+}
+
+TEST(Launcher, ProvenCollectivesRunWithoutTheAgreementCheck) {
+  SumProgram given(2, /*sharded=*/false), proven(2, /*sharded=*/false);
+  proven.proven = true;
+  LaunchOptions options;
+  options.ranks = 2;
+  options.inputs[0].perRank = true;
+  std::vector<std::vector<RankRun>> checked, unchecked, forced;
+  ASSERT_EQ(launch({&given}, options, checked), "");
+  ASSERT_EQ(launch({&proven}, options, unchecked), "");
+  EXPECT_TRUE(checked[0][0].agreementChecked);
+  EXPECT_FALSE(unchecked[0][0].agreementChecked);
+  // The same sums either way.
+  EXPECT_EQ(checked[0][1].outputs[0].bytes, unchecked[0][1].outputs[0].bytes);
+  // One unproven program among several keeps the check; so does asking.
+  ASSERT_EQ(launch({&proven, &given}, options, forced), "");
+  EXPECT_TRUE(forced[0][0].agreementChecked);
+  options.checkCollectives = true;
+  ASSERT_EQ(launch({&proven}, options, forced), "");
+  EXPECT_TRUE(forced[0][0].agreementChecked);
 }
 
 TEST(Launcher, AShardArgumentGetsItsPartOfTheWhole) {

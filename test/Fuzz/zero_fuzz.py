@@ -9,6 +9,14 @@ axes, a deleted line. Each mutant runs through `zero-opt` with one of the
 registered zero passes and pipelines (read from `zero-opt --help`, with the
 options users run), and through the parser and verifier alone.
 
+Rank-dependent mutants (--divergent) put one collective of a program under
+control that differs between ranks: an `scf.if` on `zero.replica_index`, an
+`scf.for` whose trip count it is, or an `scf.if` on whether this rank's
+local gradient (an argument the collective reduces) is finite, as code that
+skips a step on an inf does. Each must fail `zero-verify-collectives`; one
+that passes is a finding (missed). The examples, as they are, must pass it;
+one that fails is a finding too (false alarm).
+
 A crash (a signal, an abort, LLVM's stack dump or an assertion) or a run past
 --timeout is a finding. So is a miscompile: on a sample of mutants of the
 examples that verify, `zero-run --equivalent-after` runs the program as given
@@ -19,7 +27,7 @@ Each finding is written to --out as the mutant and the command that shows it;
 the exit status is 1 when there is one. The last line is the summary:
 
   zero-fuzz: M mutants (V verify), P zero-opt runs, E equivalence runs:
-  C crash(es), T timeout(s), X miscompile(s)
+  C crash(es), T timeout(s), X miscompile(s), Y missed, Z false alarm(s)
 
 CI runs a few hundred mutants (test/Fuzz/fuzz.test); a long run is the same
 command with more (docs/Testing.md).
@@ -77,6 +85,13 @@ MESH_SHAPE = re.compile(r"(?<=shape = )\[[\d, ]*\]")
 ELEMENT_TYPE = re.compile(r"\b(f16|bf16|f32|f64|i1|i8|i32|i64)\b")
 REDUCTION = re.compile(r"(?<=reduce = )(sum|mean|max|min)\b")
 AXES_LIST = re.compile(r"(?<=axes = )\[[\d, ]*\]")
+COLLECTIVE_LINE = re.compile(
+    r"^(?P<indent>\s*)(?P<result>%[\w.$-]+) = (?P<op>zero\.(?:all_reduce|"
+    r"reduce_scatter|all_gather)) (?P<input>%[\w.$-]+) on (?P<mesh>@[\w]+)"
+    r"(?P<rest>.*) : (?P<types>[^:\n]+)$", re.M)
+MESH_DECL = re.compile(r"zero\.mesh (@\w+)\(shape = \[([\d, ]*)\]\)")
+FUNC_ARGS = re.compile(r"func\.func @\w+\((.*?)\)\s*(?:->|\{)", re.S)
+STATIC_TENSOR = re.compile(r"^tensor<((?:\d+x)*)(f16|bf16|f32|f64)>$")
 
 
 def parse_args():
@@ -89,6 +104,9 @@ def parse_args():
     p.add_argument("--passes", type=int, default=3,
                    help="zero passes or pipelines each mutant runs through")
     p.add_argument("--equivalence-runs", type=int, default=16)
+    p.add_argument("--divergent", type=int, default=0,
+                   help="rank-dependent mutants that zero-verify-collectives "
+                        "must reject")
     p.add_argument("--timeout", type=float, default=60,
                    help="seconds one run may take before it is a finding")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -178,6 +196,74 @@ def mutate(text, rng):
     return "\n".join(lines[:i] + lines[i + 1:]), f"line {i + 1} deleted"
 
 
+def divergent_mutant(text, rng):
+    """`text` with one collective under control that differs between ranks,
+    and how; None when the program has no collective on a mesh of several
+    ranks."""
+    meshes = {m.group(1): [int(d) for d in m.group(2).split(",") if d.strip()]
+              for m in MESH_DECL.finditer(text)}
+    # Not one a zero.async holds: its body is that collective alone.
+    several = [m for m in COLLECTIVE_LINE.finditer(text)
+               if any(d > 1 for d in meshes.get(m.group("mesh"), []))
+               and "zero.async" not in text[text.rfind("\n", 0, max(
+                   0, text.rfind("\n", 0, m.start()))):m.start()]]
+    if not several:
+        return None
+    m = rng.choice(several)
+    g = m.groupdict()
+    types = [t.strip() for t in g["types"].split("->")]
+    in_type, out_type = types[0], types[-1]
+    inner = f"{g['op']} %zf_acc on {g['mesh']}{g['rest']} : {g['types']}"
+    ind = g["indent"]
+    kinds = ["if-rank"]
+    if in_type == out_type:
+        kinds.append("for-rank")
+    # A local gradient: an argument of the function the collective reduces.
+    start = text.rfind("func.func", 0, m.start())
+    header = FUNC_ARGS.match(text, start) if start >= 0 else None
+    params = re.findall(r"(%[\w.$-]+)\s*:", header.group(1)) if header else []
+    tensor = STATIC_TENSOR.match(in_type)
+    reducing = g["op"] in ("zero.all_reduce", "zero.reduce_scatter")
+    if reducing and g["input"] in params and tensor and \
+            "private" not in text[start:start + 40]:
+        kinds.append("if-gradient")
+    kind = rng.choice(kinds)
+    rank = (f"{ind}%zf_rank = zero.replica_index on {g['mesh']} : index\n"
+            f"{ind}%zf_c0 = arith.constant 0 : index\n")
+    other = g["input"] if in_type == out_type else "%zf_empty"
+    empty = ("" if in_type == out_type else
+             f"{ind}  %zf_empty = tensor.empty() : {out_type}\n")
+    if kind == "for-rank":
+        code = (rank + f"{ind}%zf_c1 = arith.constant 1 : index\n"
+                f"{ind}{g['result']} = scf.for %zf_i = %zf_c0 to %zf_rank "
+                f"step %zf_c1 iter_args(%zf_acc = {g['input']}) -> "
+                f"({out_type}) {{\n"
+                f"{ind}  %zf_inner = {inner}\n"
+                f"{ind}  scf.yield %zf_inner : {out_type}\n{ind}}}")
+    else:
+        if kind == "if-rank":
+            cond = rank + (f"{ind}%zf_cond = arith.cmpi eq, %zf_rank, "
+                           f"%zf_c0 : index\n")
+        else:
+            rank_of = tensor.group(1).count("x")
+            index = ", ".join(["%zf_c0"] * rank_of)
+            element = tensor.group(2)
+            cond = (f"{ind}%zf_c0 = arith.constant 0 : index\n"
+                    f"{ind}%zf_x = tensor.extract {g['input']}[{index}] : "
+                    f"{in_type}\n"
+                    f"{ind}%zf_cond = math.isfinite %zf_x : {element}\n")
+        code = (cond + f"{ind}{g['result']} = scf.if %zf_cond -> "
+                f"({out_type}) {{\n"
+                f"{ind}  %zf_acc = tensor.cast {g['input']} : {in_type} to "
+                f"{in_type}\n"
+                f"{ind}  %zf_inner = {inner}\n"
+                f"{ind}  scf.yield %zf_inner : {out_type}\n"
+                f"{ind}}} else {{\n{empty}"
+                f"{ind}  scf.yield {other} : {out_type}\n{ind}}}")
+    return (text[:m.start()] + code + text[m.end():],
+            f"{g['op']} at offset {m.start()} under {kind}")
+
+
 def make_mutants(seeds, count, rng):
     # Half from the examples: the test cases outnumber them a hundredfold,
     # and only whole programs reach the lowering and the runs.
@@ -214,7 +300,8 @@ def run(command, timeout):
 class Findings:
     def __init__(self, out):
         self.out = out
-        self.count = {"crash": 0, "timeout": 0, "miscompile": 0}
+        self.count = {"crash": 0, "timeout": 0, "miscompile": 0,
+                      "missed": 0, "false alarm": 0}
 
     def add(self, kind, mutant, command, output):
         self.count[kind] += 1
@@ -227,6 +314,53 @@ class Findings:
         print(f"zero-fuzz: {kind}: {mutant[0]}\n  {shown}")
         for line in output.splitlines()[-8:]:
             print("  | " + line)
+
+
+def check_verification(args, rng, findings, workdir):
+    """Runs zero-verify-collectives on --divergent rank-dependent mutants
+    (each must be rejected) and on every example (each must pass). Returns
+    (caught, not valid IR, examples clean)."""
+    if not args.divergent:
+        return 0, 0, 0
+    seeds = read_seeds(args.root)
+    candidates = [s for s in seeds if COLLECTIVE_LINE.search(s[1])]
+    mutants = []
+    while len(mutants) < args.divergent:
+        name, text, runnable = rng.choice(candidates)
+        result = divergent_mutant(text, rng)
+        if result:
+            mutants.append((f"{name} ({result[1]})", result[0], runnable))
+    examples = [s for s in seeds if s[2]]
+
+    def verify(job):
+        index, program = job
+        path = os.path.join(workdir, f"v{index}.mlir")
+        with open(path, "w") as f:
+            f.write(program[1])
+        command = [args.zero_opt, "MUTANT", "--zero-verify-collectives",
+                   "-o", os.devnull]
+        real = [path if a == "MUTANT" else a for a in command]
+        return index, command, run(real, args.timeout)
+
+    caught = invalid = clean = 0
+    jobs = list(enumerate(mutants + examples))
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for index, command, (status, output) in pool.map(verify, jobs):
+            program = jobs[index][1]
+            if status in ("crash", "timeout"):
+                findings.add(status, program, command, output)
+            elif index >= len(mutants):
+                if status == "ok":
+                    clean += 1
+                else:
+                    findings.add("false alarm", program, command, output)
+            elif "is not issued alike on every rank" in output:
+                caught += 1
+            elif status == "ok":
+                findings.add("missed", program, command, output)
+            else:
+                invalid += 1
+    return caught, invalid, clean
 
 
 def main():
@@ -296,15 +430,22 @@ def main():
                 else:
                     findings.add(status, plans[index][0], command, output)
 
+    caught, invalid, clean = check_verification(args, rng, findings, workdir)
+
     c = findings.count
     print(f"zero-fuzz: seed {args.seed}, {time.time() - start:.0f} s")
+    if args.divergent:
+        print(f"zero-fuzz: {args.divergent} rank-dependent mutants: "
+              f"{caught} caught by zero-verify-collectives, {c['missed']} "
+              f"missed, {invalid} not valid IR; {clean} examples verify clean")
     print(f"zero-fuzz: {verifying} mutants verify, {len(verified)} of them "
           f"of examples; {compared} equivalence runs compared results, "
           f"{equivalence - compared} were refused with an error")
     print(f"zero-fuzz: {len(plans)} mutants, {runs} zero-opt runs, "
           f"{equivalence} equivalence runs: "
           f"{c['crash']} crash(es), {c['timeout']} timeout(s), "
-          f"{c['miscompile']} miscompile(s)")
+          f"{c['miscompile']} miscompile(s), {c['missed']} missed, "
+          f"{c['false alarm']} false alarm(s)")
     return 1 if sum(c.values()) else 0
 
 

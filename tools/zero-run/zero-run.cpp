@@ -56,6 +56,11 @@ static cl::opt<double> timeout("timeout",
                                cl::desc("Seconds a rank waits for the others "
                                         "in a collective"),
                                cl::init(60), cl::cat(category));
+static cl::opt<bool> checkCollectives(
+    "check-collectives",
+    cl::desc("Have the ranks compare each collective before it runs even "
+             "when zero-verify-collectives proved them alike"),
+    cl::init(false), cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of generated inputs"),
                               cl::init(1), cl::cat(category));
 static cl::opt<int64_t>
@@ -457,6 +462,7 @@ static int calibrate(MLIRContext &context) {
   options.backend = backend;
   options.ranks = meshSize;
   options.timeoutSeconds = timeout;
+  options.checkCollectives = checkCollectives;
   options.seed = seed;
   auto calibration = zero::exec::calibrate(context, meshSize, options);
   if (!calibration)
@@ -538,6 +544,7 @@ int main(int argc, char **argv) {
   int64_t meshRanks = getMeshRanks(*module);
   options.ranks = ranks > 0 ? ranks : meshRanks > 0 ? meshRanks : 1;
   options.timeoutSeconds = timeout;
+  options.checkCollectives = checkCollectives;
   options.seed = seed;
   options.steps = steps;
   options.tracePath = traceFile;

@@ -85,6 +85,7 @@ public:
   const std::vector<rt::ArtifactValue> &getResults() const override {
     return signature.results;
   }
+  bool collectivesProven() const override { return collectivesUniform; }
   /// Calls the JIT-compiled entry on the bound rank; results the program
   /// allocated are copied out (when `outputs` is given) and freed.
   std::string call(std::vector<rt::Array> &inputs,
@@ -95,6 +96,9 @@ private:
   Executable() = default;
   EntrySignature signature;
   std::unique_ptr<mlir::ExecutionEngine> engine;
+  /// zero-verify-collectives proved the module's collectives alike on every
+  /// rank.
+  bool collectivesUniform = false;
 };
 
 } // namespace zero::exec

@@ -50,6 +50,9 @@ const char *usage =
     "  --ranks N          ranks of a local world (default: the artifact's "
     "mesh)\n"
     "  --timeout S        seconds a rank waits for the others (default 60)\n"
+    "  --check-collectives have the ranks compare each collective before it\n"
+    "                     runs even when the artifact's description says the\n"
+    "                     compiler proved them alike (collectives_uniform)\n"
     "  --output-dir DIR   write each result as DIR/rank<r>/result<i>.npy\n"
     "  --print            print each result of each rank\n"
     "  --steps K          run K training steps: each result the description\n"
@@ -195,6 +198,8 @@ std::string parseOptions(int argc, char **argv, Options &options) {
           n > std::numeric_limits<int32_t>::max() || n != int32_t(n))
         return "--ranks expects a positive integer, got '" + text + "'";
       options.ranks = int32_t(n);
+    } else if (arg == "--check-collectives") {
+      options.launch.checkCollectives = true;
     } else if (arg == "--timeout") {
       if (!value(text) || !number(text.c_str(), n) || n <= 0)
         return "--timeout expects positive seconds, got '" + text + "'";

@@ -30,6 +30,10 @@ namespace {
 /// members have the same names.
 template <typename Options>
 void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
+  // The program as given, upstream's shard ops included: a collective that
+  // some rank may skip is the user's to fix, not zero's to shard.
+  if (options.verifyCollectives)
+    pm.addPass(createZeroVerifyCollectives());
   // A program from upstream's shard-partition, in zero's ops.
   pm.addPass(createConvertShardToZero());
   if (options.accumulateLocally)
@@ -75,6 +79,9 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     schedule.gelementsPerSecond = options.gelementsPerSecond;
     pm.addPass(createZeroScheduleOverlap(schedule));
   }
+  // And zero's own rewrites: what they made must be issued alike too.
+  if (options.verifyCollectives)
+    pm.addPass(createZeroVerifyCollectives());
 }
 
 template <typename Options>

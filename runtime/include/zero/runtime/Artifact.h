@@ -17,6 +17,9 @@
 //     "collectives": "device" | "host" (cuda only: whether collectives
 //               move data on the GPU, with cuda-local or nccl, or on the
 //               host, with local or mpi),
+//     "collectives_uniform": true | false, whether zero-verify-collectives
+//               proved that every rank issues every collective alike
+//               (absent: false),
 //     "entry": "step",
 //     "ranks": 4,                        (ranks of the mesh; 0: no mesh)
 //     "arguments": [ { "name": "arg0", "dtype": "f32", "shape": [7, 13],
@@ -84,6 +87,8 @@ struct ArtifactDescription {
   std::string memoryReason;
   /// "host" or "device" (older descriptions: host).
   std::string collectives;
+  /// Proven by the compiler: every rank issues every collective alike.
+  bool collectivesUniform = false;
   std::string entry;
   int64_t ranks = 0;
   std::vector<ArtifactValue> arguments, results;
@@ -166,6 +171,11 @@ public:
 
   /// Per argument, whether a result feeds it (stateOf).
   std::vector<bool> getFedArguments() const;
+
+  /// Whether the compiler proved that every rank issues every collective
+  /// of the program alike (zero-verify-collectives): a launcher then need
+  /// not have the ranks compare each collective before it runs.
+  virtual bool collectivesProven() const { return false; }
 };
 
 /// A loaded artifact.
@@ -187,6 +197,9 @@ public:
   std::string checkRunnable(const std::string &backend) const;
 
   const std::string &getEntryName() const override { return description.entry; }
+  bool collectivesProven() const override {
+    return description.collectivesUniform;
+  }
   const std::vector<ArtifactValue> &getArguments() const override {
     return description.arguments;
   }

@@ -45,6 +45,10 @@ struct LaunchOptions {
   /// The ranks the programs were built for; 0: any.
   int64_t meshRanks = 0;
   double timeoutSeconds = 60;
+  /// Have the ranks compare each collective before it runs even when the
+  /// compiler proved every program's collectives alike (otherwise they
+  /// compare only for a program it did not prove).
+  bool checkCollectives = false;
   uint64_t seed = 1;
   /// By argument index; arguments not named are generated with defaults.
   std::map<unsigned, InputSpec> inputs;
@@ -97,6 +101,10 @@ struct RankRun {
   /// and reading them (not waiting for the other ranks).
   int64_t savedBytes = 0, loadedBytes = 0;
   double saveSeconds = 0, loadSeconds = 0;
+  /// Whether the ranks compared each collective before it ran: not when
+  /// every program's collectives were proven alike and none was asked for
+  /// (LaunchOptions::checkCollectives).
+  bool agreementChecked = true;
 };
 
 /// The whole value of each of `arguments` on `rank` at step `step` (a

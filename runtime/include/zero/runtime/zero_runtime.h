@@ -95,8 +95,11 @@ typedef struct zero_options {
      fails; <= 0 means 60. */
   double timeout_seconds;
   /* Whether ranks check that they agree on each collective (kind, element
-     count, dtype, reduction, group) before running it. On by default; the
-     local backend always checks, at no cost. */
+     count, dtype, reduction, group) before running it: mpi and nccl
+     exchange a description of it first, the local backends compare what
+     the members posted. On by default; a launcher turns it off for a
+     program whose collectives the compiler proved alike on every rank
+     (zero-verify-collectives). Every wait keeps its timeout either way. */
   int32_t check;
 } zero_options;
 

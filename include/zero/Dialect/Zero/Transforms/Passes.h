@@ -17,6 +17,10 @@ enum class GatherDtype { Auto, BF16, F16, F32 };
 /// What zero-report writes (format).
 enum class ReportFormat { Text, Json };
 
+/// What zero-verify-collectives does with a collective it cannot prove
+/// (mode).
+enum class VerifyMode { Error, Warn };
+
 #define GEN_PASS_DECL
 #include "zero/Dialect/Zero/Transforms/Passes.h.inc"
 

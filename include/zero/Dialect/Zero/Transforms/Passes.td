@@ -83,6 +83,11 @@ defvar weightUpdateShardingOptions = !listconcat(
           "Reduce accumulated micro-batch gradients once per step "
           "(zero-accumulate-locally; reassociates the sum)">],
   shardWeightUpdateOptions,
+  [Option<"verifyCollectives", "verify-collectives", "bool",
+          /*default=*/"true",
+          "Prove, before the rewrites and after them, that every rank "
+          "issues every collective alike (zero-verify-collectives); a "
+          "collective it cannot prove fails the pipeline">],
   [Option<"deferAllGather", "defer-all-gather", "bool", /*default=*/"false",
           "Carry loop weights as shards and gather them for the next "
           "iteration (zero-defer-all-gather)">],
@@ -621,6 +626,102 @@ def ZeroExpandLoopFutures : Pass<"zero-expand-loop-futures",
   let dependentDialects = ["::zero::ZeroDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def ZeroVerifyCollectives : Pass<"zero-verify-collectives",
+                                 "mlir::ModuleOp"> {
+  let summary = "Proves that every rank issues every collective alike";
+  let description = [{
+    A collective completes only when every rank of its group issues it, in
+    the same order and with the same shape. A rank that skips one (an
+    `scf.if` on this rank's gradient being finite, say) hangs the others; one
+    that issues another shape corrupts them. Runtimes find this when it
+    happens (zero's agreement check, PyTorch's `TORCH_DISTRIBUTED_DEBUG`);
+    this pass proves before the run that it cannot happen, or fails at the
+    collective and says why.
+
+    It finds, for every value, the mesh axes along which it can differ
+    between ranks (`zero/Analysis/Uniformity.h`), then checks each
+    collective (zero's, their buffer forms, and upstream `shard`'s):
+
+    - the control it runs under: no enclosing `scf.if`, `scf.index_switch`
+      or CFG branch (`cf.cond_br`, `cf.switch`, up to the branch's immediate
+      post-dominator) may decide on a value that differs, and no enclosing
+      `scf.for`, `scf.forall`, `scf.parallel` or `scf.while` may have a trip
+      count that differs; a function's control is that of its calls;
+    - its shape: a dynamic size may not differ between ranks (an entry
+      function's argument has the same shape on every rank, equal batches
+      making equal gradients, unless it is marked `zero.per_rank`);
+    - its group is its mesh and axes, attributes: the same on every rank.
+
+    Where values differ between ranks:
+
+    - this rank's index (`zero.replica_index`, `shard.process_linear_index`,
+      `shard.process_multi_index`), and each rank's part of a tensor
+      (`zero.reduce_scatter`, `zero.shard_slice`, `shard.reduce_scatter`,
+      `shard.all_slice`, ...), along the group's axes;
+    - arguments of public functions, by this rule:
+      1. an argument with `zero.shard` is each rank's part: it differs along
+         the shard's axes;
+      2. an argument marked `zero.per_rank` differs;
+      3. an argument marked `zero.replicated` does not;
+      4. otherwise an argument differs when it is the input of a collective
+         that reduces (`zero.all_reduce`, `zero.reduce_scatter`,
+         `shard.all_reduce`, ...), seen through casts, reshapes, widening,
+         padding or insertion into a bucket; or when it reaches such an
+         input other than through the result of a collective and is not
+         state the function returns (the next value of a weight or a
+         moment, as `zero-launch --steps` pairs them, reached as data, not
+         only as a branch's condition). That is a local gradient or this
+         rank's data, which is what the reduction is for. Weights, optimizer
+         state, step counts and learning rates are the same on every rank,
+         as data parallelism keeps them;
+    - the results of an op on values that differ; an `scf.if`'s results and
+      a loop's carried values when its condition or trip count differs; a
+      CFG block's arguments after a branch that differs;
+    - memory: a value written to a buffer makes every load differ.
+
+    An all-reduce, an all-gather or a broadcast gives every member of its
+    group the same value: its result differs only along the axes its group
+    does not span.
+
+    The error names the collective, the op that decides whether it runs,
+    and the source of the variance, with a note at each op between them:
+
+    ```
+    step.mlir:9:10: error: 'zero.all_reduce' op is not issued alike on every
+    rank: it runs only where the scf.if at step.mlir:8:5 takes its branch,
+    and that condition differs between ranks: argument 1 of @step, which
+    differs between ranks: it flows into the zero.all_reduce at
+    step.mlir:9:10 (a local gradient, or this rank's data) and is not state
+    @step returns; ... -> linalg.generic -> tensor.extract -> arith.cmpf
+    ```
+
+    When every collective is proven the pass sets the module attribute
+    `zero.collectives_uniform`; `zero-compile` writes it into the artifact's
+    description, and the launcher then skips the runtime's per-collective
+    agreement exchange (the timeout stays). `mode=warn` reports what it
+    cannot prove as warnings and leaves the program running under the
+    runtime's check: `zero-to-llvm` and `zero-to-nvvm` run it so.
+    `zero-weight-update-sharding` runs it (`mode=error`) before its
+    rewrites and after them, so that zero's own rewrites are checked too.
+
+    ```
+    zero-opt --zero-verify-collectives step.mlir
+    zero-opt --zero-verify-collectives=mode=warn partitioned.mlir
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "::zero::VerifyMode",
+           /*default=*/"::zero::VerifyMode::Error",
+           "What a collective that cannot be proven is",
+           [{::llvm::cl::values(
+             clEnumValN(::zero::VerifyMode::Error, "error",
+                        "an error: the pass fails"),
+             clEnumValN(::zero::VerifyMode::Warn, "warn",
+                        "a warning: the program runs under the runtime's "
+                        "agreement check"))}]>,
+  ];
 }
 
 def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
