@@ -12,9 +12,12 @@
 // MPI moves a non-blocking collective's data only inside MPI calls, so a
 // collective started before a matmul would make no progress during it. Each
 // process therefore runs a progress thread (MPI_THREAD_MULTIPLE) that polls
-// the requests in flight and completes them; a wait only waits for that
-// thread to see its request complete, which is also when the trace says it
-// finished.
+// the requests in flight while the rank computes. A wait takes its request
+// back from that thread and polls it itself: the rank has nothing else to
+// do, and a handoff between threads (the progress thread's poll interval,
+// two wake-ups) would be most of a small collective's latency. The trace
+// says a collective finished when whichever thread polls it sees it
+// complete.
 //
 // bf16 and f16 travel as 16-bit words reduced by user-defined MPI operations;
 // a mean is a sum divided by the group size when the collective completes.
@@ -65,9 +68,11 @@ public:
   ~MpiPending() override;
   bool wait() override;
 
-  /// Set once; then only the progress thread touches it, until `completed`.
+  /// Set once; then only the progress thread touches it, until `completed`
+  /// or until a wait takes it back.
   MPI_Request request = MPI_REQUEST_NULL;
-  /// Set by the progress thread, under the backend's lock.
+  /// Set by the thread that saw the request complete, under the backend's
+  /// lock.
   bool completed = false;
 
 private:
@@ -155,18 +160,20 @@ public:
     inFlight.remove(pending);
   }
 
-  /// Waits until the progress thread has seen `pending` complete, or the
-  /// timeout passes.
+  /// Waits until `pending` completes, or the timeout passes: takes its
+  /// request back from the progress thread (under the lock, so that the
+  /// thread is not testing it) and polls it on this thread.
   void waitFor(MpiPending &pending, const std::string &what) {
-    std::unique_lock<std::mutex> lock(mutex);
-    auto deadline = Clock::now() + std::chrono::duration<double>(timeout);
-    if (completed.wait_until(lock, deadline, [&] { return pending.completed; }))
-      return;
-    lock.unlock();
-    std::ostringstream os;
-    os << what << " timed out after " << timeout
-       << " s: a rank of its group did not arrive";
-    abortWith(os.str());
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (pending.completed)
+        return;
+      inFlight.remove(&pending);
+    }
+    waitFor(pending.request, what);
+    std::lock_guard<std::mutex> lock(mutex);
+    pending.finished = now();
+    pending.completed = true;
   }
 
   /// Polls `request` until it completes or `seconds` (default: the
@@ -217,9 +224,7 @@ private:
         it = inFlight.erase(it);
         any = true;
       }
-      if (any)
-        completed.notify_all();
-      else
+      if (!any)
         inFlightChanged.wait_for(lock, std::chrono::microseconds(20));
     }
   }
@@ -303,7 +308,7 @@ private:
   /// its start until the thread sees it complete (or it is destroyed).
   std::mutex mutex;
   std::list<MpiPending *> inFlight;
-  std::condition_variable inFlightChanged, completed;
+  std::condition_variable inFlightChanged;
   bool stopping = false;
   std::thread progressThread;
   std::unique_ptr<LossWatch> lossWatch;
