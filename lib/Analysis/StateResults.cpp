@@ -2,6 +2,7 @@
 
 #include "zero/Analysis/StateResults.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <deque>
@@ -60,11 +61,18 @@ zero::findStateSources(Value value, function_ref<bool(Value)> accept,
         continue;
       }
     }
+    // A loop's result comes from its own initial value (and the body, which
+    // every result would walk again): the other operands are not its
+    // sources.
+    if (auto loop = dyn_cast<LoopLikeOpInterface>(producer))
+      if (OpOperand *init = loop.getTiedLoopInit(cast<OpResult>(source))) {
+        queue.push_back({distance + 1, init->get()});
+        continue;
+      }
     for (Value operand : producer->getOperands())
       queue.push_back({distance + 1, operand});
-    // A result of an op with regions (an scf.if's, a loop's) is what its
-    // regions yield for it.
-    if (!linalgOp)
+    // A result of a branch (an scf.if's) is what its regions yield for it.
+    if (!linalgOp && !isa<LoopLikeOpInterface>(producer))
       for (Region &region : producer->getRegions())
         for (Block &block : region)
           if (Operation *end = block.empty() ? nullptr : &block.back();
