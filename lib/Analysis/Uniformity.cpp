@@ -144,7 +144,8 @@ std::string zero::formatLocation(Location loc) {
 }
 
 bool zero::isRankCollective(Operation *op) {
-  if (isa<ReplicaIndexOp, ShardSliceOp>(op))
+  // A shard slice only selects; the index ops have no input.
+  if (isa<ShardSliceOp>(op))
     return false;
   std::optional<GroupInfo> info = getGroupInfo(op);
   return info && info->input;
@@ -169,6 +170,8 @@ struct Uniformity::Impl {
   }
   void add(Value to, AxisSet axes, Value from, StringRef source = {});
   void flow(Value to, Value from) { add(to, axesOf(from), from); }
+  /// A write of a value with `axes`, coming from `from`, to memory in `fn`.
+  void addToMemory(func::FuncOp fn, AxisSet axes, Value from);
 
   // Transfer.
   void seedArguments(func::FuncOp fn);
@@ -291,6 +294,17 @@ void Uniformity::Impl::add(Value to, AxisSet axes, Value from,
   changed = true;
 }
 
+/// Calls `f` on each value that a terminator of one of `op`'s regions passes
+/// on (yields, forwards, returns).
+static void forEachTerminatorOperand(Operation *op,
+                                     function_ref<void(Value)> f) {
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      if (!block.empty() && block.back().hasTrait<OpTrait::IsTerminator>())
+        for (Value value : block.back().getOperands())
+          f(value);
+}
+
 /// The argument of `fn` that `input`, a reduction's input, is itself: the
 /// argument seen through ops that only change its type, shape or place (a
 /// cast, a reshape, a widening or narrowing, a padding, an insertion into a
@@ -356,10 +370,9 @@ getArgumentsReachingReductions(func::FuncOp fn,
       }
       Operation *parent = arg.getOwner()->getParentOp();
       pushAll(parent->getOperands(), reduction);
-      for (Region &region : parent->getRegions())
-        for (Block &block : region)
-          if (!block.empty() && block.back().hasTrait<OpTrait::IsTerminator>())
-            pushAll(block.back().getOperands(), reduction);
+      forEachTerminatorOperand(parent, [&](Value v) {
+        worklist.push_back({v, reduction});
+      });
       // Branches into this block forward their operands to it.
       for (Block *pred : arg.getOwner()->getPredecessors())
         pushAll(pred->getTerminator()->getOperands(), reduction);
@@ -371,10 +384,9 @@ getArgumentsReachingReductions(func::FuncOp fn,
         info && info->effect == GroupEffect::Combines)
       continue;
     pushAll(producer->getOperands(), reduction);
-    for (Region &region : producer->getRegions())
-      for (Block &block : region)
-        if (!block.empty() && block.back().hasTrait<OpTrait::IsTerminator>())
-          pushAll(block.back().getOperands(), reduction);
+    forEachTerminatorOperand(producer, [&](Value v) {
+      worklist.push_back({v, reduction});
+    });
   }
   return found;
 }
@@ -463,9 +475,11 @@ void Uniformity::Impl::seedArguments(func::FuncOp fn) {
   // State: an argument paired with the result that is its next value,
   // which it reaches as data (not only through a collective, nor only as a
   // branch's condition: a gradient that decides a skip is no weight).
+  // Only an argument that reaches a reduction, and not as it is, needs it.
   llvm::SmallDenseSet<unsigned> state;
   for (auto [result, arg] : llvm::enumerate(findStateResults(fn)))
-    if (arg && getDataReachedResults(fn.getArgument(*arg)).contains(result))
+    if (arg && reaching.contains(*arg) && !direct.count(*arg) &&
+        getDataReachedResults(fn.getArgument(*arg)).contains(result))
       state.insert(*arg);
   std::string name = "@" + fn.getSymName().str();
   for (BlockArgument arg : fn.getArguments()) {
@@ -486,7 +500,7 @@ void Uniformity::Impl::seedArguments(func::FuncOp fn) {
     // State that a step returns is the same on every rank (data
     // parallelism keeps it so), unless the step reduces it as it is.
     if (fn.getArgAttr(i, kReplicatedAttrName) || !reaching.contains(i) ||
-        (state.contains(i) && !direct.count(i)))
+        state.contains(i))
       continue;
     auto at = [](Operation *op) {
       return op->getName().getStringRef().str() + " at " +
@@ -511,12 +525,15 @@ AxisSet Uniformity::Impl::getLoopBoundsAxes(Operation *op,
   SmallVector<Value> bounds;
   if (auto loop = dyn_cast<scf::ForOp>(op))
     bounds = {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
-  else if (isa<scf::ForallOp, scf::ParallelOp>(op))
-    // Their bounds are their operands of index type (the outputs are
-    // tensors).
-    for (Value operand : op->getOperands())
-      if (operand.getType().isIndex())
-        bounds.push_back(operand);
+  else if (auto loop = dyn_cast<scf::ForallOp>(op)) {
+    llvm::append_range(bounds, loop.getDynamicLowerBound());
+    llvm::append_range(bounds, loop.getDynamicUpperBound());
+    llvm::append_range(bounds, loop.getDynamicStep());
+  } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+    llvm::append_range(bounds, loop.getLowerBound());
+    llvm::append_range(bounds, loop.getUpperBound());
+    llvm::append_range(bounds, loop.getStep());
+  }
   AxisSet axes = 0;
   for (Value bound : bounds)
     if (AxisSet a = axesOf(bound)) {
@@ -552,14 +569,7 @@ void Uniformity::Impl::visit(Operation *op) {
       add(output, group, {},
           "the output of the " + name.str() + " at " +
               formatLocation(op->getLoc()) + ", each rank's own part");
-      auto fn = op->getParentOfType<func::FuncOp>();
-      auto &[axes, from] = memory[fn];
-      if ((axes | group) != axes) {
-        if (!axes)
-          from = output;
-        axes |= group;
-        changed = true;
-      }
+      addToMemory(op->getParentOfType<func::FuncOp>(), group, output);
     }
     return;
   }
@@ -625,11 +635,7 @@ void Uniformity::Impl::visitGeneric(Operation *op) {
   inputs.insert(op->operand_begin(), op->operand_end());
   if (op->getNumRegions()) {
     getUsedValuesDefinedAbove(op->getRegions(), inputs);
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        if (!block.empty() && block.back().hasTrait<OpTrait::IsTerminator>())
-          inputs.insert(block.back().operand_begin(),
-                        block.back().operand_end());
+    forEachTerminatorOperand(op, [&](Value v) { inputs.insert(v); });
   }
   auto fn = op->getParentOfType<func::FuncOp>();
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
@@ -651,16 +657,19 @@ void Uniformity::Impl::visitGeneric(Operation *op) {
       for (BlockArgument arg : block.getArguments())
         for (Value input : op->getOperands())
           flow(arg, input);
-  if (writes) {
-    auto &[axes, from] = memory[fn];
+  if (writes)
     for (Value input : inputs)
-      if (AxisSet a = axesOf(input); (axes | a) != axes) {
-        if (!axes)
-          from = input;
-        axes |= a;
-        changed = true;
-      }
-  }
+      addToMemory(fn, axesOf(input), input);
+}
+
+void Uniformity::Impl::addToMemory(func::FuncOp fn, AxisSet axes, Value from) {
+  auto &[memoryAxes, memoryFrom] = memory[fn];
+  if ((memoryAxes | axes) == memoryAxes)
+    return;
+  if (!memoryAxes)
+    memoryFrom = from;
+  memoryAxes |= axes;
+  changed = true;
 }
 
 void Uniformity::Impl::visitCall(func::CallOp call) {

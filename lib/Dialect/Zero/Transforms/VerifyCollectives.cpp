@@ -100,35 +100,34 @@ struct ZeroVerifyCollectivesPass
       signalPassFailure();
   }
 
-  InFlightDiagnostic report(Operation *op) {
+  /// Reports `op` as not proven: `why` it may not be issued alike, then
+  /// where the varying `value` comes from.
+  void report(Operation *op, const Uniformity &uniformity, StringRef why,
+              Value value) {
     InFlightDiagnostic diag =
         mode == VerifyMode::Error ? op->emitError() : op->emitWarning();
-    diag << "'" << op->getName() << "' op is not issued alike on every rank: ";
-    return diag;
+    diag << "'" << op->getName()
+         << "' op is not issued alike on every rank: " << why << ": ";
+    diag << explain(uniformity, value, diag);
+    if (mode == VerifyMode::Warn)
+      diag << " (the runtime keeps checking that ranks agree)";
   }
 
   bool verify(Operation *op, const Uniformity &uniformity) {
     if (std::optional<VaryingControl> control =
             uniformity.getVaryingControl(op)) {
-      InFlightDiagnostic diag = report(op);
-      diag << describeControl(*control) << ": ";
-      diag << explain(uniformity, control->condition, diag);
-      if (mode == VerifyMode::Warn)
-        diag << " (the runtime keeps checking that ranks agree)";
+      report(op, uniformity, describeControl(*control), control->condition);
       return false;
     }
-    for (Value operand : op->getOperands()) {
-      Value size = uniformity.getVaryingShapeSource(operand);
-      if (!size)
-        continue;
-      InFlightDiagnostic diag = report(op);
-      diag << "the shape of operand " << operand.getType()
-           << " differs between ranks: ";
-      diag << explain(uniformity, size, diag);
-      if (mode == VerifyMode::Warn)
-        diag << " (the runtime keeps checking that ranks agree)";
-      return false;
-    }
+    for (Value operand : op->getOperands())
+      if (Value size = uniformity.getVaryingShapeSource(operand)) {
+        std::string why;
+        llvm::raw_string_ostream os(why);
+        os << "the shape of operand '" << operand.getType()
+           << "' differs between ranks";
+        report(op, uniformity, why, size);
+        return false;
+      }
     return true;
   }
 };
