@@ -305,7 +305,8 @@ private:
   std::map<std::string, MPI_Comm> comms;
 
   /// What the progress thread polls, under `mutex`. A pending is in it from
-  /// its start until the thread sees it complete (or it is destroyed).
+  /// its start until the thread sees it complete, a wait takes it back, or
+  /// it is destroyed.
   std::mutex mutex;
   std::list<MpiPending *> inFlight;
   std::condition_variable inFlightChanged;
