@@ -49,7 +49,8 @@ static std::unique_ptr<Pass> createCanonicalizer() {
 /// Upstream's buffer-deallocation-pipeline, with zero-split-deallocs before
 /// the simplification: ownership leaves one dealloc per block listing every
 /// buffer of a step, which the simplification's alias queries would take
-/// quadratic time over.
+/// quadratic time over, and which the canonicalizer after ownership would
+/// revisit at every change of an operand (zero-canonicalize-deallocs-last).
 static void addDeallocationPasses(OpPassManager &pm) {
   memref::ExpandReallocPassOptions realloc;
   realloc.emitDeallocs = false;
@@ -57,7 +58,7 @@ static void addDeallocationPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createCanonicalizer());
   pm.addNestedPass<func::FuncOp>(
       bufferization::createOwnershipBasedBufferDeallocationPass());
-  pm.addNestedPass<func::FuncOp>(createCanonicalizer());
+  pm.addNestedPass<func::FuncOp>(zero::createZeroCanonicalizeDeallocsLast());
   // A donated argument's buffer returned as it is, not cloned.
   pm.addNestedPass<func::FuncOp>(zero::createZeroReturnDonatedBuffers());
   pm.addNestedPass<func::FuncOp>(zero::createZeroSplitDeallocs());

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "zero/Target/CPU/Passes.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace zero {
@@ -27,13 +28,15 @@ bool onlyReturnedAndDeallocated(bufferization::CloneOp clone,
   });
 }
 
-/// Removes `buffer` from the buffers `dealloc` may free (the function does
-/// not own an argument's buffer); it stays among the retained ones.
-void dropFromFreed(bufferization::DeallocOp dealloc, Value buffer) {
+/// Removes `buffers` from the buffers `dealloc` may free (the function does
+/// not own an argument's buffer); they stay among the retained ones. One
+/// new dealloc for all of them: a step's dealloc lists thousands.
+void dropFromFreed(bufferization::DeallocOp dealloc,
+                   const llvm::DenseSet<Value> &buffers) {
   SmallVector<Value> memrefs, conditions;
   for (auto [memref, condition] :
        llvm::zip(dealloc.getMemrefs(), dealloc.getConditions()))
-    if (memref != buffer) {
+    if (!buffers.contains(memref)) {
       memrefs.push_back(memref);
       conditions.push_back(condition);
     }
@@ -54,6 +57,7 @@ struct ZeroReturnDonatedBuffersPass
     if (fn.isExternal())
       return;
     auto ret = dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    SmallVector<std::pair<bufferization::CloneOp, BlockArgument>> donated;
     for (unsigned j = 0; ret && j < fn.getNumArguments(); ++j) {
       auto index = fn.getArgAttrOfType<IntegerAttr>(j, "zero.aliasing_output");
       if (!index)
@@ -78,12 +82,19 @@ struct ZeroReturnDonatedBuffersPass
                            "the update";
         continue;
       }
-      // A dealloc may use the clone twice (freed unless retained).
-      llvm::SetVector<Operation *> users(clone->user_begin(),
-                                         clone->user_end());
-      for (Operation *user : users)
+      donated.push_back({clone, argument});
+    }
+    llvm::DenseSet<Value> clones;
+    llvm::SetVector<bufferization::DeallocOp> deallocs;
+    for (auto [clone, argument] : donated) {
+      clones.insert(clone.getOutput());
+      for (Operation *user : clone->getUsers())
         if (auto dealloc = dyn_cast<bufferization::DeallocOp>(user))
-          dropFromFreed(dealloc, clone.getOutput());
+          deallocs.insert(dealloc);
+    }
+    for (bufferization::DeallocOp dealloc : deallocs)
+      dropFromFreed(dealloc, clones);
+    for (auto [clone, argument] : donated) {
       clone.getOutput().replaceAllUsesWith(argument);
       clone.erase();
     }

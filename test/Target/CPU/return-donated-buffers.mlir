@@ -22,6 +22,23 @@ func.func @donated(%arg0: memref<8xf32> {zero.aliasing_output = 0 : i64}) -> mem
 
 // -----
 
+// Two donated arguments freed by one dealloc: both leave its freed buffers
+// in one rewrite, and both stay retained.
+// CHECK-LABEL: func.func @two_donated
+// CHECK-NOT: bufferization.clone
+// CHECK: bufferization.dealloc (%{{.*}} : memref<8xf32>) if (%{{.*}}) retain (%arg0, %arg1 : memref<8xf32>, memref<8xf32>)
+// CHECK: return %arg0, %arg1
+func.func @two_donated(%arg0: memref<8xf32> {zero.aliasing_output = 0 : i64}, %arg1: memref<8xf32> {zero.aliasing_output = 1 : i64}) -> (memref<8xf32>, memref<8xf32>) {
+  %true = arith.constant true
+  %tmp = memref.alloc() : memref<8xf32>
+  %c0 = bufferization.clone %arg0 : memref<8xf32> to memref<8xf32>
+  %c1 = bufferization.clone %arg1 : memref<8xf32> to memref<8xf32>
+  %o:2 = bufferization.dealloc (%tmp, %c0, %c1 : memref<8xf32>, memref<8xf32>, memref<8xf32>) if (%true, %true, %true) retain (%c0, %c1 : memref<8xf32>, memref<8xf32>)
+  return %c0, %c1 : memref<8xf32>, memref<8xf32>
+}
+
+// -----
+
 // Not donated: the caller owns what it gets, so the clone stays.
 // CHECK-LABEL: func.func @not_donated
 // CHECK: %[[C:.*]] = bufferization.clone %arg0
