@@ -24,7 +24,8 @@ static Value getPayloadOperand(Value value) {
 
 SmallVector<zero::StateSource>
 zero::findStateSources(Value value, function_ref<bool(Value)> accept,
-                       function_ref<bool(Operation *)> follow) {
+                       function_ref<bool(Operation *)> follow,
+                       bool *nearestOnly) {
   // Breadth-first in distance (0-1 BFS): one op further for each producer,
   // none for entering a linalg op's payload or leaving it for the operand
   // an argument of it stands for, so that a payload's ops count as the
@@ -35,8 +36,17 @@ zero::findStateSources(Value value, function_ref<bool(Value)> accept,
   SmallVector<StateSource> found;
   llvm::SmallPtrSet<Value, 32> seen;
   std::deque<StateSource> queue{{0, value}};
+  bool stopEarly = nearestOnly && *nearestOnly;
+  if (nearestOnly)
+    *nearestOnly = false;
   while (!queue.empty()) {
     auto [distance, source] = queue.front();
+    // The deque yields nondecreasing distances: past the first found's,
+    // what is left is farther.
+    if (stopEarly && !found.empty() && distance > found.front().distance) {
+      *nearestOnly = true;
+      break;
+    }
     queue.pop_front();
     if (!seen.insert(source).second)
       continue;
@@ -86,7 +96,8 @@ zero::findStateSources(Value value, function_ref<bool(Value)> accept,
 }
 
 SmallVector<std::pair<size_t, Value>>
-zero::pairNearestSources(ArrayRef<SmallVector<StateSource>> sources) {
+zero::pairNearestSources(MutableArrayRef<SmallVector<StateSource>> sources,
+                         function_ref<void(size_t)> complete) {
   SmallVector<std::pair<size_t, Value>> pairs;
   SmallVector<bool> paired(sources.size());
   llvm::SmallPtrSet<Value, 16> taken;
@@ -95,8 +106,12 @@ zero::pairNearestSources(ArrayRef<SmallVector<StateSource>> sources) {
     for (auto [index, candidates] : llvm::enumerate(sources)) {
       if (paired[index])
         continue;
-      auto open = llvm::make_filter_range(
-          candidates, [&](const auto &c) { return !taken.contains(c.value); });
+      auto isOpen = [&](const StateSource &c) {
+        return !taken.contains(c.value);
+      };
+      if (complete && llvm::none_of(candidates, isOpen))
+        complete(index);
+      auto open = llvm::make_filter_range(candidates, isOpen);
       if (open.empty())
         continue;
       int64_t nearest = (*open.begin()).distance;
@@ -121,17 +136,32 @@ SmallVector<std::optional<unsigned>> zero::findStateResults(func::FuncOp fn) {
   auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
   if (!ret)
     return pairs;
-  SmallVector<SmallVector<StateSource>> sources;
-  for (Value result : ret.getOperands())
-    sources.push_back(findStateSources(
+  auto search = [&](Value result, bool *nearestOnly) {
+    return findStateSources(
         result,
         [&](Value value) {
           auto arg = dyn_cast<BlockArgument>(value);
           return arg && arg.getOwner() == &entry &&
                  arg.getType() == result.getType();
         },
-        [](Operation *) { return true; }));
-  for (auto [index, source] : pairNearestSources(sources))
+        [](Operation *) { return true; }, nearestOnly);
+  };
+  // The nearest sources of each result first; the rest only for a result
+  // whose nearest all pair with others.
+  SmallVector<SmallVector<StateSource>> sources;
+  SmallVector<bool> partial;
+  for (Value result : ret.getOperands()) {
+    bool nearestOnly = true;
+    sources.push_back(search(result, &nearestOnly));
+    partial.push_back(nearestOnly);
+  }
+  auto complete = [&](size_t index) {
+    if (!partial[index])
+      return;
+    sources[index] = search(ret.getOperand(index), nullptr);
+    partial[index] = false;
+  };
+  for (auto [index, source] : pairNearestSources(sources, complete))
     pairs[index] = cast<BlockArgument>(source).getArgNumber();
   return pairs;
 }

@@ -10,10 +10,13 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "zero/Analysis/StateResults.h"
 #include "zero/Analysis/Uniformity.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Execution/PackedEntry.h"
 #include "zero/Target/Pipelines.h"
+#include "zero/runtime/Artifact.h"
 #include "zero/runtime/PackedCall.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
@@ -309,13 +312,36 @@ Executable::compile(ModuleOp module, StringRef entry,
     return error;
   exe->collectivesUniform = module->hasAttr(kCollectivesUniformAttrName);
 
+  // The entry as an artifact's packed export (PackedEntry.h), called
+  // directly rather than through the wrapper the engine makes of it.
   ExecutionEngineOptions options;
-  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
-  options.transformer = transformer;
+  std::string entryName = entry.str();
+  auto translate = [&](Operation *op, llvm::LLVMContext &llvmContext) {
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(op, llvmContext);
+    if (llvmModule)
+      if (llvm::Function *function = llvmModule->getFunction(entryName))
+        makePackedEntry(*function);
+    return llvmModule;
+  };
+  options.llvmModuleBuilder = translate;
+  auto optimize = makeOptimizingTransformer(2, 0, nullptr);
+  options.transformer = [optimize](llvm::Module *llvmModule) -> llvm::Error {
+    if (llvm::Error error = optimize(llvmModule))
+      return error;
+    if (llvm::Function *function =
+            llvmModule->getFunction(rt::kArtifactEntrySymbol))
+      selectEntryQuickly(*function);
+    return llvm::Error::success();
+  };
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();
   (*engine)->registerSymbols(runtimeSymbols);
+  auto address = (*engine)->lookup(rt::kArtifactEntrySymbol);
+  if (!address)
+    return address.takeError();
+  exe->entry = reinterpret_cast<void (*)(void **)>(*address);
   exe->engine = std::move(*engine);
   return exe;
 }
@@ -339,8 +365,7 @@ std::string Executable::call(std::vector<rt::Array> &inputs,
   std::vector<void *> &packed = call.pack(buffers);
 
   auto start = std::chrono::steady_clock::now();
-  if (llvm::Error error = engine->invokePacked(signature.name, packed))
-    return llvm::toString(std::move(error));
+  entry(packed.data());
   seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -237,9 +237,9 @@ std::unique_ptr<Artifact> Artifact::open(const std::string &path,
     return nullptr;
   }
   auto *text = static_cast<const char *>(
-      dlsym(artifact->handle, "zero_artifact_description"));
+      dlsym(artifact->handle, kArtifactDescriptionSymbol));
   artifact->entry =
-      reinterpret_cast<EntryFn>(dlsym(artifact->handle, "zero_artifact_entry"));
+      reinterpret_cast<EntryFn>(dlsym(artifact->handle, kArtifactEntrySymbol));
   if (!text || !artifact->entry) {
     error = path + " is not a zero artifact (no zero_artifact_description or "
                    "zero_artifact_entry)";

@@ -25,18 +25,27 @@ struct StateSource {
 /// The values that flow into `value` and that `accept` takes, each with its
 /// distance in ops, found breadth-first backward through the producers
 /// `follow` allows: nearest first. All are kept: when the nearest pair with
-/// other values, the next nearest may pair.
+/// other values, the next nearest may pair. With `nearestOnly` set to true,
+/// the search ends with the distance of the first one found (all of that
+/// distance are kept) and sets it to whether it ended early: a whole
+/// backward slice per output made a sharded step's pairing quadratic.
 llvm::SmallVector<StateSource>
 findStateSources(mlir::Value value,
                  llvm::function_ref<bool(mlir::Value)> accept,
-                 llvm::function_ref<bool(mlir::Operation *)> follow);
+                 llvm::function_ref<bool(mlir::Operation *)> follow,
+                 bool *nearestOnly = nullptr);
 
 /// Pairs outputs with sources: output i, whose sources are `sources[i]`
 /// (nearest first), pairs with its nearest source not yet taken when exactly
 /// one is nearest; a paired source leaves the race, and rounds repeat until
 /// none pairs. Returns the pairs (output index, source) in the order made.
-llvm::SmallVector<std::pair<size_t, mlir::Value>>
-pairNearestSources(llvm::ArrayRef<llvm::SmallVector<StateSource>> sources);
+/// `sources[i]` may hold only the nearest sources (findStateSources with
+/// `nearestOnly`): when all it holds are taken, `complete(i)` is asked to
+/// replace it by all of output i's sources, and the pairs are the same as
+/// with every list whole from the start.
+llvm::SmallVector<std::pair<size_t, mlir::Value>> pairNearestSources(
+    llvm::MutableArrayRef<llvm::SmallVector<StateSource>> sources,
+    llvm::function_ref<void(size_t)> complete = nullptr);
 
 /// For each result of `fn`, the index of the argument whose next value it
 /// is, if any: the argument of the result's type that is nearest to it in

@@ -96,6 +96,8 @@ private:
   Executable() = default;
   EntrySignature signature;
   std::unique_ptr<mlir::ExecutionEngine> engine;
+  /// The engine's `zero_artifact_entry` (PackedEntry.h).
+  void (*entry)(void **) = nullptr;
   /// zero-verify-collectives proved the module's collectives alike on every
   /// rank.
   bool collectivesUniform = false;

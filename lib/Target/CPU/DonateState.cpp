@@ -55,9 +55,11 @@ struct ZeroDonateStatePass
       std::string why;
       OpOperand *init = findUnreadDestination(result, why);
       if (!init) {
-        fn.emitRemark() << "zero-donate-state: result " << index
-                        << " (the next value of argument " << *argument
-                        << ") keeps a buffer of its own: " << why;
+        // At the function's location, without the function: printed with
+        // each remark, it made a step with many such results quadratic.
+        emitRemark(fn.getLoc()) << "zero-donate-state: result " << index
+                                << " (the next value of argument " << *argument
+                                << ") keeps a buffer of its own: " << why;
         continue;
       }
       init->set(fn.getArgument(*argument));

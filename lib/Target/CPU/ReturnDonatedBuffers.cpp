@@ -74,12 +74,13 @@ struct ZeroReturnDonatedBuffersPass
       auto clone = ret.getOperand(i).getDefiningOp<bufferization::CloneOp>();
       if (!clone || clone.getInput() != argument ||
           !onlyReturnedAndDeallocated(clone, ret)) {
-        fn.emitRemark() << "zero-return-donated-buffers: result " << i
-                        << " is written to a buffer of its own, not to "
-                           "argument "
-                        << j
-                        << "'s: the argument's old value is read after "
-                           "the update";
+        // Without the function printed beside each (DonateState.cpp).
+        emitRemark(fn.getLoc()) << "zero-return-donated-buffers: result " << i
+                                << " is written to a buffer of its own, not to "
+                                   "argument "
+                                << j
+                                << "'s: the argument's old value is read after "
+                                   "the update";
         continue;
       }
       donated.push_back({clone, argument});

@@ -58,6 +58,11 @@
 
 namespace zero::rt {
 
+/// The artifact's two exports (above).
+inline constexpr char kArtifactEntrySymbol[] = "zero_artifact_entry";
+inline constexpr char kArtifactDescriptionSymbol[] =
+    "zero_artifact_description";
+
 /// How a shard argument or result lies in its whole tensor.
 struct ShardLayout {
   std::vector<int64_t> whole;

@@ -1,0 +1,208 @@
+//===- PackedEntry.cpp - a program's entry as its packed export -----------===//
+
+#include "zero/Execution/PackedEntry.h"
+#include "zero/runtime/Artifact.h"
+#include "llvm/Analysis/InstructionSimplify.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/Local.h"
+
+#include <set>
+#include <vector>
+
+using namespace zero;
+using llvm::dyn_cast;
+using llvm::isa;
+
+/// Stores `value`, of type `type`, at `address`: one store per value an
+/// insertvalue chain puts in, so the aggregate is never built. `written`
+/// holds the index paths already stored; a chain is walked from its last
+/// insertvalue, whose value wins over earlier ones at the same place.
+static void storeAggregate(llvm::IRBuilder<> &b, llvm::Value *value,
+                           llvm::Type *type, llvm::Value *address,
+                           std::vector<unsigned> &path,
+                           std::set<std::vector<unsigned>> &written) {
+  auto covered = [&](const std::vector<unsigned> &at) {
+    for (size_t n = 0; n <= at.size(); ++n)
+      if (written.count(std::vector<unsigned>(at.begin(), at.begin() + n)))
+        return true;
+    return false;
+  };
+  while (auto *insert = dyn_cast<llvm::InsertValueInst>(value)) {
+    size_t depth = path.size();
+    path.insert(path.end(), insert->idx_begin(), insert->idx_end());
+    llvm::Value *inserted = insert->getInsertedValueOperand();
+    if (!covered(path)) {
+      if (inserted->getType()->isAggregateType()) {
+        storeAggregate(b, inserted, type, address, path, written);
+      } else {
+        llvm::SmallVector<llvm::Value *> indices = {b.getInt32(0)};
+        for (unsigned i : path)
+          indices.push_back(b.getInt32(i));
+        b.CreateStore(inserted, b.CreateInBoundsGEP(type, address, indices));
+      }
+      written.insert(path);
+    }
+    path.resize(depth);
+    value = insert->getAggregateOperand();
+  }
+  if (isa<llvm::PoisonValue, llvm::UndefValue>(value) || covered(path))
+    return;
+  // Anything else (a load, a call's result): what is not yet written is
+  // stored whole, under the parts written after it.
+  llvm::SmallVector<llvm::Value *> indices = {b.getInt32(0)};
+  for (unsigned i : path)
+    indices.push_back(b.getInt32(i));
+  llvm::Value *at =
+      path.empty() ? address : b.CreateInBoundsGEP(type, address, indices);
+  b.CreateStore(value, at);
+  written.insert(path);
+}
+
+/// Replaces each extractvalue of a field an insertvalue chain put in by
+/// that field, then erases what is left unused.
+static void foldDescriptorFields(llvm::Function &function) {
+  llvm::SimplifyQuery query(function.getDataLayout());
+  llvm::SmallVector<llvm::Instruction *> dead;
+  for (llvm::Instruction &inst : llvm::instructions(function)) {
+    auto *extract = dyn_cast<llvm::ExtractValueInst>(&inst);
+    if (!extract)
+      continue;
+    if (llvm::Value *field = llvm::simplifyInstruction(extract, query)) {
+      extract->replaceAllUsesWith(field);
+      dead.push_back(extract);
+    }
+  }
+  for (llvm::Instruction *inst : dead)
+    llvm::RecursivelyDeleteTriviallyDeadInstructions(inst);
+}
+
+/// `entry` rewritten as `void zero_artifact_entry(void **args)`, the
+/// convention of MLIR's ExecutionEngine::invokePacked: argument i is read
+/// from where args[i] points, and the results are written, laid out as
+/// `entry`'s return type, where the last pointer points.
+///
+/// The body moves into the new function rather than being called from it,
+/// because a step's signature is what makes instruction selection grow
+/// faster than the program: a step with 1,200 memref results returned one
+/// aggregate, and each insertvalue became a node with an operand per scalar
+/// of the whole aggregate (8,400); its 9,600 scalar arguments were loaded
+/// from the stack at the top and held live through the whole function.
+/// Here each argument is loaded just before its first use in the entry
+/// block, and each result is stored as its insertvalue puts it in.
+void zero::exec::makePackedEntry(llvm::Function &function) {
+  // Another function of the program may call the entry: it keeps it.
+  llvm::ValueToValueMapTy map;
+  llvm::Function &entry =
+      function.use_empty() ? function : *llvm::CloneFunction(&function, map);
+  llvm::LLVMContext &ctx = entry.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto *ptr = b.getPtrTy();
+  auto *packed = llvm::Function::Create(
+      llvm::FunctionType::get(b.getVoidTy(), {ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, rt::kArtifactEntrySymbol,
+      entry.getParent());
+  packed->setAttributes(llvm::AttributeList::get(
+      ctx, entry.getAttributes().getFnAttrs(), llvm::AttributeSet(), {}));
+  packed->removeFnAttr(llvm::Attribute::NoInline);
+  packed->splice(packed->begin(), &entry);
+  llvm::Value *args = packed->getArg(0);
+  auto slot = [&](unsigned i) {
+    llvm::Value *at = b.CreateConstInBoundsGEP1_64(ptr, args, i);
+    return b.CreateLoad(ptr, at);
+  };
+
+  // Results first: the descriptors they return are built at the top from
+  // arguments, and once stored field by field they are no longer a use.
+  llvm::Type *resultType = entry.getReturnType();
+  for (llvm::BasicBlock &block : *packed) {
+    auto *ret = dyn_cast<llvm::ReturnInst>(block.getTerminator());
+    if (!ret)
+      continue;
+    b.SetInsertPoint(ret);
+    if (!resultType->isVoidTy()) {
+      std::vector<unsigned> path;
+      std::set<std::vector<unsigned>> written;
+      storeAggregate(b, ret->getReturnValue(), resultType,
+                     slot(entry.arg_size()), path, written);
+    }
+    b.CreateRetVoid();
+    llvm::Value *value = ret->getReturnValue();
+    ret->eraseFromParent();
+    if (auto *inst = dyn_cast_or_null<llvm::Instruction>(value))
+      llvm::RecursivelyDeleteTriviallyDeadInstructions(inst);
+  }
+  // The lowering builds every memref argument's descriptor at the top and
+  // takes fields out where they are used: folded, an argument's first use
+  // is where it is needed.
+  foldDescriptorFields(*packed);
+
+  // Each argument, loaded just before its first use in the block that
+  // dominates all its uses (or before that block's end). Every place is
+  // chosen before any load goes in, which would renumber the block.
+  llvm::DominatorTree dominators(*packed);
+  llvm::DenseMap<llvm::Instruction *, unsigned> order;
+  for (llvm::Instruction &inst : llvm::instructions(*packed))
+    order[&inst] = order.size();
+  llvm::SmallVector<std::pair<llvm::Argument *, llvm::Instruction *>> places;
+  for (llvm::Argument &arg : entry.args()) {
+    if (arg.use_empty())
+      continue;
+    llvm::BasicBlock *block = nullptr;
+    for (llvm::Use &use : arg.uses()) {
+      auto *user = cast<llvm::Instruction>(use.getUser());
+      llvm::BasicBlock *at = user->getParent();
+      if (auto *phi = dyn_cast<llvm::PHINode>(user))
+        at = phi->getIncomingBlock(use);
+      block = block ? dominators.findNearestCommonDominator(block, at) : at;
+    }
+    llvm::Instruction *before = block->getTerminator();
+    for (llvm::User *user : arg.users()) {
+      auto *inst = cast<llvm::Instruction>(user);
+      if (inst->getParent() == block && !isa<llvm::PHINode>(inst) &&
+          order[inst] < order[before])
+        before = inst;
+    }
+    places.push_back({&arg, before});
+  }
+  for (auto [arg, before] : places) {
+    b.SetInsertPoint(before);
+    arg->replaceAllUsesWith(
+        b.CreateLoad(arg->getType(), slot(arg->getArgNo()), arg->getName()));
+  }
+  entry.eraseFromParent();
+}
+
+/// Whether every loop of `function` calls a function: the work of such a
+/// function is in its callees (zero-outline-loop-nests' nests, the
+/// runtime), and it is a schedule of calls.
+static bool isScheduleOfCalls(llvm::Function &function) {
+  llvm::DominatorTree dominators(function);
+  llvm::LoopInfo loops(dominators);
+  return llvm::all_of(loops.getLoopsInPreorder(), [](llvm::Loop *loop) {
+    return llvm::any_of(loop->blocks(), [](llvm::BasicBlock *block) {
+      return llvm::any_of(*block, [](llvm::Instruction &inst) {
+        auto *call = dyn_cast<llvm::CallBase>(&inst);
+        return call && !isa<llvm::IntrinsicInst>(call);
+      });
+    });
+  });
+}
+
+/// Has code generation select the optimized entry's instructions quickly
+/// (FastISel, no machine scheduling: what `optnone` means to it) when the
+/// entry is a schedule of calls. Such an entry is one block of thousands
+/// of calls, where the scheduler and the register allocator grow faster
+/// than the block (7.5 s of a 400-tensor step's code generation against
+/// 0.5 s), for code that runs once a step.
+void zero::exec::selectEntryQuickly(llvm::Function &entry) {
+  if (!isScheduleOfCalls(entry))
+    return;
+  entry.addFnAttr(llvm::Attribute::OptimizeNone);
+  entry.addFnAttr(llvm::Attribute::NoInline);
+}
