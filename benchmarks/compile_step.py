@@ -44,8 +44,11 @@ PHASES = [
 ]
 SHARDING = "zero-weight-update-sharding"
 LOOP_SHARDING = "zero-weight-update-sharding{defer-all-gather overlap}"
-# A top-level line of --mlir-timing-display=tree: "  1.2345 ( 12.3%)  name".
-TOP_LEVEL = re.compile(r"^\s+([0-9.]+) \(\s*[0-9.]+%\)  (\S.*?)\s*$")
+# A top-level line of --mlir-timing-display=tree: "  1.2345 ( 12.3%)  name",
+# or with user time first where threads ran ("  2.1 ( 4.0%)  1.2 ( 3.1%)
+# name"): the wall time is the last column.
+TOP_LEVEL = re.compile(
+    r"^\s+(?:[0-9.]+ \(\s*[0-9.]+%\)\s+)?([0-9.]+) \(\s*[0-9.]+%\)  (\S.*?)\s*$")
 
 
 def generate(bin_dir, args, path):
