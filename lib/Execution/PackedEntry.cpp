@@ -16,7 +16,9 @@
 #include <vector>
 
 using namespace zero;
+using llvm::cast;
 using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
 using llvm::isa;
 
 /// Stores `value`, of type `type`, at `address`: one store per value an

@@ -325,8 +325,9 @@ Executable::compile(ModuleOp module, StringRef entry,
     return llvmModule;
   };
   options.llvmModuleBuilder = translate;
+  // Both callbacks are function_refs: they must outlive create().
   auto optimize = makeOptimizingTransformer(2, 0, nullptr);
-  options.transformer = [optimize](llvm::Module *llvmModule) -> llvm::Error {
+  auto transform = [&](llvm::Module *llvmModule) -> llvm::Error {
     if (llvm::Error error = optimize(llvmModule))
       return error;
     if (llvm::Function *function =
@@ -334,6 +335,7 @@ Executable::compile(ModuleOp module, StringRef entry,
       selectEntryQuickly(*function);
     return llvm::Error::success();
   };
+  options.transformer = transform;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();
