@@ -12,58 +12,46 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/Local.h"
 
-#include <set>
-#include <vector>
-
 using namespace zero;
+using llvm::ArrayRef;
 using llvm::cast;
 using llvm::dyn_cast;
 using llvm::dyn_cast_or_null;
 using llvm::isa;
 
-/// Stores `value`, of type `type`, at `address`: one store per value an
-/// insertvalue chain puts in, so the aggregate is never built. `written`
-/// holds the index paths already stored; a chain is walked from its last
-/// insertvalue, whose value wins over earlier ones at the same place.
-static void storeAggregate(llvm::IRBuilder<> &b, llvm::Value *value,
-                           llvm::Type *type, llvm::Value *address,
-                           std::vector<unsigned> &path,
-                           std::set<std::vector<unsigned>> &written) {
-  auto covered = [&](const std::vector<unsigned> &at) {
-    for (size_t n = 0; n <= at.size(); ++n)
-      if (written.count(std::vector<unsigned>(at.begin(), at.begin() + n)))
-        return true;
-    return false;
-  };
-  while (auto *insert = dyn_cast<llvm::InsertValueInst>(value)) {
-    size_t depth = path.size();
-    path.insert(path.end(), insert->idx_begin(), insert->idx_end());
-    llvm::Value *inserted = insert->getInsertedValueOperand();
-    if (!covered(path)) {
-      if (inserted->getType()->isAggregateType()) {
-        storeAggregate(b, inserted, type, address, path, written);
-      } else {
-        llvm::SmallVector<llvm::Value *> indices = {b.getInt32(0)};
-        for (unsigned i : path)
-          indices.push_back(b.getInt32(i));
-        b.CreateStore(inserted, b.CreateInBoundsGEP(type, address, indices));
-      }
-      written.insert(path);
-    }
-    path.resize(depth);
-    value = insert->getAggregateOperand();
-  }
-  if (isa<llvm::PoisonValue, llvm::UndefValue>(value) || covered(path))
-    return;
-  // Anything else (a load, a call's result): what is not yet written is
-  // stored whole, under the parts written after it.
+/// The address of the field of a `type` at `address` that `path` indexes.
+static llvm::Value *fieldAddress(llvm::IRBuilder<> &b, llvm::Type *type,
+                                 llvm::Value *address,
+                                 ArrayRef<unsigned> path) {
+  if (path.empty())
+    return address;
   llvm::SmallVector<llvm::Value *> indices = {b.getInt32(0)};
   for (unsigned i : path)
     indices.push_back(b.getInt32(i));
-  llvm::Value *at =
-      path.empty() ? address : b.CreateInBoundsGEP(type, address, indices);
-  b.CreateStore(value, at);
-  written.insert(path);
+  return b.CreateInBoundsGEP(type, address, indices);
+}
+
+/// Stores `value`, the field of a `type` at `address` that `path` indexes:
+/// one store per value an insertvalue chain puts in, so the aggregate is
+/// never built. The chain's start (unless poison) is stored first and its
+/// insertions after it in their order, so a later one wins as it does in
+/// the chain.
+static void storeAggregate(llvm::IRBuilder<> &b, llvm::Value *value,
+                           llvm::Type *type, llvm::Value *address,
+                           llvm::SmallVectorImpl<unsigned> &path) {
+  llvm::SmallVector<llvm::InsertValueInst *> chain;
+  while (auto *insert = dyn_cast<llvm::InsertValueInst>(value)) {
+    chain.push_back(insert);
+    value = insert->getAggregateOperand();
+  }
+  if (!isa<llvm::PoisonValue, llvm::UndefValue>(value))
+    b.CreateStore(value, fieldAddress(b, type, address, path));
+  for (llvm::InsertValueInst *insert : llvm::reverse(chain)) {
+    size_t depth = path.size();
+    path.append(insert->idx_begin(), insert->idx_end());
+    storeAggregate(b, insert->getInsertedValueOperand(), type, address, path);
+    path.resize(depth);
+  }
 }
 
 /// Replaces each extractvalue of a field an insertvalue chain put in by
@@ -128,10 +116,9 @@ void zero::exec::makePackedEntry(llvm::Function &function) {
       continue;
     b.SetInsertPoint(ret);
     if (!resultType->isVoidTy()) {
-      std::vector<unsigned> path;
-      std::set<std::vector<unsigned>> written;
+      llvm::SmallVector<unsigned> path;
       storeAggregate(b, ret->getReturnValue(), resultType,
-                     slot(entry.arg_size()), path, written);
+                     slot(entry.arg_size()), path);
     }
     b.CreateRetVoid();
     llvm::Value *value = ret->getReturnValue();

@@ -315,12 +315,11 @@ Executable::compile(ModuleOp module, StringRef entry,
   // The entry as an artifact's packed export (PackedEntry.h), called
   // directly rather than through the wrapper the engine makes of it.
   ExecutionEngineOptions options;
-  std::string entryName = entry.str();
   auto translate = [&](Operation *op, llvm::LLVMContext &llvmContext) {
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(op, llvmContext);
     if (llvmModule)
-      if (llvm::Function *function = llvmModule->getFunction(entryName))
+      if (llvm::Function *function = llvmModule->getFunction(entry))
         makePackedEntry(*function);
     return llvmModule;
   };

@@ -35,15 +35,10 @@
 
 using namespace mlir;
 
-/// The canonicalizer without upstream's RemoveDuplicateSuccessorInputUses,
-/// which compares every pair of a loop's iteration arguments: a training
-/// loop carries one buffer per weight, moment and gradient shard, and with
-/// the 1000 of a ResNet-50 loop one canonicalization took 16 s. zero's
-/// programs carry no duplicate iteration arguments for it to merge.
+/// The canonicalizer without zero::kQuadraticCanonicalizationPattern.
 static std::unique_ptr<Pass> createCanonicalizer() {
-  static const std::string quadratic =
-      "(anonymous namespace)::RemoveDuplicateSuccessorInputUses";
-  return createCanonicalizerPass(GreedyRewriteConfig(), {quadratic});
+  return createCanonicalizerPass(GreedyRewriteConfig(),
+                                 {zero::kQuadraticCanonicalizationPattern});
 }
 
 /// Upstream's buffer-deallocation-pipeline, with zero-split-deallocs before

@@ -28,12 +28,9 @@ struct ZeroCanonicalizeDeallocsLastPass
       dialect->getCanonicalizationPatterns(set);
     for (RegisteredOperationName op : context->getRegisteredOperations())
       op.getCanonicalizationPatterns(set, context);
-    // It compares every pair of a region op's successor inputs; zero's
-    // programs carry no duplicates for it to merge.
     patterns = FrozenRewritePatternSet(
         std::move(set),
-        /*disabledPatternLabels=*/
-        {"(anonymous namespace)::RemoveDuplicateSuccessorInputUses"});
+        /*disabledPatternLabels=*/{zero::kQuadraticCanonicalizationPattern});
     return success();
   }
 
