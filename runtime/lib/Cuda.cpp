@@ -192,6 +192,12 @@ std::string synchronization(const char *call, const char *why) {
     what += "; the last work this rank launched was " + lastLaunch;
   return what + ")";
 }
+
+/// Whether the calling rank's world already failed on the GPU. Such a rank
+/// skips its launches and synchronizations: a later kernel would run on bad
+/// data, and a synchronization would report the first failure's consequence
+/// (with no launch of its own to name) in place of the failure.
+bool worldFailedOnGpu() { return zero_bound_rank() && zero_gpu_error(); }
 } // namespace
 
 void zero::rt::cuda::noteLaunch(std::string what) {
@@ -455,7 +461,7 @@ int zero_gpu_copy_to_host(void *host, const void *device, size_t bytes) {
 void zero_rt_gpu_read(void *host, const void *gpu, int64_t bytes) {
   Gpu *g = ready("zero_rt_gpu_read");
   CUstream stream = g ? threadStream() : nullptr;
-  if (stream &&
+  if (stream && !worldFailedOnGpu() &&
       check(*g, g->driver.cuMemcpyAsync(host, gpu, size_t(bytes), stream),
             "cuMemcpyAsync (a scalar read of a GPU buffer)"))
     check(*g, g->driver.cuStreamSynchronize(stream),
@@ -545,7 +551,8 @@ CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
 CUstream mgpuStreamCreate() { return threadStream(); }
 
 void mgpuStreamSynchronize(CUstream stream) {
-  if (Gpu *g = ready("synchronizing a stream"); g && stream)
+  if (Gpu *g = ready("synchronizing a stream");
+      g && stream && !worldFailedOnGpu())
     check(*g, g->driver.cuStreamSynchronize(stream),
           synchronization("cuStreamSynchronize", "a kernel failed"));
 }
@@ -564,8 +571,7 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
   Gpu *g = ready("launching a kernel");
   if (!g || !function)
     return; // the failure to load or find it is already reported
-  // After a CUDA failure the world ends: later kernels would run on bad data.
-  if (zero_bound_rank() && zero_gpu_error())
+  if (worldFailedOnGpu())
     return;
   std::string name = kernelName(*g, function);
   noteLaunch("kernel " + name);
