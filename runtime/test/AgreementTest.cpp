@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Agreement.h"
-#include "Group.h"
+#include "net/Agreement.h"
+#include "core/Group.h"
 
 #include "gtest/gtest.h"
 

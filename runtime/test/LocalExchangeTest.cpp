@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Backend.h"
+#include "backends/Backend.h"
 
 #include "zero/runtime/zero_runtime.h"
 

@@ -1,6 +1,6 @@
 //===- RuntimeTest.cpp - the runtime's local backend ----------------------===//
 
-#include "Reduce.h"
+#include "core/Reduce.h"
 #include "zero/runtime/zero_runtime.h"
 
 #include "gtest/gtest.h"

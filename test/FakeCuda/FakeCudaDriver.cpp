@@ -1,8 +1,8 @@
 //===- FakeCudaDriver.cpp - a libcuda.so.1 for tests without a GPU --------===//
 //
 // A stand-in for the CUDA driver with the entry points zero's runtime opens
-// (runtime/lib/CudaDriver.h), so that the runtime's GPU paths that come
-// before or around a kernel run in CI, where there is no GPU: the chip
+// (runtime/lib/backends/CudaDriver.h), so that the runtime's GPU paths that
+// come before or around a kernel run in CI, where there is no GPU: the chip
 // check, device memory running out, a kernel launch failing on one rank of
 // several, and the messages each gives. Tests put its directory first on
 // LD_LIBRARY_PATH (lit's %fake_cuda).
@@ -21,7 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaDriver.h"
+#include "backends/CudaDriver.h"
 
 #include <atomic>
 #include <cstddef>

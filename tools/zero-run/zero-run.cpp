@@ -20,8 +20,8 @@
 #include "zero/Execution/Calibrate.h"
 #include "zero/Execution/Runner.h"
 #include "zero/InitZero.h"
+#include "zero/runtime/CommandLine.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -33,130 +33,78 @@
 
 using namespace mlir;
 using namespace zero::exec;
-namespace cl = llvm::cl;
+namespace {
+/// zero-run's command line: a run's flags (zero/runtime/CommandLine.h), as
+/// zero-launch takes them, and those of a program it compiles itself.
+struct Options {
+  std::string inputFile = "-";
+  rt::RunFlags run;
+  std::string entry, passes, equivalentAfter, reference;
+  bool gpuLoops = false, gpuLoopsGiven = false, runtimeChecks = true;
+  bool calibrate = false;
+};
+} // namespace
 
-static cl::OptionCategory category("zero-run options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
-                                      cl::init("-"), cl::cat(category));
-static cl::opt<std::string>
-    entry("entry",
-          cl::desc("Function to run (default: the module's only "
-                   "public function with a body)"),
-          cl::cat(category));
-static cl::opt<std::string>
-    backend("backend",
-            cl::desc("Runtime backend: local (threads) or mpi "
-                     "(one process per rank, under mpirun)"),
-            cl::init("local"), cl::cat(category));
-static cl::opt<int> ranks("ranks",
-                          cl::desc("Ranks of a local world (default: the "
-                                   "size of the module's mesh, else 1)"),
-                          cl::init(0), cl::cat(category));
-static cl::opt<double> timeout("timeout",
-                               cl::desc("Seconds a rank waits for the others "
-                                        "in a collective"),
-                               cl::init(60), cl::cat(category));
-static cl::opt<bool> checkCollectives(
-    "check-collectives",
-    cl::desc("Have the ranks compare each collective before it runs even "
-             "when zero-verify-collectives proved them alike"),
-    cl::init(false), cl::cat(category));
-static cl::opt<uint64_t> seed("seed", cl::desc("Seed of generated inputs"),
-                              cl::init(1), cl::cat(category));
-static cl::opt<int64_t>
-    steps("steps",
-          cl::desc("Training steps: each result that is the next value of "
-                   "an argument (a weight, a moment) feeds it in the next "
-                   "step; the other arguments are new each step (the step "
-                   "in the seed, or {step} in an --arg file name)"),
-          cl::init(1), cl::cat(category));
-static cl::list<std::string>
-    argFiles("arg",
-             cl::desc("I=FILE.npy: argument I from a .npy file; "
-                      "{rank} in FILE is replaced by the rank, {step} by "
-                      "the step"),
-             cl::cat(category));
-static cl::list<unsigned>
-    perRank("per-rank", cl::CommaSeparated, cl::value_desc("I,J,..."),
-            cl::desc("Arguments whose generated values differ per rank "
-                     "(local gradients, batches of data)"),
-            cl::cat(category));
-static cl::list<std::string>
-    ranges("range", cl::value_desc("I=LOW:HIGH"),
-           cl::desc("I=LOW:HIGH: generate argument I uniformly in "
-                    "[LOW, HIGH) (default -1:1)"),
-           cl::cat(category));
-static cl::opt<std::string>
-    passes("passes",
-           cl::desc("Pass pipeline run before lowering, e.g. "
-                    "'zero-shard-weight-update,canonicalize'"),
-           cl::cat(category));
-static cl::opt<bool> gpuLoops(
-    "gpu-loops",
-    cl::desc("Lower the program after --equivalent-after (else the program) "
-             "with zero-to-llvm{gpu-loops}: its loop nests as zero-to-nvvm "
-             "structures them for kernels, run on the CPU"),
-    cl::cat(category));
-static cl::opt<bool> runtimeChecks(
-    "runtime-checks",
-    cl::desc("Check each program's own memory accesses as it runs "
-             "(zero-to-llvm{runtime-checks}): an index outside its buffer "
-             "ends every rank with a message naming the op (default on)"),
-    cl::init(true), cl::cat(category));
+static Options cli;
 
-static cl::opt<bool> gpuLoopsGiven(
-    "gpu-loops-given",
-    cl::desc("With --equivalent-after: lower the program as given with "
-             "zero-to-llvm{gpu-loops} too, so that both run as the GPU runs "
-             "them (the comparison of the GPU check: the rewrite alone, "
-             "the same splits and GEMM calls on both sides)"),
-    cl::cat(category));
-static cl::opt<std::string> equivalentAfter(
-    "equivalent-after",
-    cl::desc("Also run the program after this pass pipeline, on the same "
-             "inputs, and compare every result on every rank"),
-    cl::cat(category));
-static cl::opt<std::string> reference(
-    "reference",
-    cl::desc("The one-device program the input was partitioned from "
-             "(upstream sharding-propagation and shard-partition): run on one "
-             "rank with each argument whole, a per-rank argument being the "
-             "concatenation of the ranks' parts along the dimension the two "
-             "programs' shapes differ in, and its results compared with every "
-             "rank's within --max-ulp"),
-    cl::value_desc("FILE"), cl::cat(category));
-static cl::opt<uint64_t>
-    maxUlp("max-ulp",
-           cl::desc("Largest difference --equivalent-after accepts, in "
-                    "units in the last place (default 0: bit-identical); also "
-                    "--reference's"),
-           cl::init(0), cl::cat(category));
-static cl::opt<std::string>
-    outputDir("output-dir",
-              cl::desc("Write each result as DIR/rank<r>/result<i>.npy"),
-              cl::cat(category));
-static cl::opt<std::string> inputDir(
-    "write-inputs",
-    cl::desc("Write each rank's arguments (whole values, as generated or "
-             "read) as DIR/rank<r>/arg<i>.npy, e.g. for zero-launch"),
-    cl::value_desc("DIR"), cl::cat(category));
-static cl::opt<std::string> traceFile(
-    "trace",
-    cl::desc("Write a Chrome trace (Perfetto) of the run to FILE: per rank a "
-             "compute and a communication track; with --equivalent-after, of "
-             "the rewritten program. Under mpi each process writes its own "
-             "file ({rank} in FILE, else FILE.rank<r>)"),
-    cl::value_desc("FILE"), cl::cat(category));
-static cl::opt<bool> calibrateRuntime(
-    "calibrate",
-    cl::desc("Measure the cost model's parameters on this runtime (--backend; "
-             "--ranks, default 2, or under mpi the job's size) and print them "
-             "as options of zero-schedule-overlap and zero-report; takes no "
-             "input file"),
-    cl::cat(category));
-static cl::opt<bool> printResults("print",
-                                  cl::desc("Print each result of each rank"),
-                                  cl::cat(category));
+static rt::CommandLine makeCommandLine() {
+  rt::CommandLine commandLine(
+      "zero-run", "[INPUT.mlir] [options]",
+      "Lowers a zero program (a module in tensors; standard input by "
+      "default), JIT-compiles it and runs its entry on N ranks, with "
+      "generated or given arguments; with --equivalent-after, also the "
+      "program after a pass pipeline, on the same inputs, comparing every "
+      "result on every rank.");
+  rt::addRunFlags(commandLine, cli.run);
+  commandLine.addOption("entry", "NAME",
+                        "the function to run (default: the module's only "
+                        "public function with a body)",
+                        rt::textFlag("entry", cli.entry, "a name"));
+  commandLine.addOption("passes", "PIPELINE",
+                        "a pass pipeline run before lowering, e.g. "
+                        "'zero-shard-weight-update,canonicalize'",
+                        rt::textFlag("passes", cli.passes, "a pass pipeline"));
+  commandLine.addOption(
+      "equivalent-after", "PIPELINE",
+      "also run the program after this pass pipeline, on the same inputs, "
+      "and compare every result on every rank within --max-ulp",
+      rt::textFlag("equivalent-after", cli.equivalentAfter, "a pass pipeline"));
+  commandLine.addOption(
+      "reference", "FILE",
+      "the one-device program the input was partitioned from (upstream "
+      "sharding-propagation and shard-partition): run on one rank with each "
+      "argument whole, a per-rank argument being the concatenation of the "
+      "ranks' parts along the dimension the two programs' shapes differ in, "
+      "and its results compared with every rank's within --max-ulp",
+      rt::textFlag("reference", cli.reference, "a file"));
+  commandLine.addSwitch(
+      "gpu-loops",
+      "lower the program after --equivalent-after (else the program) with "
+      "zero-to-llvm{gpu-loops}: its loop nests as zero-to-nvvm structures "
+      "them for kernels, run on the CPU",
+      cli.gpuLoops);
+  commandLine.addSwitch(
+      "gpu-loops-given",
+      "with --equivalent-after: lower the program as given with "
+      "zero-to-llvm{gpu-loops} too, so that both run as the GPU runs them "
+      "(the comparison of the GPU check: the rewrite alone, the same splits "
+      "and GEMM calls on both sides)",
+      cli.gpuLoopsGiven);
+  commandLine.addSwitch(
+      "runtime-checks",
+      "check each program's own memory accesses as it runs "
+      "(zero-to-llvm{runtime-checks}): an index outside its buffer ends "
+      "every rank with a message naming the op (default on; "
+      "--runtime-checks=false turns it off)",
+      cli.runtimeChecks);
+  commandLine.addSwitch(
+      "calibrate",
+      "measure the cost model's parameters on this runtime (--backend; "
+      "--ranks, default 2, or under mpi the job's size) and print them as "
+      "options of zero-schedule-overlap and zero-report; takes no input file",
+      cli.calibrate);
+  return commandLine;
+}
 
 /// Everything zero-run reports on stdout, written in one piece at exit, so
 /// that the reports of processes sharing a terminal or a pipe (under mpirun)
@@ -172,42 +120,16 @@ struct FlushReport {
 };
 } // namespace
 
+/// --max-ulp as the user wrote it: "0", "2", "0.5".
+static std::string ulpText(double ulp) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", ulp);
+  return text;
+}
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "zero-run: error: " << message << "\n";
   return 1;
-}
-
-/// Parses `text` as I=REST.
-static bool splitIndexed(StringRef text, unsigned &index, StringRef &rest) {
-  auto [head, tail] = text.split('=');
-  rest = tail;
-  return !head.getAsInteger(10, index) && !tail.empty();
-}
-
-static llvm::Error fillInputs(rt::LaunchOptions &options) {
-  for (const std::string &spec : argFiles) {
-    unsigned index;
-    StringRef path;
-    if (!splitIndexed(spec, index, path))
-      return llvm::createStringError("--arg expects I=FILE, got '%s'",
-                                     spec.c_str());
-    options.inputs[index].path = path.str();
-  }
-  for (unsigned index : perRank)
-    options.inputs[index].perRank = true;
-  for (const std::string &spec : ranges) {
-    unsigned index;
-    StringRef range;
-    double low, high;
-    if (!splitIndexed(spec, index, range) ||
-        range.split(':').first.getAsDouble(low) ||
-        range.split(':').second.getAsDouble(high) || !(low < high))
-      return llvm::createStringError(
-          "--range expects I=LOW:HIGH with LOW < HIGH, got '%s'", spec.c_str());
-    options.inputs[index].low = low;
-    options.inputs[index].high = high;
-  }
-  return llvm::Error::success();
 }
 
 static llvm::Expected<std::unique_ptr<Executable>>
@@ -218,37 +140,10 @@ compileVariant(ModuleOp original, StringRef pipeline, StringRef name,
     return std::move(error);
   zero::ZeroToLLVMOptions lowering;
   lowering.gpuLoops = withGpuLoops;
-  lowering.runtimeChecks = runtimeChecks;
+  lowering.runtimeChecks = cli.runtimeChecks;
   return Executable::compile(*module, name, lowering);
 }
 
-static void printCounters(const rt::RankRun &run) {
-  static const char *kinds[] = {"all_reduce", "reduce_scatter", "all_gather"};
-  report << "rank " << run.rank << ":";
-  for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k)
-    report << " " << kinds[k] << " " << run.counters.issued[k] << " ("
-           << run.counters.bytes_sent[k] << " B)";
-  report << "\n";
-}
-
-static void printResult(const rt::RankRun &run, size_t index) {
-  report << "rank " << run.rank << " result " << index << ":"
-         << rt::formatValues(run.outputs[index]) << "\n";
-}
-
-static llvm::Error writeOutputs(const std::vector<rt::RankRun> &runs) {
-  for (const rt::RankRun &run : runs)
-    if (std::string error =
-            rt::writeRankValues(outputDir, run.rank, "result", run.outputs);
-        !error.empty())
-      return llvm::createStringError("%s", error.c_str());
-  return llvm::Error::success();
-}
-
-/// Compares the variant's results with the original's; prints one line per
-/// result and returns whether all are within the bound. A result the variant
-/// returns as a shard (#zero.shard) is compared with the same part of the
-/// original's whole result, on its real elements.
 /// The whole value of which `parts` (rank order) are the consecutive
 /// blocks along dimension `dim`.
 static rt::Array concatenate(ArrayRef<rt::Array> parts, int64_t dim) {
@@ -294,7 +189,7 @@ compareWithReference(MLIRContext &context, const Executable &partitioned,
   if (options.backend != "local")
     return llvm::createStringError("--reference runs on the local backend");
   std::string error;
-  auto file = openInputFile(reference, &error);
+  auto file = openInputFile(cli.reference, &error);
   if (!file)
     return llvm::createStringError(error);
   llvm::SourceMgr sourceMgr;
@@ -302,12 +197,12 @@ compareWithReference(MLIRContext &context, const Executable &partitioned,
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module || failed(zero::stripShardingAnnotations(*module)))
-    return llvm::createStringError("cannot read --reference " + reference);
-  auto entryName = findEntryFunction(*module, entry);
+    return llvm::createStringError("cannot read --reference " + cli.reference);
+  auto entryName = findEntryFunction(*module, cli.entry);
   if (!entryName)
     return entryName.takeError();
   zero::ZeroToLLVMOptions lowering;
-  lowering.runtimeChecks = runtimeChecks;
+  lowering.runtimeChecks = cli.runtimeChecks;
   auto one = Executable::compile(*module, *entryName, lowering);
   if (!one)
     return one.takeError();
@@ -385,67 +280,26 @@ compareWithReference(MLIRContext &context, const Executable &partitioned,
         worst = std::max<uint64_t>(worst, d.maxUlp);
       }
       report << (p == 0 ? std::string()
-                        : "after '" + equivalentAfter.getValue() + "', ")
+                        : "after '" + cli.equivalentAfter + "', ")
              << "result " << r << ": ";
       if (!differing)
         report << "bit-identical to the one-device program on every rank\n";
       else
         report << differing << " element(s) differ from the one-device "
-               << "program, at most " << worst << " ulp; bound " << maxUlp
-               << "\n";
-      ok &= worst <= maxUlp;
+               << "program, at most " << worst << " ulp; bound "
+               << ulpText(cli.run.maxUlp) << "\n";
+      ok &= static_cast<double>(worst) <= cli.run.maxUlp;
     }
-  }
-  return ok;
-}
-
-static bool reportEquivalence(const std::vector<rt::RankRun> &given,
-                              const std::vector<rt::RankRun> &transformed,
-                              const Executable &variant) {
-  bool ok = true;
-  ArrayRef<Type> resultTypes = variant.getSignature().wholeResultTypes;
-  for (size_t r = 0; r < resultTypes.size(); ++r) {
-    uint64_t worst = 0;
-    int64_t differing = 0;
-    int32_t worstRank = -1;
-    const std::optional<rt::ShardLayout> &shard = variant.getResults()[r].shard;
-    for (size_t i = 0; i < given.size(); ++i) {
-      rt::Array a = given[i].outputs[r], b = transformed[i].outputs[r];
-      if (shard) {
-        int64_t index = shard->groupIndex[given[i].rank];
-        a = rt::takeShard(a, shard->shardElements, index);
-        rt::zeroShardPadding(b, shard->getWholeElements(), index);
-      }
-      if (a.dtype != b.dtype || a.shape != b.shape) {
-        report << "result " << r << ": types differ after the pipeline\n";
-        ok = false;
-        continue;
-      }
-      rt::Difference d = rt::compare(a, b);
-      differing += d.differing;
-      if (d.differing && (worstRank < 0 || d.maxUlp > worst)) {
-        worst = d.maxUlp;
-        worstRank = given[i].rank;
-      }
-    }
-    report << "result " << r << " (" << resultTypes[r] << "): ";
-    if (!differing) {
-      report << "bit-identical on " << given.size() << " rank(s)\n";
-      continue;
-    }
-    report << differing << " element(s) differ, at most " << worst
-           << " ulp (rank " << worstRank << "); bound " << maxUlp << "\n";
-    ok &= worst <= maxUlp;
   }
   return ok;
 }
 
 /// The ranks of the world `--calibrate` measures: --ranks, else under mpi
 /// the job's size as the launcher tells it, else 2.
-static int calibrationRanks() {
-  if (ranks > 0)
-    return ranks;
-  if (backend != "mpi")
+static int calibrationRanks(const rt::LaunchOptions &launch) {
+  if (cli.run.ranks > 0)
+    return cli.run.ranks;
+  if (launch.backend != "mpi")
     return 2;
   for (const char *variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
     if (const char *value = std::getenv(variable))
@@ -453,26 +307,21 @@ static int calibrationRanks() {
   return 0;
 }
 
-static int calibrate(MLIRContext &context) {
-  int meshSize = calibrationRanks();
+static int calibrate(MLIRContext &context, rt::LaunchOptions options) {
+  int meshSize = calibrationRanks(options);
   if (meshSize <= 0)
     return fail("--calibrate under mpi: cannot tell the job's size; give "
                 "--ranks");
-  rt::LaunchOptions options;
-  options.backend = backend;
   options.ranks = meshSize;
-  options.timeoutSeconds = timeout;
-  options.checkCollectives = checkCollectives;
-  options.seed = seed;
   auto calibration = zero::exec::calibrate(context, meshSize, options);
   if (!calibration)
     return fail(llvm::toString(calibration.takeError()));
   // Under mpi every process measured; the one of rank 0 prints.
   if (!calibration->holdsRankZero)
     return 0;
-  report << "zero-run --calibrate: " << meshSize << " rank(s) (" << backend
-         << "), per call: the slowest rank, best of " << calibration->repeats
-         << "\n";
+  report << "zero-run --calibrate: " << meshSize << " rank(s) ("
+         << options.backend << "), per call: the slowest rank, best of "
+         << calibration->repeats << "\n";
   ArrayRef<zero::exec::Probe> probes = calibration->probes;
   auto row = [&](const zero::exec::Probe &probe, const llvm::Twine &rate) {
     report << llvm::formatv("  {0,-42} {1,10:F3} ms  {2}\n", probe.what,
@@ -495,36 +344,35 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   FlushReport flushAtExit;
   zero::registerAllPasses();
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "zero-run: run a zero program on N ranks\n");
+  std::vector<std::string> positionals;
+  if (std::string error = makeCommandLine().parse(argc, argv, positionals);
+      !error.empty())
+    return fail(error);
+  if (positionals.size() > 1)
+    return fail("one input file only, got '" + positionals[0] + "' and '" +
+                positionals[1] + "'");
+  if (!positionals.empty())
+    cli.inputFile = positionals[0];
+  if (std::string error = rt::checkRunFlags(cli.run); !error.empty())
+    return fail(error);
 
-  // As zero-launch: a value given must mean what it says.
-  if (ranks.getNumOccurrences() && ranks <= 0)
-    return fail("--ranks expects a positive integer, got " +
-                llvm::Twine(ranks.getValue()));
-  if (steps < 1)
-    return fail("--steps expects a positive integer, got " +
-                llvm::Twine(steps.getValue()));
-  if (!(timeout > 0))
-    return fail("--timeout expects positive seconds, got " +
-                llvm::formatv("{0}", timeout.getValue()).str());
-
-  DialectRegistry registry;
-  if (backend == "cuda-local" || backend == "nccl")
-    return fail("zero-run runs programs on the CPU, and " + backend +
+  rt::LaunchOptions options = cli.run.launch;
+  options.backend = cli.run.backend.empty() ? "local" : cli.run.backend;
+  if (options.backend == "cuda-local" || options.backend == "nccl")
+    return fail("zero-run runs programs on the CPU, and " + options.backend +
                 " moves GPU buffers: compile for the GPU (zero-compile "
                 "--target=cuda) and run the artifact with zero-launch "
                 "--backend " +
-                backend);
+                options.backend);
+  DialectRegistry registry;
   zero::registerAllDialects(registry);
   MLIRContext context(registry);
   context.disableMultithreading(); // each rank runs on its own thread
-  if (calibrateRuntime)
-    return calibrate(context);
+  if (cli.calibrate)
+    return calibrate(context, options);
 
   std::string error;
-  auto file = openInputFile(inputFile, &error);
+  auto file = openInputFile(cli.inputFile, &error);
   if (!file)
     return fail(error);
   llvm::SourceMgr sourceMgr;
@@ -534,41 +382,34 @@ int main(int argc, char **argv) {
   if (!module)
     return 1; // the parser reported the error with its location
 
-  auto found = findEntryFunction(*module, entry);
+  auto found = findEntryFunction(*module, cli.entry);
   if (!found)
     return fail(llvm::toString(found.takeError()));
   std::string name = *found;
-
-  rt::LaunchOptions options;
-  options.backend = backend;
   int64_t meshRanks = getMeshRanks(*module);
-  options.ranks = ranks > 0 ? ranks : meshRanks > 0 ? meshRanks : 1;
-  options.timeoutSeconds = timeout;
-  options.checkCollectives = checkCollectives;
-  options.seed = seed;
-  options.steps = steps;
-  options.tracePath = traceFile;
-  options.inputDir = inputDir;
-  if (llvm::Error e = fillInputs(options))
-    return fail(llvm::toString(std::move(e)));
+  options.ranks = cli.run.ranks > 0 ? cli.run.ranks
+                  : meshRanks > 0   ? meshRanks
+                                    : 1;
 
   // --gpu-loops applies to the program under test: the rewritten one when
   // there are two (and to both with --gpu-loops-given).
-  if (gpuLoopsGiven && equivalentAfter.empty())
+  const std::string &equivalentAfter = cli.equivalentAfter;
+  if (cli.gpuLoopsGiven && equivalentAfter.empty())
     return fail("--gpu-loops-given compares two programs: it needs "
                 "--equivalent-after");
-  auto given =
-      compileVariant(*module, passes, name,
-                     gpuLoopsGiven || (gpuLoops && equivalentAfter.empty()));
+  auto given = compileVariant(*module, cli.passes, name,
+                              cli.gpuLoopsGiven ||
+                                  (cli.gpuLoops && equivalentAfter.empty()));
   if (!given)
     return fail(llvm::toString(given.takeError()));
   std::vector<const rt::Program *> programs = {given->get()};
   std::unique_ptr<Executable> variant;
   if (!equivalentAfter.empty()) {
-    std::string pipeline = passes.empty() ? std::string(equivalentAfter)
-                                          : passes + "," + equivalentAfter;
-    auto compiled =
-        compileVariant(*module, pipeline, name, gpuLoops || gpuLoopsGiven);
+    std::string pipeline = cli.passes.empty()
+                               ? equivalentAfter
+                               : cli.passes + "," + equivalentAfter;
+    auto compiled = compileVariant(*module, pipeline, name,
+                                   cli.gpuLoops || cli.gpuLoopsGiven);
     if (!compiled)
       return fail(llvm::toString(compiled.takeError()));
     variant = std::move(*compiled);
@@ -591,35 +432,47 @@ int main(int argc, char **argv) {
                                         : static_cast<int>(runs[0].size()))
          << (options.backend == "local" ? " rank(s)" : " local rank(s)") << " ("
          << options.backend << ")\n";
+  // The counters only: a run's time is zero-launch's to report, and
+  // zero-run's report stays the same from run to run.
   for (auto [p, programRuns] : llvm::enumerate(runs)) {
     if (programs.size() > 1)
       report << (p == 0 ? "as given:\n" : "after '" + equivalentAfter + "':\n");
     for (const rt::RankRun &run : programRuns) {
-      printCounters(run);
-      if (printResults)
+      report << rt::formatRun(run, /*withTimes=*/false) << "\n";
+      if (cli.run.print)
         for (size_t i = 0; i < run.outputs.size(); ++i)
-          printResult(run, i);
+          report << rt::formatResult(run, i) << "\n";
     }
   }
-  if (!outputDir.empty())
-    if (llvm::Error e = writeOutputs(runs.back()))
-      return fail(llvm::toString(std::move(e)));
-  if (!reference.empty()) {
+  if (!cli.run.outputDir.empty())
+    if (std::string problem = rt::writeResults(cli.run.outputDir, runs.back());
+        !problem.empty())
+      return fail(problem);
+  std::string maxUlp = ulpText(cli.run.maxUlp);
+  if (!cli.reference.empty()) {
     auto matches = compareWithReference(context, **given, options, runs);
     if (!matches)
       return fail(llvm::toString(matches.takeError()));
     if (!*matches)
       return fail("the results differ from the one-device program by more "
                   "than " +
-                  llvm::Twine(maxUlp) + " ulp");
+                  maxUlp + " ulp");
     report << "matches the one-device program: "
            << (*given)->getResults().size()
            << " result(s) on every rank within " << maxUlp << " ulp\n";
   }
   if (programs.size() > 1) {
-    if (!reportEquivalence(runs[0], runs[1], *variant))
-      return fail("the results differ by more than " + llvm::Twine(maxUlp) +
-                  " ulp after '" + equivalentAfter + "'");
+    std::vector<std::string> resultNames;
+    for (Type type : variant->getSignature().wholeResultTypes)
+      resultNames.push_back(llvm::formatv("{0}", type).str());
+    std::string comparison;
+    bool equivalent =
+        rt::compareRuns(variant->getResults(), resultNames, runs[0], runs[1],
+                        cli.run.maxUlp, comparison);
+    report << comparison;
+    if (!equivalent)
+      return fail("the results differ by more than " + maxUlp + " ulp after '" +
+                  equivalentAfter + "'");
     // Under mpi each process compares the ranks it ran; it says so.
     std::string where =
         options.backend == "local"

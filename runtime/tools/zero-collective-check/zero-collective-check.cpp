@@ -19,8 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Backend.h"
-#include "Reduce.h"
+#include "zero/runtime/CommandLine.h"
+#include "zero/runtime/Elements.h"
 #include "zero/runtime/zero_runtime.h"
 
 #include <atomic>
@@ -33,26 +33,9 @@
 #include <thread>
 #include <vector>
 
-using zero::rt::dtypeName;
-using zero::rt::dtypeSize;
-using zero::rt::loadElement;
-using zero::rt::storeElement;
+using namespace zero::rt;
 
 namespace {
-
-const char *usage =
-    "usage: zero-collective-check [options]\n"
-    "\n"
-    "Runs every collective (all-reduce sum/mean/max/min, reduce-scatter\n"
-    "sum/mean, all-gather) on every dtype, alone and batched, on the whole\n"
-    "world and on both axes of a 2 x N/2 mesh (N even, at least 4), and\n"
-    "checks every rank's results.\n"
-    "\n"
-    "  --backend NAME   local (default), cuda-local, mpi or nccl\n"
-    "  --ranks N        ranks of a local or cuda-local world (default 4)\n"
-    "  --count C        elements each rank contributes (default 1680; a\n"
-    "                   multiple of every group's size)\n"
-    "  --timeout S      seconds a rank waits for the others (default 60)\n";
 
 struct Kind {
   zero_collective_kind kind;
@@ -292,27 +275,38 @@ int main(int argc, char **argv) {
   zero_options_init(&options);
   options.ranks = 4;
   Checker checker;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    bool hasValue = i + 1 < argc;
-    if (arg == "--backend" && hasValue) {
-      options.backend = argv[++i];
-    } else if (arg == "--ranks" && hasValue) {
-      options.ranks = std::atoi(argv[++i]);
-    } else if (arg == "--count" && hasValue) {
-      checker.count = std::atoll(argv[++i]);
-    } else if (arg == "--timeout" && hasValue) {
-      options.timeout_seconds = std::atof(argv[++i]);
-    } else if (arg == "--help") {
-      std::printf("%s", usage);
-      return 0;
-    } else {
-      std::fprintf(stderr, "zero-collective-check: unknown option '%s'\n\n%s",
-                   arg.c_str(), usage);
-      return 2;
-    }
+  std::string backend = "local";
+  CommandLine commandLine(
+      "zero-collective-check", "[options]",
+      "Runs every collective (all-reduce sum/mean/max/min, reduce-scatter "
+      "sum/mean, all-gather) on every dtype, alone and batched, on the whole "
+      "world and on both axes of a 2 x N/2 mesh (N even, at least 4), and "
+      "checks every rank's results.");
+  commandLine.addOption("backend", "NAME",
+                        "local (default), cuda-local, mpi or nccl",
+                        textFlag("backend", backend, "a name"));
+  commandLine.addOption(
+      "ranks", "N", "ranks of a local or cuda-local world (default 4)",
+      integerFlag<int32_t>("ranks", options.ranks, 1, "a positive integer"));
+  commandLine.addOption(
+      "count", "C",
+      "elements each rank contributes (default 1680; a multiple of every "
+      "group's size)",
+      integerFlag<int64_t>("count", checker.count, 1, "a positive integer"));
+  commandLine.addOption(
+      "timeout", "S", "seconds a rank waits for the others (default 60)",
+      numberFlag(
+          "timeout", options.timeout_seconds,
+          [](double seconds) { return seconds > 0; }, "positive seconds"));
+  std::vector<std::string> positionals;
+  std::string problem = commandLine.parse(argc, argv, positionals);
+  if (problem.empty() && !positionals.empty())
+    problem = "unexpected argument '" + positionals[0] + "' (see --help)";
+  if (!problem.empty()) {
+    std::fprintf(stderr, "zero-collective-check: %s\n", problem.c_str());
+    return 2;
   }
-  std::string backend = options.backend;
+  options.backend = backend.c_str();
   checker.gpu = backend == "cuda-local" || backend == "nccl";
   if (checker.gpu) {
     char why[512];

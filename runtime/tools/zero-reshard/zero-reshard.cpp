@@ -11,8 +11,8 @@
 
 #include "zero/runtime/Artifact.h"
 #include "zero/runtime/Checkpoint.h"
+#include "zero/runtime/CommandLine.h"
 
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -22,24 +22,6 @@
 using namespace zero::rt;
 
 namespace {
-const char *usage =
-    "usage: zero-reshard CHECKPOINT -o DIR (--ranks M | --artifact FILE.so |\n"
-    "                    --whole)\n"
-    "\n"
-    "Turns a checkpoint (zero-launch --save: DIR/latest, or a step-<K>\n"
-    "directory) into another.\n"
-    "\n"
-    "  --ranks M          for M ranks: each sharded value cut evenly in M\n"
-    "                     parts (flattened, padded), as zero shards on a 1-D\n"
-    "                     mesh; whole values stay whole\n"
-    "  --artifact FILE.so for the artifact's world and layout (its mesh, its\n"
-    "                     shards; a value it holds whole is written whole)\n"
-    "  --whole            each value whole, as DIR/<name>.npy (zero_to_fp32)\n"
-    "  -o DIR             where to write: DIR/step-<K> and DIR/latest (a new\n"
-    "                     step directory: an existing one is not replaced)\n"
-    "\n"
-    "It holds one value at a time and prints its peak memory.\n";
-
 int fail(const std::string &message) {
   std::fprintf(stderr, "zero-reshard: error: %s\n", message.c_str());
   return 1;
@@ -52,46 +34,42 @@ struct Options {
 };
 
 std::string parseOptions(int argc, char **argv, Options &options) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](std::string &out) {
-      if (i + 1 >= argc)
-        return false;
-      out = argv[++i];
-      return !out.empty();
-    };
-    std::string text;
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(usage, stdout);
-      std::exit(0);
-    } else if (arg == "-o") {
-      if (!value(options.output))
-        return "-o expects a directory";
-    } else if (arg == "--artifact") {
-      if (!value(options.artifact))
-        return "--artifact expects a file";
-    } else if (arg == "--ranks") {
-      int64_t n = 0;
-      bool ok = value(text);
-      auto [end, ec] =
-          std::from_chars(text.data(), text.data() + text.size(), n);
-      if (!ok || ec != std::errc() || end != text.data() + text.size() ||
-          n < 1 || n > (1 << 20))
-        return "--ranks expects a positive integer, got '" + text + "'";
-      options.ranks = n;
-    } else if (arg == "--whole") {
-      options.whole = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      return "unknown option '" + arg + "' (see --help)";
-    } else if (options.checkpoint.empty()) {
-      options.checkpoint = arg;
-    } else {
-      return "one checkpoint only, got '" + options.checkpoint + "' and '" +
-             arg + "'";
-    }
-  }
-  if (options.checkpoint.empty())
+  CommandLine commandLine(
+      "zero-reshard",
+      "CHECKPOINT -o DIR (--ranks M | --artifact FILE.so | "
+      "--whole)",
+      "Turns a checkpoint (zero-launch --save: DIR/latest, or a step-<K> "
+      "directory) into another. It holds one value at a time and prints its "
+      "peak memory.");
+  commandLine.addOption(
+      "ranks", "M",
+      "for M ranks: each sharded value cut evenly in M parts (flattened, "
+      "padded), as zero shards on a 1-D mesh; whole values stay whole",
+      integerFlag<int64_t>("ranks", options.ranks, 1, "a positive integer",
+                           int64_t(1) << 20));
+  commandLine.addOption(
+      "artifact", "FILE.so",
+      "for the artifact's world and layout (its mesh, its shards; a value it "
+      "holds whole is written whole)",
+      textFlag("artifact", options.artifact, "a file"));
+  commandLine.addSwitch("whole",
+                        "each value whole, as DIR/<name>.npy (zero_to_fp32)",
+                        options.whole);
+  commandLine.addOption(
+      "o", "DIR",
+      "where to write: DIR/step-<K> and DIR/latest (a new step directory: an "
+      "existing one is not replaced)",
+      textFlag("o", options.output, "a directory"));
+  std::vector<std::string> positionals;
+  if (std::string error = commandLine.parse(argc, argv, positionals);
+      !error.empty())
+    return error;
+  if (positionals.empty())
     return "no checkpoint given (see --help)";
+  if (positionals.size() > 1)
+    return "one checkpoint only, got '" + positionals[0] + "' and '" +
+           positionals[1] + "'";
+  options.checkpoint = positionals[0];
   if (options.output.empty())
     return "no output directory (-o DIR)";
   if (int(options.whole) + int(options.ranks > 0) +

@@ -129,21 +129,6 @@ std::string launch(const std::vector<const Program *> &programs,
                    const LaunchOptions &options,
                    std::vector<std::vector<RankRun>> &runs);
 
-/// `path` with each "{rank}" replaced by `rank`.
-std::string withRank(std::string path, int32_t rank);
-/// `path` with each "{step}" replaced by `step`.
-std::string withStep(std::string path, int64_t step);
-
-/// Creates directory `path` and its parents. Returns an error message, or
-/// "".
-std::string makeDirectories(const std::string &path);
-
-/// Writes `values` as DIR/rank<rank>/<stem><i>.npy. Returns an error
-/// message, or "".
-std::string writeRankValues(const std::string &dir, int32_t rank,
-                            const std::string &stem,
-                            const std::vector<Array> &values);
-
 } // namespace zero::rt
 
 #endif // ZERO_RUNTIME_LAUNCHER_H

@@ -1,0 +1,34 @@
+//===- Elements.h - the elements of the runtime's dtypes ---------*- C++
+//-*-===//
+//
+// Names, sizes and values of the elements a collective moves (zero_dtype):
+// what a tool needs that fills a backend's buffers and checks its results,
+// without the runtime's internals.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_ELEMENTS_H
+#define ZERO_RUNTIME_ELEMENTS_H
+
+#include "zero/runtime/zero_runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace zero::rt {
+
+/// "f32", "bf16", ...
+const char *dtypeName(zero_dtype dtype);
+/// Bytes of one element.
+size_t dtypeSize(zero_dtype dtype);
+
+/// Element `i` of a buffer of `dtype`, as a double (exact for every dtype
+/// but i64 beyond 2^53).
+double loadElement(zero_dtype dtype, const void *data, int64_t i);
+/// Stores `value` as element `i` of a buffer of `dtype`: rounded to nearest
+/// even for the float types, truncated for the integers.
+void storeElement(zero_dtype dtype, void *data, int64_t i, double value);
+
+} // namespace zero::rt
+
+#endif // ZERO_RUNTIME_ELEMENTS_H

@@ -1,0 +1,589 @@
+//===- Cuda.cpp - GPU support on the CUDA driver, loaded at run time ------===//
+//
+// The functions GPU-compiled code calls: managed memory, and the mgpu*
+// launch ABI that MLIR's gpu-to-llvm lowering emits (module load, kernel
+// lookup, streams, launch). The driver (libcuda.so.1) is opened with dlopen
+// on first use, so the runtime builds and runs without CUDA; asking for the
+// GPU where there is none is an error with a message, never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/Backend.h"
+#include "backends/CudaDriver.h"
+#include "core/BufferPool.h"
+#include "zero/runtime/zero_runtime.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+using namespace zero::rt::cuda;
+
+namespace {
+struct Gpu {
+  std::once_flag once;
+  std::string initError; // why there is no GPU; empty when there is one
+  Driver driver = {};
+  CUcontext context = nullptr;
+  std::string chip, name;
+  int ordinal = 0;
+  std::mutex mutex;
+  std::string firstError;
+  std::map<CUfunction, std::string> kernelNames;
+  /// GPU allocations by size, and those freed, kept for reuse: a
+  /// program allocates the same buffers every step, and cuMemAlloc costs
+  /// far more than a kernel on them. Freed buffers are kept per rank (-1:
+  /// no rank bound) and reused by the same rank only: its stream's later
+  /// work is ordered after everything that used the buffer, collectives of
+  /// cuda-local included (another rank's stream may not yet have waited for
+  /// a collective that still reads the buffer). A buffer's kind in the
+  /// pool is whether it is managed memory.
+  zero::rt::BufferPool<bool> buffers;
+};
+
+Gpu &gpu() {
+  static Gpu *instance = new Gpu; // lives until exit: artifacts unload late
+  return *instance;
+}
+
+/// Loads the driver and sets up the process's GPU; records why when it
+/// cannot.
+void initialize(Gpu &g) {
+  void *library = openFirstLibrary({"libcuda.so.1"});
+  if (!library) {
+    g.initError = "no CUDA driver (libcuda.so.1 cannot be loaded: the "
+                  "machine has no NVIDIA GPU or driver)";
+    return;
+  }
+  Driver &d = g.driver;
+  bool ok =
+      bindSymbol(library, "cuInit", d.cuInit) &&
+      bindSymbol(library, "cuDeviceGetCount", d.cuDeviceGetCount) &&
+      bindSymbol(library, "cuDeviceGet", d.cuDeviceGet) &&
+      bindSymbol(library, "cuDeviceGetAttribute", d.cuDeviceGetAttribute) &&
+      bindSymbol(library, "cuDeviceGetName", d.cuDeviceGetName) &&
+      bindSymbol(library, "cuDevicePrimaryCtxRetain",
+                 d.cuDevicePrimaryCtxRetain) &&
+      bindSymbol(library, "cuCtxSetCurrent", d.cuCtxSetCurrent) &&
+      bindSymbol(library, "cuCtxSynchronize", d.cuCtxSynchronize) &&
+      bindSymbol(library, "cuGetErrorString", d.cuGetErrorString) &&
+      bindSymbol(library, "cuMemAllocManaged", d.cuMemAllocManaged) &&
+      bindSymbol(library, "cuMemAlloc_v2", d.cuMemAlloc) &&
+      bindSymbol(library, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD) &&
+      bindSymbol(library, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
+      bindSymbol(library, "cuMemcpyDtoD_v2", d.cuMemcpyDtoD) &&
+      bindSymbol(library, "cuMemcpyAsync", d.cuMemcpyAsync) &&
+      bindSymbol(library, "cuMemFree_v2", d.cuMemFree) &&
+      bindSymbol(library, "cuModuleLoadData", d.cuModuleLoadData) &&
+      bindSymbol(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
+      bindSymbol(library, "cuModuleUnload", d.cuModuleUnload) &&
+      bindSymbol(library, "cuModuleGetFunction", d.cuModuleGetFunction) &&
+      bindSymbol(library, "cuLaunchKernel", d.cuLaunchKernel) &&
+      bindSymbol(library, "cuStreamCreate", d.cuStreamCreate) &&
+      bindSymbol(library, "cuStreamSynchronize", d.cuStreamSynchronize) &&
+      bindSymbol(library, "cuStreamDestroy_v2", d.cuStreamDestroy) &&
+      bindSymbol(library, "cuStreamWaitEvent", d.cuStreamWaitEvent) &&
+      bindSymbol(library, "cuEventCreate", d.cuEventCreate) &&
+      bindSymbol(library, "cuEventRecord", d.cuEventRecord) &&
+      bindSymbol(library, "cuEventDestroy_v2", d.cuEventDestroy) &&
+      bindSymbol(library, "cuPointerGetAttribute", d.cuPointerGetAttribute) &&
+      bindSymbol(library, "cuEventQuery", d.cuEventQuery) &&
+      bindSymbol(library, "cuEventSynchronize", d.cuEventSynchronize) &&
+      (bindSymbol(library, "cuEventElapsedTime_v2", d.cuEventElapsedTime) ||
+       bindSymbol(library, "cuEventElapsedTime", d.cuEventElapsedTime));
+  if (!ok) {
+    g.initError = "the CUDA driver lacks a function zero needs (too old?)";
+    return;
+  }
+  auto text = [&](CUresult r) {
+    const char *s = nullptr;
+    d.cuGetErrorString(r, &s);
+    return std::string(s ? s : "unknown CUDA error");
+  };
+  int count = 0;
+  CUdevice device;
+  if (CUresult r = d.cuInit(0)) {
+    g.initError = "the CUDA driver does not start (cuInit: " + text(r) + ")";
+    return;
+  }
+  if (d.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+    g.initError = "no CUDA device is visible";
+    return;
+  }
+  int major = 0, minor = 0;
+  char name[256] = {};
+  // One process per GPU (nccl): the GPU of the process's local rank.
+  int ordinal = 0;
+  for (const char *variable :
+       {"ZERO_GPU_DEVICE", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const char *value = std::getenv(variable)) {
+      ordinal = std::atoi(value) % count;
+      break;
+    }
+  g.ordinal = ordinal;
+  d.cuDeviceGet(&device, ordinal);
+  d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                         device);
+  d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                         device);
+  d.cuDeviceGetName(name, sizeof name, device);
+  g.chip = "sm_" + std::to_string(major * 10 + minor);
+  g.name = name;
+  if (CUresult r = d.cuDevicePrimaryCtxRetain(&g.context, device))
+    g.initError = "cannot make a CUDA context (" + text(r) + ")";
+}
+
+/// The GPU, set current on the calling thread; null (with the error
+/// recorded) when there is none.
+Gpu *ready(const char *call) {
+  Gpu &g = gpu();
+  std::call_once(g.once, initialize, g);
+  static thread_local bool current = false;
+  if (!g.initError.empty()) {
+    std::lock_guard<std::mutex> lock(g.mutex);
+    if (g.firstError.empty())
+      g.firstError = std::string(call) + ": " + g.initError;
+    return nullptr;
+  }
+  if (!current) {
+    g.driver.cuCtxSetCurrent(g.context);
+    current = true;
+  }
+  return &g;
+}
+
+/// Records a failed driver call and fails the bound rank's world (with no
+/// rank bound, prints it). Returns the message.
+std::string report(Gpu &g, CUresult result, const std::string &what) {
+  std::string message = errorMessage(result, what);
+  recordError(message);
+  return message;
+}
+
+bool check(Gpu &g, CUresult result, const std::string &what) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  report(g, result, what);
+  return false;
+}
+
+std::string kernelName(Gpu &g, CUfunction function) {
+  std::lock_guard<std::mutex> lock(g.mutex);
+  auto it = g.kernelNames.find(function);
+  return it == g.kernelNames.end() ? "an unknown kernel" : it->second;
+}
+
+/// What the calling thread last put on its stream ("kernel adam_kernel",
+/// "cublasGemmEx (8x16x4)"): a kernel's failure surfaces later, at a
+/// synchronization, and the message names it from here.
+thread_local std::string lastLaunch;
+
+/// "CALL (WHY; the last work this rank launched was ...)": what a
+/// synchronization that failed waited for.
+std::string synchronization(const char *call, const char *why) {
+  std::string what = std::string(call) + " (" + why;
+  if (!lastLaunch.empty())
+    what += "; the last work this rank launched was " + lastLaunch;
+  return what + ")";
+}
+
+/// Whether the calling rank's world already failed on the GPU. Such a rank
+/// skips its launches and synchronizations: a later kernel would run on bad
+/// data, and a synchronization would report the first failure's consequence
+/// (with no launch of its own to name) in place of the failure.
+bool worldFailedOnGpu() { return zero_bound_rank() && zero_gpu_error(); }
+} // namespace
+
+void zero::rt::cuda::noteLaunch(std::string what) {
+  lastLaunch = std::move(what);
+}
+
+//===----------------------------------------------------------------------===//
+// The driver for the rest of the runtime (CudaDriver.h)
+//===----------------------------------------------------------------------===//
+
+void *zero::rt::cuda::openFirstLibrary(const std::vector<std::string> &names) {
+  for (const std::string &name : names)
+    if (void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_GLOBAL))
+      return library;
+  return nullptr;
+}
+
+const Driver *zero::rt::cuda::driver(const char *call) {
+  Gpu *g = ready(call);
+  return g ? &g->driver : nullptr;
+}
+
+std::string zero::rt::cuda::unavailableReason() { return gpu().initError; }
+
+void zero::rt::cuda::recordError(const std::string &message) {
+  Gpu &g = gpu();
+  {
+    std::lock_guard<std::mutex> lock(g.mutex);
+    if (g.firstError.empty())
+      g.firstError = message;
+  }
+  if (zero_rank *rank = zero_bound_rank())
+    zero_rank_fail(rank, message.c_str());
+  else
+    std::fprintf(stderr, "zero: error: %s\n", message.c_str());
+}
+
+std::string zero::rt::cuda::errorMessage(CUresult result,
+                                         const std::string &what) {
+  const char *text = nullptr;
+  if (const Driver *d = &gpu().driver; d->cuGetErrorString)
+    d->cuGetErrorString(result, &text);
+  return "CUDA error in " + what + ": " + (text ? text : "unknown error");
+}
+
+zero::rt::cuda::DeviceClock::DeviceClock(const Driver &d, std::string &error)
+    : d(d) {
+  if (CUresult r = d.cuEventCreate(&reference, 0)) {
+    error = errorMessage(r, "cuEventCreate (the trace's clock)");
+    return;
+  }
+  // On the legacy default stream, once everything before it is done.
+  d.cuCtxSynchronize();
+  if (CUresult r = d.cuEventRecord(reference, nullptr))
+    error = errorMessage(r, "cuEventRecord (the trace's clock)");
+  else if (CUresult r = d.cuEventSynchronize(reference))
+    error = errorMessage(r, "cuEventSynchronize (the trace's clock)");
+  referenceHost = zero::rt::now();
+}
+
+zero::rt::cuda::DeviceClock::~DeviceClock() {
+  if (reference)
+    d.cuEventDestroy(reference);
+}
+
+CUevent zero::rt::cuda::DeviceClock::timingEvent() const {
+  CUevent event = nullptr;
+  return d.cuEventCreate(&event, 0) == CUDA_SUCCESS ? event : nullptr;
+}
+
+double zero::rt::cuda::DeviceClock::hostTime(CUevent event) const {
+  float ms = 0;
+  if (!event || d.cuEventSynchronize(event) != CUDA_SUCCESS ||
+      d.cuEventElapsedTime(&ms, reference, event) != CUDA_SUCCESS)
+    return -1;
+  return referenceHost + ms / 1e3;
+}
+
+const DeviceClock *zero::rt::cuda::deviceClock() {
+  static std::mutex mutex;
+  static std::unique_ptr<DeviceClock> clock;
+  static bool failed = false;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!clock && !failed) {
+    const Driver *d = driver("the trace's device clock");
+    std::string error = d ? "" : unavailableReason();
+    if (d)
+      clock = std::make_unique<DeviceClock>(*d, error);
+    if (!error.empty()) {
+      recordError(error);
+      clock.reset();
+      failed = true;
+    }
+  }
+  return clock.get();
+}
+
+static std::atomic<bool> tracingKernels{false};
+
+void zero::rt::cuda::setKernelTracing(bool on) { tracingKernels = on; }
+
+namespace {
+/// A traced region: its name and the timing events around it.
+struct TimedLaunch {
+  std::string name;
+  CUevent begin, end;
+};
+thread_local std::vector<TimedLaunch> timedLaunches;
+} // namespace
+
+zero::rt::cuda::TracedRegion::TracedRegion(CUstream stream, std::string name)
+    : stream(stream), name(std::move(name)) {
+  if (!tracingKernels)
+    return;
+  const DeviceClock *clock = deviceClock();
+  if (!clock)
+    return;
+  begin = clock->timingEvent();
+  end = clock->timingEvent();
+  if (begin)
+    gpu().driver.cuEventRecord(begin, stream);
+}
+
+zero::rt::cuda::TracedRegion::~TracedRegion() {
+  if (!begin || !end) {
+    for (CUevent event : {begin, end})
+      if (event)
+        gpu().driver.cuEventDestroy(event);
+    return;
+  }
+  gpu().driver.cuEventRecord(end, stream);
+  timedLaunches.push_back({std::move(name), begin, end});
+}
+
+std::vector<KernelSpan> zero::rt::cuda::takeKernelSpans() {
+  std::vector<KernelSpan> spans;
+  const DeviceClock *clock = timedLaunches.empty() ? nullptr : deviceClock();
+  for (TimedLaunch &launch : timedLaunches) {
+    if (clock)
+      spans.push_back({launch.name, clock->hostTime(launch.begin),
+                       clock->hostTime(launch.end)});
+    gpu().driver.cuEventDestroy(launch.begin);
+    gpu().driver.cuEventDestroy(launch.end);
+  }
+  timedLaunches.clear();
+  return spans;
+}
+
+// Compiled code creates, synchronizes and destroys a stream around its
+// launches; one stream per thread serves them all (the rank's compute
+// stream, in order) and saves a stream's creation per launch.
+static thread_local CUstream launchStream = nullptr;
+
+CUstream zero::rt::cuda::threadStream() {
+  Gpu *g = ready("creating a stream");
+  if (g && !launchStream)
+    check(*g, g->driver.cuStreamCreate(&launchStream, CU_STREAM_NON_BLOCKING),
+          "cuStreamCreate");
+  return launchStream;
+}
+
+//===----------------------------------------------------------------------===//
+// Launcher API
+//===----------------------------------------------------------------------===//
+
+int zero_gpu_init(char *error, size_t errorSize) {
+  if (ready("zero_gpu_init"))
+    return 0;
+  if (error && errorSize)
+    std::snprintf(error, errorSize, "%s", gpu().initError.c_str());
+  return 1;
+}
+
+void zero_gpu_device(char *chip, size_t chipSize, char *name, size_t nameSize) {
+  Gpu &g = gpu();
+  if (chip && chipSize)
+    std::snprintf(chip, chipSize, "%s", g.chip.c_str());
+  if (name && nameSize)
+    std::snprintf(name, nameSize, "%s", g.name.c_str());
+}
+
+const char *zero_gpu_error(void) {
+  Gpu &g = gpu();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  return g.firstError.empty() ? nullptr : g.firstError.c_str();
+}
+
+/// GPU memory (managed or device only) of `size` bytes from the rank's
+/// pool, or new (after returning every pool to the driver, once the device
+/// is idle, when the device is full).
+static CUresult allocate(Gpu &g, size_t size, bool managed, void *&pointer) {
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if ((pointer = g.buffers.take(managed, size)))
+    return CUDA_SUCCESS;
+  auto fresh = [&] {
+    return managed ? g.driver.cuMemAllocManaged(&pointer, size,
+                                                CU_MEM_ATTACH_GLOBAL)
+                   : g.driver.cuMemAlloc(&pointer, size);
+  };
+  CUresult result = fresh();
+  if (result != CUDA_SUCCESS) {
+    g.driver.cuCtxSynchronize(); // nothing in flight uses a cached buffer
+    g.buffers.drain([&](void *buffer) { g.driver.cuMemFree(buffer); });
+    result = fresh();
+  }
+  if (result == CUDA_SUCCESS) {
+    g.buffers.add(pointer, size, managed);
+    zero::rt::noteSystemAllocation();
+  }
+  return result;
+}
+
+/// `bytes` of GPU memory, managed or device only; on failure the process
+/// ends with a message (the compiled code that asked cannot go on).
+static void *allocateOrExit(const char *caller, int64_t bytes, bool managed) {
+  Gpu *g = ready(caller);
+  void *pointer = nullptr;
+  std::string message;
+  size_t size = bytes > 0 ? size_t(bytes) : 1;
+  if (!g) {
+    message = std::string(caller) + ": " + gpu().initError;
+    std::fprintf(stderr, "zero: error: %s\n", message.c_str());
+  } else if (CUresult result = allocate(*g, size, managed, pointer)) {
+    message =
+        report(*g, result,
+               "allocating " + std::to_string(bytes) + " bytes of GPU memory");
+  } else {
+    return pointer;
+  }
+  // report() printed the message only where no rank is bound; a bound
+  // rank's world holds it, but this process ends before a launcher reads it.
+  if (zero_rank *rank = zero_bound_rank())
+    std::fprintf(stderr, "zero: error: rank %d: %s\n", zero_rank_id(rank),
+                 message.c_str());
+  std::_Exit(1);
+}
+
+void *zero_rt_gpu_alloc(int64_t bytes) {
+  return allocateOrExit("zero_rt_gpu_alloc", bytes, /*managed=*/true);
+}
+
+void *zero_rt_gpu_alloc_device(int64_t bytes) {
+  return allocateOrExit("zero_rt_gpu_alloc_device", bytes, /*managed=*/false);
+}
+
+int zero_gpu_copy_to_device(void *device, const void *host, size_t bytes) {
+  Gpu *g = ready("zero_gpu_copy_to_device");
+  return !g || !check(*g, g->driver.cuMemcpyHtoD(device, host, bytes),
+                      "cuMemcpyHtoD");
+}
+
+int zero_gpu_copy_to_host(void *host, const void *device, size_t bytes) {
+  Gpu *g = ready("zero_gpu_copy_to_host");
+  return !g || !check(*g, g->driver.cuMemcpyDtoH(host, device, bytes),
+                      "cuMemcpyDtoH");
+}
+
+// On the calling rank's stream, so that a read comes after the kernels
+// (and collectives) that wrote the element, and a write before the kernels
+// that read it; a copy from pageable memory is staged before it returns.
+void zero_rt_gpu_read(void *host, const void *gpu, int64_t bytes) {
+  Gpu *g = ready("zero_rt_gpu_read");
+  CUstream stream = g ? threadStream() : nullptr;
+  if (stream && !worldFailedOnGpu() &&
+      check(*g, g->driver.cuMemcpyAsync(host, gpu, size_t(bytes), stream),
+            "cuMemcpyAsync (a scalar read of a GPU buffer)"))
+    check(*g, g->driver.cuStreamSynchronize(stream),
+          synchronization("cuStreamSynchronize",
+                          "a scalar read of a GPU buffer"));
+}
+
+void zero_rt_gpu_write(void *gpu, const void *host, int64_t bytes) {
+  Gpu *g = ready("zero_rt_gpu_write");
+  if (CUstream stream = g ? threadStream() : nullptr)
+    check(*g, g->driver.cuMemcpyAsync(gpu, host, size_t(bytes), stream),
+          "cuMemcpyAsync (a scalar write of a GPU buffer)");
+}
+
+void zero_rt_gpu_free(void *pointer) {
+  Gpu *g = ready("zero_rt_gpu_free");
+  if (!g || !pointer)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(g->mutex);
+    if (g->buffers.put(pointer))
+      return;
+  }
+  check(*g, g->driver.cuMemFree(pointer), "cuMemFree");
+}
+
+int zero_gpu_copy_on_device(void *to, const void *from, size_t bytes) {
+  Gpu *g = ready("zero_gpu_copy_on_device");
+  return !g ||
+         !check(*g, g->driver.cuMemcpyDtoD(to, from, bytes), "cuMemcpyDtoD");
+}
+
+void zero_rt_gpu_synchronize(void) {
+  if (Gpu *g = ready("zero_rt_gpu_synchronize"))
+    check(*g, g->driver.cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+//===----------------------------------------------------------------------===//
+// The launch ABI of MLIR's gpu-to-llvm lowering
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+CUmodule mgpuModuleLoad(void *data, size_t size) {
+  Gpu *g = ready("loading a kernel module");
+  CUmodule module = nullptr;
+  if (g)
+    check(*g, g->driver.cuModuleLoadData(&module, data),
+          "cuModuleLoadData (a cubin of " + std::to_string(size) +
+              " bytes; built for another GPU?)");
+  return module;
+}
+
+CUmodule mgpuModuleLoadJIT(void *data, int optLevel) {
+  Gpu *g = ready("loading a kernel module");
+  CUmodule module = nullptr;
+  if (!g)
+    return nullptr;
+  char log[4096] = {};
+  int options[] = {CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_ERROR_LOG_BUFFER,
+                   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel)),
+                    log, reinterpret_cast<void *>(sizeof log)};
+  check(*g, g->driver.cuModuleLoadDataEx(&module, data, 3, options, values),
+        std::string("cuModuleLoadDataEx (compiling PTX) ") + log);
+  return module;
+}
+
+void mgpuModuleUnload(CUmodule module) {
+  if (Gpu *g = ready("unloading a kernel module"); g && module)
+    g->driver.cuModuleUnload(module); // at exit: errors no longer matter
+}
+
+CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
+  Gpu *g = ready("looking up a kernel");
+  CUfunction function = nullptr;
+  if (!g || !module)
+    return nullptr;
+  if (check(*g, g->driver.cuModuleGetFunction(&function, module, name),
+            std::string("cuModuleGetFunction(") + name + ")")) {
+    std::lock_guard<std::mutex> lock(g->mutex);
+    g->kernelNames[function] = name;
+  }
+  return function;
+}
+
+CUstream mgpuStreamCreate() { return threadStream(); }
+
+void mgpuStreamSynchronize(CUstream stream) {
+  if (Gpu *g = ready("synchronizing a stream");
+      g && stream && !worldFailedOnGpu())
+    check(*g, g->driver.cuStreamSynchronize(stream),
+          synchronization("cuStreamSynchronize", "a kernel failed"));
+}
+
+void mgpuStreamDestroy(CUstream stream) {
+  // The thread's launch stream stays for the next launch.
+  if (Gpu *g = ready("destroying a stream");
+      g && stream && stream != launchStream)
+    check(*g, g->driver.cuStreamDestroy(stream), "cuStreamDestroy");
+}
+
+void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedBytes, CUstream stream,
+                      void **params, void **extra, size_t /*paramsCount*/) {
+  Gpu *g = ready("launching a kernel");
+  if (!g || !function)
+    return; // the failure to load or find it is already reported
+  if (worldFailedOnGpu())
+    return;
+  std::string name = kernelName(*g, function);
+  noteLaunch("kernel " + name);
+  // Traced: timing events around the kernel, resolved when the trace ends.
+  TracedRegion traced(stream, tracingKernels ? name : "");
+  check(*g,
+        g->driver.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
+                                 blockZ, sharedBytes, stream, params, extra),
+        "launching kernel " + name + " (grid " + std::to_string(gridX) + "x" +
+            std::to_string(gridY) + "x" + std::to_string(gridZ) + ", block " +
+            std::to_string(blockX) + "x" + std::to_string(blockY) + "x" +
+            std::to_string(blockZ) + ")");
+}
+
+} // extern "C"
