@@ -15,7 +15,7 @@
 #include "zero/Analysis/Uniformity.h"
 #include "zero/Execution/PackedEntry.h"
 #include "zero/Execution/Runner.h"
-#include "zero/Target/Pipelines.h"
+#include "zero/Pipelines/Passes.h"
 #include "zero/runtime/Artifact.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -95,7 +95,7 @@ static std::string writeDescription(const EntrySignature &signature,
     bool cuda = options.target == ArtifactTarget::Cuda;
     json.attribute("target", cuda ? "cuda" : "cpu");
     if (cuda) {
-      json.attribute("chip", options.chip);
+      json.attribute("chip", options.cuda.chip);
       json.attribute("kernels", gpuFormat == "bin" ? "cubin" : "ptx");
     }
     if (!memory.empty())
@@ -104,7 +104,7 @@ static std::string writeDescription(const EntrySignature &signature,
       json.attribute("memory_reason", memoryReason);
     if (cuda)
       json.attribute("collectives",
-                     stringifyGpuCollectives(options.gpuCollectives));
+                     stringifyGpuCollectives(options.cuda.gpuCollectives));
     json.attribute("collectives_uniform", collectivesUniform);
     json.attribute("entry", entry);
     json.attribute("ranks", ranks);
@@ -283,12 +283,8 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
   context->appendDialectRegistry(registry);
   std::string gpuFormat;
   if (options.target == ArtifactTarget::Cuda) {
-    ZeroToNVVMOptions nvvm;
-    nvvm.chip = options.chip;
-    nvvm.gpuCollectives = options.gpuCollectives;
-    if (!options.cudaPath.empty())
-      nvvm.cudaPath = options.cudaPath;
-    auto format = resolveGpuFormat(options.gpuFormat, nvvm.cudaPath);
+    ZeroToNVVMOptions nvvm = options.cuda;
+    auto format = resolveGpuFormat(nvvm.gpuFormat, nvvm.cudaPath);
     if (!format)
       return format.takeError();
     nvvm.gpuFormat = *format;
@@ -302,18 +298,20 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
     if (llvm::Error error = checkPtxIsLinked(module, nvvm.cudaPath))
       return error;
   } else {
-    auto loweringOptions =
-        ZeroToLLVMOptions::createFromString(options.loweringOptions);
-    if (!loweringOptions)
+    // The pipeline's pass parses the options against their declaration.
+    std::unique_ptr<Pass> toLLVM = createZeroToLLVM();
+    std::string problem;
+    if (failed(toLLVM->initializeOptions(options.loweringOptions,
+                                         [&](const llvm::Twine &message) {
+                                           problem = message.str();
+                                           return failure();
+                                         })))
       return llvm::createStringError(
-          "'%s' are not options of zero-to-llvm (see zero-opt --help)",
-          options.loweringOptions.c_str());
+          "'%s' are not options of zero-to-llvm (see zero-opt --help): %s",
+          options.loweringOptions.c_str(), problem.c_str());
     TimingScope lowering = root.nest("MLIR lowering");
     if (llvm::Error error = lowerModule(
-            module,
-            [&](OpPassManager &pm) {
-              buildZeroToLLVMPipeline(pm, *loweringOptions);
-            },
+            module, [&](OpPassManager &pm) { pm.addPass(std::move(toLLVM)); },
             &lowering))
       return error;
   }

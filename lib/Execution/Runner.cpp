@@ -15,7 +15,7 @@
 #include "zero/Analysis/Uniformity.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Execution/PackedEntry.h"
-#include "zero/Target/Pipelines.h"
+#include "zero/Pipelines/Passes.h"
 #include "zero/runtime/Artifact.h"
 #include "zero/runtime/PackedCall.h"
 #include "llvm/ADT/APFloat.h"

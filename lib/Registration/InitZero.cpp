@@ -51,9 +51,9 @@
 #include "zero/Dialect/Zero/Transforms/BufferizableOpInterfaceImpl.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/Loops/Passes.h"
+#include "zero/Pipelines/Passes.h"
 #include "zero/Target/CPU/Passes.h"
 #include "zero/Target/GPU/Passes.h"
-#include "zero/Target/Pipelines.h"
 
 void zero::registerZeroDialect(mlir::DialectRegistry &registry) {
   registry.insert<zero::ZeroDialect>();
@@ -105,8 +105,7 @@ void zero::registerAllPasses() {
   registerZeroConversionPasses();
   registerZeroTargetCPUPasses();
   registerZeroTargetGPUPasses();
-  registerZeroToLLVMPipeline();
-  registerZeroToNVVMPipeline();
+  registerZeroPipelinesPasses();
   // The upstream passes that zero's pipelines are made of, so that each step
   // of a pipeline can also be run alone.
   mlir::registerTransformsPasses();

@@ -53,20 +53,31 @@ static cl::opt<zero::exec::ArtifactTarget> target(
                clEnumValN(zero::exec::ArtifactTarget::Cuda, "cuda",
                           "host code on the CPU, kernels on an NVIDIA GPU")),
     cl::init(zero::exec::ArtifactTarget::Cpu), cl::cat(category));
-static cl::opt<std::string> chip("chip", cl::desc("cuda: the GPU architecture"),
-                                 cl::init("sm_90"), cl::cat(category));
+// The GPU settings are zero-to-nvvm's options, with its defaults
+// (zero/Pipelines/Passes.td).
+static const zero::ZeroToNVVMOptions nvvmDefaults;
+static cl::opt<std::string> chip("chip",
+                                 cl::desc("cuda: zero-to-nvvm's chip, the GPU "
+                                          "architecture"),
+                                 cl::init(nvvmDefaults.chip),
+                                 cl::cat(category));
 static cl::opt<zero::GpuFormat>
-    gpuFormat("gpu-format", cl::desc("cuda: how kernels are embedded"),
-              zero::gpuFormatValues(), cl::init(zero::GpuFormat::Auto),
+    gpuFormat("gpu-format",
+              cl::desc("cuda: zero-to-nvvm's gpu-format, how kernels are "
+                       "embedded"),
+              zero::gpuFormatValues(), cl::init(nvvmDefaults.gpuFormat),
               cl::cat(category));
-static cl::opt<zero::GpuCollectives>
-    gpuCollectives("gpu-collectives",
-                   cl::desc("cuda: where collectives move data"),
-                   zero::gpuCollectivesValues(),
-                   cl::init(zero::GpuCollectives::Device), cl::cat(category));
+static cl::opt<zero::GpuCollectives> gpuCollectives(
+    "gpu-collectives",
+    cl::desc("cuda: zero-to-nvvm's gpu-collectives, where collectives move "
+             "data"),
+    zero::gpuCollectivesValues(), cl::init(nvvmDefaults.gpuCollectives),
+    cl::cat(category));
 static cl::opt<std::string>
-    cudaPath("cuda-path", cl::desc("cuda: the CUDA toolkit (ptxas, libdevice)"),
-             cl::cat(category));
+    cudaPath("cuda-path",
+             cl::desc("cuda: zero-to-nvvm's cuda-path, the CUDA toolkit "
+                      "(ptxas, libdevice)"),
+             cl::init(nvvmDefaults.cudaPath), cl::cat(category));
 static cl::opt<std::string>
     hostCpu("host-cpu",
             cl::desc("CPU of the host code: an LLVM CPU name or native "
@@ -129,10 +140,10 @@ int main(int argc, char **argv) {
 
   zero::exec::ArtifactOptions options;
   options.target = target;
-  options.chip = chip;
-  options.gpuFormat = gpuFormat;
-  options.gpuCollectives = gpuCollectives;
-  options.cudaPath = cudaPath;
+  options.cuda.chip = chip;
+  options.cuda.gpuFormat = gpuFormat;
+  options.cuda.gpuCollectives = gpuCollectives;
+  options.cuda.cudaPath = cudaPath;
   options.hostCpu = hostCpu;
   options.linker = linker;
   options.loweringOptions = loweringOptions;

@@ -14,7 +14,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
-#include "zero/Target/GPU/Options.h"
+#include "zero/Pipelines/Passes.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -29,16 +29,12 @@ enum class ArtifactTarget {
   Cuda,
 };
 
-/// How zero-compile builds an artifact. The GPU settings are zero-to-nvvm's
-/// (zero/Target/GPU/Options.h), with its defaults.
+/// How zero-compile builds an artifact.
 struct ArtifactOptions {
   ArtifactTarget target = ArtifactTarget::Cpu;
-  /// cuda: the GPU architecture.
-  std::string chip = "sm_90";
-  GpuFormat gpuFormat = GpuFormat::Auto;
-  GpuCollectives gpuCollectives = GpuCollectives::Device;
-  /// cuda: the CUDA toolkit (empty: zero-to-nvvm's default).
-  std::string cudaPath;
+  /// cuda: zero-to-nvvm's options (chip, gpu-format, gpu-collectives,
+  /// cuda-path, ...), with the defaults zero/Pipelines/Passes.td declares.
+  ZeroToNVVMOptions cuda;
   /// The host code's CPU: a name LLVM knows ("x86-64-v3", "znver4") or
   /// "native". The default runs on any x86-64 of the last 15 years.
   std::string hostCpu = "x86-64-v2";

@@ -15,7 +15,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
-#include "zero/Target/Pipelines.h"
+#include "zero/Pipelines/Passes.h"
 #include "zero/runtime/Launcher.h"
 
 #include <memory>

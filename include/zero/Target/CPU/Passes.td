@@ -5,54 +5,6 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ZeroScfToControlFlow : Pass<"zero-scf-to-cf"> {
-  let summary = "Lowers scf to cf as convert-scf-to-cf does, in time linear in "
-                "the length of a block";
-  let description = [{
-    Upstream's `convert-scf-to-cf`, after a linear preparation. Lowering a
-    loop splits its block after it, and upstream's conversion lowers the
-    first loop of a block first, so every split moves the whole rest of the
-    block: quadratic in a training step of thousands of loops in one
-    function (a sharded step of 400 tensors: 7.2 s of `zero-to-llvm`'s
-    21 s). This pass first ends each function block after every scf op in it
-    with a `cf.br` to a new block holding the rest, last op first, so each
-    split moves only the ops up to the previous one; the conversion then
-    moves nothing but a branch. The extra blocks are straight-line and merge
-    back under canonicalization.
-
-    It also moves the ops of a function's entry block into a block of their
-    own that the entry block branches to. The signature conversion of
-    `convert-func-to-llvm` replaces each argument's uses one at a time and
-    checks their order against the cast it inserts at the entry block's
-    start, renumbering that block each time: with the thousands of
-    arguments of a step (weights, gradients, moments) and an entry block of
-    tens of thousands of ops, 2.3 s of lowering an 800-tensor step. With the
-    uses in another block no order is needed.
-
-    ```mlir
-  ^bb0(%args...):
-    scf.for ... { A }
-    B
-    scf.for ... { C }
-    D
-    // becomes, before the conversion proper
-  ^bb0(%args...):
-    cf.br ^body
-  ^body:
-    scf.for ... { A }
-    cf.br ^bb1
-  ^bb1:
-    B
-    scf.for ... { C }
-    cf.br ^bb2
-  ^bb2:
-    D
-    ```
-  }];
-  let dependentDialects = ["mlir::cf::ControlFlowDialect",
-                           "mlir::arith::ArithDialect"];
-}
-
 def ZeroUnshareInits : Pass<"zero-unshare-inits"> {
   let summary = "Gives each destination operand its own empty or filled "
                 "tensor before One-Shot Bufferize";
@@ -296,29 +248,6 @@ def ZeroExpandTruncF : Pass<"zero-expand-truncf"> {
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect"];
-}
-
-def ZeroChecksToRuntime : Pass<"zero-checks-to-runtime", "mlir::ModuleOp"> {
-  let summary = "Makes the program's run-time checks (cf.assert) calls of "
-                "the runtime, which end every rank with the message";
-  let description = [{
-    `generate-runtime-verification` guards memref accesses, views and casts
-    with `cf.assert`: an index outside its buffer, for example, from a
-    program whose loop writes past the end of a tensor. Lowered as upstream
-    does, a failed assert aborts the process with a signal. This pass makes
-    each one a call of the runtime's `zero_rt_check(holds, message)`, which,
-    when the condition does not hold, fails the bound rank's world and ends
-    the process with status 1 and the message (the op, what failed, its
-    location), naming the rank: under mpi and nccl every rank of the job
-    ends. The access it guards never happens.
-
-    `zero-to-llvm{runtime-checks}` runs both passes after the loops are
-    made; `zero-run` lowers with it unless `--runtime-checks=false`.
-  }];
-  let dependentDialects = ["mlir::arith::ArithDialect",
-                           "mlir::func::FuncDialect",
-                           "mlir::memref::MemRefDialect",
-                           "mlir::LLVM::LLVMDialect"];
 }
 
 def ZeroOutlineLoopNests : Pass<"zero-outline-loop-nests", "mlir::ModuleOp"> {

@@ -4,6 +4,7 @@
 #define ZERO_TARGET_GPU_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+include "zero/Target/GPU/Options.td"
 
 def ZeroGpuKernelNames : Pass<"zero-gpu-kernel-names", "mlir::ModuleOp"> {
   let summary = "Names outlined GPU kernels and their modules as PTX "
@@ -165,12 +166,7 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
     %v = memref.load %norm[] : memref<f32>
     ```
   }];
-  let options = [
-    Option<"gpuCollectives", "gpu-collectives", "::zero::GpuCollectives",
-           /*default=*/"::zero::GpuCollectives::Device",
-           "Where collectives move data",
-           [{::zero::gpuCollectivesValues()}]>,
-  ];
+  let options = [gpuCollectivesOption];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect",

@@ -5,12 +5,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "zero/Conversion/Passes.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
-#include "zero/Target/CPU/Passes.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROCHECKSTORUNTIME
-#include "zero/Target/CPU/Passes.h.inc"
+#include "zero/Conversion/Passes.h.inc"
 } // namespace zero
 
 using namespace mlir;

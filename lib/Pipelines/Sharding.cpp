@@ -1,8 +1,7 @@
-//===- Pipelines.cpp - zero-weight-update-sharding, zero-data-parallel ----===//
+//===- Sharding.cpp - zero-weight-update-sharding, zero-data-parallel -----===//
 //
-// Each pipeline is a pass that runs its passes as a dynamic pipeline, so
-// that its options are the passes' own (Passes.td declares each once), and
-// a function that appends the same passes to a pass manager.
+// The sharding pipelines' options are the options of the passes they run,
+// each declared once (zero/Dialect/Zero/Transforms/PassOptions.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,12 +11,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "zero/Conversion/Passes.h"
-#include "zero/Dialect/Zero/Transforms/Passes.h"
+#include "zero/Pipelines/Passes.h"
+
+#include "PipelinePass.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROWEIGHTUPDATESHARDING
 #define GEN_PASS_DEF_ZERODATAPARALLEL
-#include "zero/Dialect/Zero/Transforms/Passes.h.inc"
+#include "zero/Pipelines/Passes.h.inc"
 } // namespace zero
 
 using namespace mlir;
@@ -94,28 +95,6 @@ void appendDataParallel(OpPassManager &pm, const Options &options) {
   pm.addPass(createCanonicalizerPass());
   appendWeightUpdateSharding(pm, options);
 }
-
-/// A pass that runs the passes `appendPasses` appends, as a dynamic
-/// pipeline on its module.
-template <typename Base> struct PipelinePass : public Base {
-  using Base::Base;
-
-  virtual void appendPasses(OpPassManager &pm) const = 0;
-
-  OpPassManager pipeline() const {
-    OpPassManager pm(ModuleOp::getOperationName());
-    appendPasses(pm);
-    return pm;
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    pipeline().getDependentDialects(registry);
-  }
-  void runOnOperation() override {
-    OpPassManager pm = pipeline();
-    if (failed(this->runPipeline(pm, this->getOperation())))
-      this->signalPassFailure();
-  }
-};
 
 struct ZeroWeightUpdateShardingPass
     : public PipelinePass<zero::impl::ZeroWeightUpdateShardingBase<

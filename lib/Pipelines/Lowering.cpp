@@ -1,6 +1,5 @@
-//===- Pipelines.cpp - zero-to-llvm and zero-to-nvvm ----------------------===//
+//===- Lowering.cpp - zero-to-llvm and zero-to-nvvm -----------------------===//
 
-#include "zero/Target/Pipelines.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
@@ -30,10 +29,20 @@
 #include "zero/Conversion/Passes.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/Loops/Passes.h"
+#include "zero/Pipelines/Passes.h"
 #include "zero/Target/CPU/Passes.h"
 #include "zero/Target/GPU/Passes.h"
 
+#include "PipelinePass.h"
+
+namespace zero {
+#define GEN_PASS_DEF_ZEROTOLLVM
+#define GEN_PASS_DEF_ZEROTONVVM
+#include "zero/Pipelines/Passes.h.inc"
+} // namespace zero
+
 using namespace mlir;
+using namespace zero;
 
 /// The canonicalizer without zero::kQuadraticCanonicalizationPattern.
 static std::unique_ptr<Pass> createCanonicalizer() {
@@ -156,8 +165,11 @@ static void addGpuLoopPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(zero::createZeroGpuCollapseLoops());
 }
 
-void zero::buildZeroToLLVMPipeline(OpPassManager &pm,
-                                   const ZeroToLLVMOptions &options) {
+/// Appends zero-to-llvm's passes, with the options `options` holds: the
+/// options struct or the pass.
+namespace {
+template <typename Options>
+void appendZeroToLLVM(OpPassManager &pm, const Options &options) {
   addBufferizationPasses(pm);
   // Loops, runtime calls, then LLVM. The GPU's structure includes its
   // matmul calls, here of the runtime's host GEMM.
@@ -185,8 +197,9 @@ void zero::buildZeroToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizer());
 }
 
-void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
-                                   const ZeroToNVVMOptions &options) {
+/// Appends zero-to-nvvm's passes, with the options `options` holds.
+template <typename Options>
+void appendZeroToNVVM(OpPassManager &pm, const Options &options) {
   addBufferizationPasses(pm);
   // Each parallel loop nest becomes a kernel: tiles of `blockSize` iterations
   // are blocks, the iterations of a tile its threads (a guard, not a min,
@@ -245,20 +258,35 @@ void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizer());
 }
 
-void zero::registerZeroToNVVMPipeline() {
-  PassPipelineRegistration<ZeroToNVVMOptions>(
-      "zero-to-nvvm",
-      "Lowers a zero program in tensors to host code in the LLVM dialect "
-      "that launches CUDA kernels (one per loop nest, embedded as a cubin or "
-      "PTX) and calls zero's runtime for collectives and GPU memory",
-      buildZeroToNVVMPipeline);
+struct ZeroToLLVMPass
+    : public PipelinePass<zero::impl::ZeroToLLVMBase<ZeroToLLVMPass>> {
+  using PipelinePass::PipelinePass;
+  // Reads the options.
+  template <typename Options>
+  friend void appendZeroToLLVM(OpPassManager &pm, const Options &options);
+  void appendPasses(OpPassManager &pm) const override {
+    appendZeroToLLVM(pm, *this);
+  }
+};
+
+struct ZeroToNVVMPass
+    : public PipelinePass<zero::impl::ZeroToNVVMBase<ZeroToNVVMPass>> {
+  using PipelinePass::PipelinePass;
+  // Reads the options.
+  template <typename Options>
+  friend void appendZeroToNVVM(OpPassManager &pm, const Options &options);
+  void appendPasses(OpPassManager &pm) const override {
+    appendZeroToNVVM(pm, *this);
+  }
+};
+} // namespace
+
+void zero::buildZeroToLLVMPipeline(OpPassManager &pm,
+                                   const ZeroToLLVMOptions &options) {
+  appendZeroToLLVM(pm, options);
 }
 
-void zero::registerZeroToLLVMPipeline() {
-  PassPipelineRegistration<ZeroToLLVMOptions>(
-      "zero-to-llvm",
-      "Lowers a zero program in tensors (func, scf, arith, math, tensor, "
-      "linalg, zero) to the LLVM dialect for the CPU, collectives as calls "
-      "into zero's runtime",
-      buildZeroToLLVMPipeline);
+void zero::buildZeroToNVVMPipeline(OpPassManager &pm,
+                                   const ZeroToNVVMOptions &options) {
+  appendZeroToNVVM(pm, options);
 }

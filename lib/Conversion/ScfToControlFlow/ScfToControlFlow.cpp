@@ -11,11 +11,11 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
-#include "zero/Target/CPU/Passes.h"
+#include "zero/Conversion/Passes.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROSCFTOCONTROLFLOW
-#include "zero/Target/CPU/Passes.h.inc"
+#include "zero/Conversion/Passes.h.inc"
 } // namespace zero
 
 using namespace mlir;

@@ -1,0 +1,108 @@
+//===- PassOptions.td - options of zero's passes, declared once -*- tablegen -*-===//
+//
+// The options of the passes that zero-weight-update-sharding runs, each
+// declared once: each pass takes its own, and the pipelines
+// (zero/Pipelines/Passes.td) take them all.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_DIALECT_ZERO_TRANSFORMS_PASSOPTIONS_TD
+#define ZERO_DIALECT_ZERO_TRANSFORMS_PASSOPTIONS_TD
+
+include "mlir/Pass/PassBase.td"
+
+// The cost model's parameters (zero/Analysis/CostModel.h), shared by the
+// passes that estimate time. `zero-run --calibrate` prints measured values.
+defvar costModelOptions = [
+  Option<"latencyMicroseconds", "latency-us", "double", /*default=*/"20",
+         "Cost model: microseconds every collective pays">,
+  Option<"bandwidthGBps", "bandwidth-gbps", "double", /*default=*/"10",
+         "Cost model: GB/s one rank sends">,
+  Option<"gflops", "gflops", "double", /*default=*/"50",
+         "Cost model: GFLOP/s of contractions (matmul)">,
+  Option<"gelementsPerSecond", "gelements-per-s", "double", /*default=*/"2",
+         "Cost model: billions of elements per second of elementwise ops "
+         "and copies">,
+];
+
+// The options of the passes that zero-weight-update-sharding runs, declared
+// once: each pass takes its own, and the pipeline passes take them all.
+defvar shardWeightUpdateOptions = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
+           "Leave gradients smaller than this many bytes replicated">,
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"\"",
+           "Shard only gradients reduced on this mesh (default: any)">,
+    ListOption<"axes", "axes", "int64_t",
+               "Shard over these mesh axes of each gradient's group and "
+               "all-reduce the shard over the rest (hybrid sharding); "
+               "default: the whole group">,
+    Option<"stage", "stage", "int64_t", /*default=*/"2",
+           "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also "
+           "weights">,
+    Option<"shardFunctionBoundary", "shard-function-boundary", "bool",
+           /*default=*/"false",
+           "Pass the optimizer state of a single-step function in and out "
+           "as shards (marked #zero.shard) instead of whole">,
+];
+
+defvar deferAllGatherOptions = [
+  Option<"gatherDtype", "gather-dtype", "::zero::GatherDtype",
+         /*default=*/"::zero::GatherDtype::Auto",
+         "Element type of the gathered copy",
+         [{::llvm::cl::values(
+           clEnumValN(::zero::GatherDtype::Auto, "auto",
+                      "the type the forward pass truncates to, or the "
+                      "weight's"),
+           clEnumValN(::zero::GatherDtype::BF16, "bf16", "bf16"),
+           clEnumValN(::zero::GatherDtype::F16, "f16", "f16"),
+           clEnumValN(::zero::GatherDtype::F32, "f32", "f32"))}]>,
+];
+
+defvar combineCollectivesOwnOptions = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"25 * 1024 * 1024",
+           "Largest bucket, in bytes of each member's input summed (PyTorch "
+           "DDP's default bucket is 25 MiB; 0: combine none)">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Byte alignment of the offset of each member's chunk (of at "
+           "least that many bytes) within a rank's chunk">,
+];
+defvar combineCollectivesOptions =
+    !listconcat(combineCollectivesOwnOptions, costModelOptions);
+
+defvar scheduleOverlapOwnOptions = [
+    Option<"maxInFlightBytes", "max-in-flight-bytes", "int64_t",
+           /*default=*/"0",
+           "Most bytes of all-gather results started but not yet used, "
+           "together (0: no limit)">,
+    Option<"acrossIterations", "across-iterations", "bool",
+           /*default=*/"true",
+           "Carry collectives across loop back edges (false: schedule each "
+           "block on its own)">,
+];
+defvar scheduleOverlapOptions =
+    !listconcat(scheduleOverlapOwnOptions, costModelOptions);
+
+defvar weightUpdateShardingOptions = !listconcat(
+  [Option<"accumulateLocally", "accumulate-locally", "bool",
+          /*default=*/"false",
+          "Reduce accumulated micro-batch gradients once per step "
+          "(zero-accumulate-locally; reassociates the sum)">],
+  shardWeightUpdateOptions,
+  [Option<"verifyCollectives", "verify-collectives", "bool",
+          /*default=*/"true",
+          "Prove, before the rewrites and after them, that every rank "
+          "issues every collective alike (zero-verify-collectives); a "
+          "collective it cannot prove fails the pipeline">],
+  [Option<"deferAllGather", "defer-all-gather", "bool", /*default=*/"false",
+          "Carry loop weights as shards and gather them for the next "
+          "iteration (zero-defer-all-gather)">],
+  deferAllGatherOptions,
+  combineCollectivesOwnOptions,
+  [Option<"overlap", "overlap", "bool", /*default=*/"false",
+          "Start collectives early and await them late "
+          "(zero-schedule-overlap)">],
+  scheduleOverlapOwnOptions,
+  costModelOptions);
+
+#endif // ZERO_DIALECT_ZERO_TRANSFORMS_PASSOPTIONS_TD
