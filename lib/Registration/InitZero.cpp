@@ -52,6 +52,7 @@
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/Loops/Passes.h"
 #include "zero/Pipelines/Passes.h"
+#include "zero/Report/Passes.h"
 #include "zero/Target/CPU/Passes.h"
 #include "zero/Target/GPU/Passes.h"
 
@@ -105,6 +106,7 @@ void zero::registerAllPasses() {
   registerZeroConversionPasses();
   registerZeroTargetCPUPasses();
   registerZeroTargetGPUPasses();
+  registerZeroReportPasses();
   registerZeroPipelinesPasses();
   // The upstream passes that zero's pipelines are made of, so that each step
   // of a pipeline can also be run alone.

@@ -1,5 +1,6 @@
 // A third-party tool: registers only what it wants (zero's dialect, func,
-// arith and zero's passes) through the public headers, and runs a pipeline.
+// arith, zero's passes and zero-report) through the public headers, and runs
+// a pipeline.
 // Its own pass reuses zero's conversion patterns in its own conversion, as a
 // compiler team lowering to zero's runtime would.
 
@@ -14,6 +15,7 @@
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/InitZero.h"
+#include "zero/Report/Passes.h"
 
 namespace {
 
@@ -53,6 +55,7 @@ int main(int argc, char **argv) {
   registry.insert<mlir::func::FuncDialect, mlir::arith::ArithDialect,
                   mlir::memref::MemRefDialect>();
   zero::registerZeroPasses();
+  zero::registerZeroReportPasses();
   mlir::PassRegistration<ConsumerLowerCollectives>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "zero consumer\n", registry));

@@ -14,9 +14,6 @@ namespace zero {
 /// The element type of the copy zero-defer-all-gather gathers (gather-dtype).
 enum class GatherDtype { Auto, BF16, F16, F32 };
 
-/// What zero-report writes (format).
-enum class ReportFormat { Text, Json };
-
 /// What zero-verify-collectives does with a collective it cannot prove
 /// (mode).
 enum class VerifyMode { Error, Warn };

@@ -8,7 +8,8 @@
 #include "zero/Analysis/Communication.h"
 #include "zero/Analysis/CostModel.h"
 #include "zero/Conversion/ShardToZero/ShardToZero.h"
-#include "zero/Dialect/Zero/Transforms/Passes.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Report/Passes.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -16,7 +17,7 @@
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROREPORT
-#include "zero/Dialect/Zero/Transforms/Passes.h.inc"
+#include "zero/Report/Passes.h.inc"
 } // namespace zero
 
 using namespace mlir;
