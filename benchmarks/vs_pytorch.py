@@ -26,12 +26,14 @@ the triad on one thread.
 """
 import argparse
 import math
+import mmap
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 MODELS = {
     # The issue's model: 52 tensors, 16.9M parameters.
@@ -74,6 +76,32 @@ def launch_once(bin_dir, artifact, ranks, steps):
     if len(medians) != ranks or not rss:
         sys.exit("vs_pytorch: unexpected zero-launch output:\n" + out + err)
     return max(medians), int(rss.group(1)) / 1024.0 / ranks, max(allocations)
+
+
+def cpu_model():
+    """The CPU's model name, as /proc/cpuinfo gives it."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def fresh_page_us(megabytes=64):
+    """Microseconds to touch one fresh 4 KiB page: what a step that maps new
+    memory for each result pays per page (PyTorch on the CPU does, zero
+    after its first step does not). It moves between hosts by 10x."""
+    size = megabytes << 20
+    memory = mmap.mmap(-1, size)
+    start = time.perf_counter()
+    for at in range(0, size, 4096):
+        memory[at] = 1
+    seconds = time.perf_counter() - start
+    memory.close()
+    return seconds / (size // 4096) * 1e6
 
 
 def triad(bin_dir, threads):
@@ -219,8 +247,9 @@ def main():
                        ]).stdout.strip()
         print("peer: PyTorch %s (%s), gloo, one thread per rank" %
               (version, python))
-    print("machine: %d cores; zero: zero-compile (host CPU default), "
-          "zero-launch, local backend" % os.cpu_count())
+    print("machine: %d cores (%s), a fresh 4 KiB page touched in %.1f us; "
+          "zero: zero-compile (host CPU default), zero-launch, local backend"
+          % (os.cpu_count(), cpu_model(), fresh_page_us()))
     with tempfile.TemporaryDirectory(prefix="zero-vs-pytorch-") as work:
         update_alone(args, bin_dir, work)
         for spec in args.cases.split(","):
