@@ -29,6 +29,12 @@ the exit status is 1 when there is one. The last line is the summary:
   zero-fuzz: M mutants (V verify), P zero-opt runs, E equivalence runs:
   C crash(es), T timeout(s), X miscompile(s), Y missed, Z false alarm(s)
 
+zero-opt starts in about 0.14 s (loading libMLIR and libLLVM), so mutants
+go through it --batch at a time, as the chunks of one --split-input-file
+run: a chunk's output (empty when zero-opt rejected it) tells its outcome,
+and a process that crashes or times out is run again one mutant at a time,
+so that every finding names its mutant and its command.
+
 CI runs a few hundred mutants (test/Fuzz/fuzz.test); a long run is the same
 command with more (docs/Testing.md).
 """
@@ -71,6 +77,8 @@ EQUIVALENCE_PIPELINES = [
 CRASH_SIGNS = ("Stack dump:", "PLEASE submit a bug report", "LLVM ERROR:",
                "Assertion `", "UNREACHABLE executed", "terminate called",
                "AddressSanitizer", "runtime error:")
+# Between the mutants of one zero-opt process (--split-input-file).
+SPLIT = "// zero-fuzz-split"
 MISCOMPILE_SIGNS = ("element(s) differ", "types differ after the pipeline")
 
 DIMS = [0, 1, 2, 3, 5, 8, 16, 64]
@@ -110,6 +118,10 @@ def parse_args():
     p.add_argument("--timeout", type=float, default=60,
                    help="seconds one run may take before it is a finding")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--batch", type=int, default=20,
+                   help="mutants per zero-opt process (--split-input-file); "
+                        "a process that crashes or times out is run again "
+                        "one mutant at a time")
     p.add_argument("--out", default="zero-fuzz-findings")
     return p.parse_args()
 
@@ -283,18 +295,25 @@ def make_mutants(seeds, count, rng):
     return mutants
 
 
-def run(command, timeout):
-    """'ok', 'error', 'crash' or 'timeout', and the output."""
+def run_keeping_stdout(command, timeout):
+    """'ok', 'error', 'crash' or 'timeout', the output (stdout and stderr),
+    and stdout alone."""
     try:
         p = subprocess.run(command, capture_output=True, text=True,
                            timeout=timeout, errors="replace")
     except subprocess.TimeoutExpired:
-        return "timeout", ""
+        return "timeout", "", ""
     output = p.stdout + p.stderr
     if p.returncode < 0 or p.returncode in (134, 139) or any(
             s in output for s in CRASH_SIGNS):
-        return "crash", output
-    return ("ok" if p.returncode == 0 else "error"), output
+        return "crash", output, p.stdout
+    return ("ok" if p.returncode == 0 else "error"), output, p.stdout
+
+
+def run(command, timeout):
+    """'ok', 'error', 'crash' or 'timeout', and the output."""
+    status, output, _ = run_keeping_stdout(command, timeout)
+    return status, output
 
 
 class Findings:
@@ -376,35 +395,66 @@ def main():
     workdir = os.path.join(args.out, "work")
     os.makedirs(workdir, exist_ok=True)
 
-    def check(index):
-        mutant, pass_names = plans[index]
-        path = os.path.join(workdir, f"m{index}.mlir")
-        with open(path, "w") as f:
-            f.write(mutant[1])
-        outcomes = []
-        commands = [[args.zero_opt, "MUTANT", "-o", os.devnull]]
+    # The commands every mutant goes through: the parser and verifier alone,
+    # then each of its passes.
+    commands = {(): [args.zero_opt, "MUTANT"]}
+    for _, pass_names in plans:
         for name in pass_names:
-            commands.append([args.zero_opt, "MUTANT",
-                             f"--pass-pipeline=builtin.module({name})",
-                             "-o", os.devnull])
-        for command in commands:
-            real = [path if a == "MUTANT" else a for a in command]
-            outcomes.append((command, run(real, args.timeout)))
-        return index, outcomes
+            commands[(name,)] = [args.zero_opt, "MUTANT",
+                                 f"--pass-pipeline=builtin.module({name})"]
+    for index, (mutant, _) in enumerate(plans):
+        with open(os.path.join(workdir, f"m{index}.mlir"), "w") as f:
+            f.write(mutant[1])
+    batches = []
+    for key, command in commands.items():
+        members = [i for i, (_, names) in enumerate(plans)
+                   if not key or key[0] in names]
+        for at in range(0, len(members), args.batch):
+            batches.append((command, members[at:at + args.batch]))
 
-    verified, verifying = [], 0
-    runs = 0
+    def alone(command, index):
+        path = os.path.join(workdir, f"m{index}.mlir")
+        real = [path if a == "MUTANT" else a for a in command]
+        return run(real + ["-o", os.devnull], args.timeout)
+
+    def check(job):
+        """The outcome of each mutant of a batch under `command`: (index,
+        command, (status, output)), and the processes it took."""
+        number, (command, members) = job
+        path = os.path.join(workdir, f"batch{number}.mlir")
+        with open(path, "w") as f:
+            f.write(("\n" + SPLIT + "\n").join(plans[i][0][1]
+                                               for i in members))
+        real = [path if a == "MUTANT" else a for a in command] + [
+            "--split-input-file=" + SPLIT, "--output-split-marker=" + SPLIT]
+        status, _, stdout = run_keeping_stdout(real, args.timeout)
+        # A rejected chunk prints nothing between its markers; a process that
+        # crashed or timed out says nothing of its other chunks.
+        chunks = (None if status in ("crash", "timeout") else
+                  stdout.split(SPLIT + "\n"))
+        if chunks is None or len(chunks) != len(members):
+            return [(i, command, alone(command, i)) for i in members], \
+                1 + len(members)
+        return [(i, command, ("ok" if chunk.strip() else "error", ""))
+                for i, chunk in zip(members, chunks)], 1
+
+    parsed = {}
+    runs = processes = 0
     with ThreadPoolExecutor(args.jobs) as pool:
-        for index, outcomes in pool.map(check, range(len(plans))):
-            mutant = plans[index][0]
-            for command, (status, output) in outcomes:
+        for outcomes, used in pool.map(check, enumerate(batches)):
+            processes += used
+            for index, command, (status, output) in outcomes:
                 runs += 1
                 if status in ("crash", "timeout"):
-                    findings.add(status, mutant, command, output)
-            if outcomes[0][1][0] == "ok":
-                verifying += 1
-                if mutant[2]:
-                    verified.append(index)
+                    findings.add(status, plans[index][0], command, output)
+                if command is commands[()]:
+                    parsed[index] = status
+    verified, verifying = [], 0
+    for index, (mutant, _) in enumerate(plans):
+        if parsed.get(index) == "ok":
+            verifying += 1
+            if mutant[2]:
+                verified.append(index)
 
     equivalence = compared = 0
     if args.zero_run and verified:
@@ -441,6 +491,8 @@ def main():
     print(f"zero-fuzz: {verifying} mutants verify, {len(verified)} of them "
           f"of examples; {compared} equivalence runs compared results, "
           f"{equivalence - compared} were refused with an error")
+    print(f"zero-fuzz: {runs} zero-opt runs in {processes} processes "
+          f"(--batch {args.batch})")
     print(f"zero-fuzz: {len(plans)} mutants, {runs} zero-opt runs, "
           f"{equivalence} equivalence runs: "
           f"{c['crash']} crash(es), {c['timeout']} timeout(s), "
