@@ -26,6 +26,16 @@ using namespace zero;
 
 namespace {
 
+/// Copies the cost model's parameters (costModelOptions in PassOptions.td)
+/// from the pipeline's options to a pass's.
+template <typename PassOptions, typename Options>
+void copyCostModel(PassOptions &to, const Options &from) {
+  to.latencyMicroseconds = from.latencyMicroseconds;
+  to.bandwidthGBps = from.bandwidthGBps;
+  to.gflops = from.gflops;
+  to.gelementsPerSecond = from.gelementsPerSecond;
+}
+
 /// Appends zero-weight-update-sharding's passes, with the options `options`
 /// holds: the options struct, or the pipeline pass itself, whose option
 /// members have the same names.
@@ -55,10 +65,7 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     ZeroCombineCollectivesOptions combine;
     combine.bucketBytes = options.bucketBytes;
     combine.alignment = options.alignment;
-    combine.latencyMicroseconds = options.latencyMicroseconds;
-    combine.bandwidthGBps = options.bandwidthGBps;
-    combine.gflops = options.gflops;
-    combine.gelementsPerSecond = options.gelementsPerSecond;
+    copyCostModel(combine, options);
     pm.addPass(createZeroCombineCollectives(combine));
   }
   // One cleanup at the end: merges the slices and small constants each
@@ -74,10 +81,7 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     ZeroScheduleOverlapOptions schedule;
     schedule.maxInFlightBytes = options.maxInFlightBytes;
     schedule.acrossIterations = options.acrossIterations;
-    schedule.latencyMicroseconds = options.latencyMicroseconds;
-    schedule.bandwidthGBps = options.bandwidthGBps;
-    schedule.gflops = options.gflops;
-    schedule.gelementsPerSecond = options.gelementsPerSecond;
+    copyCostModel(schedule, options);
     pm.addPass(createZeroScheduleOverlap(schedule));
   }
   // And zero's own rewrites: what they made must be issued alike too.
@@ -104,6 +108,8 @@ struct ZeroWeightUpdateShardingPass
   template <typename Options>
   friend void appendWeightUpdateSharding(OpPassManager &pm,
                                          const Options &options);
+  template <typename PassOptions, typename Options>
+  friend void copyCostModel(PassOptions &to, const Options &from);
   void appendPasses(OpPassManager &pm) const override {
     appendWeightUpdateSharding(pm, *this);
   }
@@ -117,6 +123,8 @@ struct ZeroDataParallelPass
   template <typename Options>
   friend void appendWeightUpdateSharding(OpPassManager &pm,
                                          const Options &options);
+  template <typename PassOptions, typename Options>
+  friend void copyCostModel(PassOptions &to, const Options &from);
   void appendPasses(OpPassManager &pm) const override {
     appendDataParallel(pm, *this);
   }

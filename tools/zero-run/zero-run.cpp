@@ -120,13 +120,6 @@ struct FlushReport {
 };
 } // namespace
 
-/// --max-ulp as the user wrote it: "0", "2", "0.5".
-static std::string ulpText(double ulp) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", ulp);
-  return text;
-}
-
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "zero-run: error: " << message << "\n";
   return 1;
@@ -287,7 +280,7 @@ compareWithReference(MLIRContext &context, const Executable &partitioned,
       else
         report << differing << " element(s) differ from the one-device "
                << "program, at most " << worst << " ulp; bound "
-               << ulpText(cli.run.maxUlp) << "\n";
+               << rt::formatUlp(cli.run.maxUlp) << "\n";
       ok &= static_cast<double>(worst) <= cli.run.maxUlp;
     }
   }
@@ -448,7 +441,7 @@ int main(int argc, char **argv) {
     if (std::string problem = rt::writeResults(cli.run.outputDir, runs.back());
         !problem.empty())
       return fail(problem);
-  std::string maxUlp = ulpText(cli.run.maxUlp);
+  std::string maxUlp = rt::formatUlp(cli.run.maxUlp);
   if (!cli.reference.empty()) {
     auto matches = compareWithReference(context, **given, options, runs);
     if (!matches)

@@ -138,19 +138,25 @@ FlagParser zero::rt::textFlag(const std::string &flag, std::string &out,
   };
 }
 
-/// Parses `digits` as an argument index into `index`. Returns "" when it is
-/// one, "form" when it is not digits, or why it cannot be one (a program has
-/// far fewer arguments than any index rejected here).
-static std::string parseIndex(const std::string &flag,
-                              const std::string &digits, unsigned &index) {
+/// What `digits` are as an argument index.
+enum class IndexParse { Index, NotDigits, OutOfRange };
+
+/// Parses `digits` as an argument index into `index` (a program has far
+/// fewer arguments than any index out of range here).
+static IndexParse parseIndex(const std::string &digits, unsigned &index) {
   auto [end, ec] =
       std::from_chars(digits.data(), digits.data() + digits.size(), index);
   if (digits.empty() || end != digits.data() + digits.size())
-    return "form";
+    return IndexParse::NotDigits;
   if (ec == std::errc::result_out_of_range)
-    return spellFlag(flag) + ": argument index '" + digits +
-           "' is out of range";
-  return ec == std::errc() ? "" : "form";
+    return IndexParse::OutOfRange;
+  return ec == std::errc() ? IndexParse::Index : IndexParse::NotDigits;
+}
+
+/// "--arg: argument index '99999999999' is out of range".
+static std::string outOfRange(const std::string &flag,
+                              const std::string &digits) {
+  return spellFlag(flag) + ": argument index '" + digits + "' is out of range";
 }
 
 FlagParser zero::rt::indicesFlag(const std::string &flag,
@@ -159,16 +165,17 @@ FlagParser zero::rt::indicesFlag(const std::string &flag,
     std::vector<unsigned> indices;
     for (size_t at = 0; at <= text.size();) {
       size_t end = std::min(text.find(',', at), text.size());
+      std::string digits = text.substr(at, end - at);
       unsigned index;
-      if (std::string problem =
-              parseIndex(flag, text.substr(at, end - at), index);
-          !problem.empty())
-        return problem != "form"
-                   ? problem
-                   : spellFlag(flag) +
-                         " expects argument indices I,J,..., got '" + text +
-                         "'";
-      indices.push_back(index);
+      switch (parseIndex(digits, index)) {
+      case IndexParse::NotDigits:
+        return spellFlag(flag) + " expects argument indices I,J,..., got '" +
+               text + "'";
+      case IndexParse::OutOfRange:
+        return outOfRange(flag, digits);
+      case IndexParse::Index:
+        indices.push_back(index);
+      }
       at = end + 1;
     }
     for (unsigned index : indices)
@@ -182,16 +189,21 @@ zero::rt::indexedFlag(const std::string &flag, const std::string &form,
                       std::function<bool(unsigned, const std::string &)> take) {
   return [flag, form, take](const std::string &text) -> std::string {
     size_t equals = text.find('=');
-    unsigned index = 0;
-    std::string problem =
-        equals == std::string::npos || equals + 1 == text.size()
-            ? "form"
-            : parseIndex(flag, text.substr(0, equals), index);
-    if (problem.empty() && !take(index, text.substr(equals + 1)))
-      problem = "form";
-    if (problem == "form")
-      return spellFlag(flag) + " expects " + form + ", got '" + text + "'";
-    return problem;
+    std::string expects =
+        spellFlag(flag) + " expects " + form + ", got '" + text + "'";
+    if (equals == std::string::npos || equals + 1 == text.size())
+      return expects;
+    std::string digits = text.substr(0, equals);
+    unsigned index;
+    switch (parseIndex(digits, index)) {
+    case IndexParse::NotDigits:
+      return expects;
+    case IndexParse::OutOfRange:
+      return outOfRange(flag, digits);
+    case IndexParse::Index:
+      break;
+    }
+    return take(index, text.substr(equals + 1)) ? "" : expects;
   };
 }
 
@@ -352,6 +364,12 @@ std::string zero::rt::formatRun(const RankRun &run, bool withTimes) {
   return line;
 }
 
+std::string zero::rt::formatUlp(double ulp) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", ulp);
+  return text;
+}
+
 std::string zero::rt::formatResult(const RankRun &run, size_t index) {
   return "rank " + std::to_string(run.rank) + " result " +
          std::to_string(index) + ":" + formatValues(run.outputs[index]);
@@ -446,11 +464,10 @@ bool zero::rt::compareRuns(const std::vector<ArtifactValue> &results,
           "bit-identical on " + std::to_string(given.size()) + " rank(s)\n";
       continue;
     }
-    char bound[32];
-    std::snprintf(bound, sizeof bound, "%g", maxUlp);
     report += std::to_string(differing) + " element(s) differ, at most " +
               std::to_string(worst) + " ulp (rank " +
-              std::to_string(worstRank) + "); bound " + bound + "\n";
+              std::to_string(worstRank) + "); bound " + formatUlp(maxUlp) +
+              "\n";
     ok &= static_cast<double>(worst) <= maxUlp;
   }
   return ok;

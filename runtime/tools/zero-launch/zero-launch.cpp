@@ -189,6 +189,6 @@ int main(int argc, char **argv) {
       return fail(problem);
   if (!matches)
     return fail("the results differ from " + options.expect + " by more than " +
-                std::to_string(static_cast<long long>(run.maxUlp)) + " ulp");
+                formatUlp(run.maxUlp) + " ulp");
   return 0;
 }

@@ -130,6 +130,8 @@ std::string checkRunFlags(const RunFlags &flags);
 /// the later steps' median time and system allocations and the checkpoint
 /// traffic.
 std::string formatRun(const RankRun &run, bool withTimes);
+/// A bound in units in the last place as the user gave it: "0", "2", "0.5".
+std::string formatUlp(double ulp);
 /// "rank R result I: VALUES".
 std::string formatResult(const RankRun &run, size_t index);
 /// Writes each run's results as DIR/rank<r>/result<i>.npy. Returns an error
