@@ -44,8 +44,22 @@ static void storeAggregate(llvm::IRBuilder<> &b, llvm::Value *value,
     chain.push_back(insert);
     value = insert->getAggregateOperand();
   }
-  if (!isa<llvm::PoisonValue, llvm::UndefValue>(value))
+  auto *constant = dyn_cast<llvm::Constant>(value);
+  if (constant && value->getType()->isAggregateType() &&
+      !isa<llvm::PoisonValue, llvm::UndefValue>(value)) {
+    // A constant start ({ i64 2, ptr poison }) field by field too: code
+    // generation at optnone has no fast path for an aggregate store.
+    unsigned count = isa<llvm::StructType>(value->getType())
+                         ? value->getType()->getStructNumElements()
+                         : value->getType()->getArrayNumElements();
+    for (unsigned i = 0; i < count; ++i) {
+      path.push_back(i);
+      storeAggregate(b, constant->getAggregateElement(i), type, address, path);
+      path.pop_back();
+    }
+  } else if (!isa<llvm::PoisonValue, llvm::UndefValue>(value)) {
     b.CreateStore(value, fieldAddress(b, type, address, path));
+  }
   for (llvm::InsertValueInst *insert : llvm::reverse(chain)) {
     size_t depth = path.size();
     path.append(insert->idx_begin(), insert->idx_end());
@@ -183,15 +197,122 @@ static bool isScheduleOfCalls(llvm::Function &function) {
   });
 }
 
-/// Has code generation select the optimized entry's instructions quickly
-/// (FastISel, no machine scheduling: what `optnone` means to it) when the
-/// entry is a schedule of calls. Such an entry is one block of thousands
-/// of calls, where the scheduler and the register allocator grow faster
-/// than the block (7.5 s of a 400-tensor step's code generation against
-/// 0.5 s), for code that runs once a step.
+/// Replaces each store of an aggregate that an insertvalue chain builds or
+/// a constant is (a memref descriptor put on the stack for a runtime call)
+/// by a store per field, then erases the chain if nothing else uses it.
+static void storeAggregatesByField(llvm::Function &function) {
+  llvm::SmallVector<llvm::StoreInst *> stores;
+  for (llvm::Instruction &inst : llvm::instructions(function))
+    if (auto *store = dyn_cast<llvm::StoreInst>(&inst))
+      if (store->getValueOperand()->getType()->isAggregateType() &&
+          isa<llvm::InsertValueInst, llvm::Constant>(store->getValueOperand()))
+        stores.push_back(store);
+  llvm::IRBuilder<> b(function.getContext());
+  for (llvm::StoreInst *store : stores) {
+    b.SetInsertPoint(store);
+    llvm::Value *value = store->getValueOperand();
+    llvm::SmallVector<unsigned> path;
+    storeAggregate(b, value, value->getType(), store->getPointerOperand(),
+                   path);
+    store->eraseFromParent();
+    llvm::RecursivelyDeleteTriviallyDeadInstructions(value);
+  }
+}
+
+/// The allocas of the scope that `save` (a stacksave) opens, in order, and
+/// its `restore`: when the scope ends in one stackrestore in the same block
+/// and holds no other scope and only allocas of a constant size.
+static std::optional<llvm::SmallVector<llvm::AllocaInst *>>
+scopedAllocas(llvm::IntrinsicInst *save, llvm::Instruction *&restore) {
+  if (!save->hasOneUse())
+    return std::nullopt;
+  auto *end = dyn_cast<llvm::IntrinsicInst>(save->user_back());
+  if (!end || end->getParent() != save->getParent() ||
+      end->getIntrinsicID() != llvm::Intrinsic::stackrestore)
+    return std::nullopt;
+  llvm::SmallVector<llvm::AllocaInst *> allocas;
+  for (llvm::Instruction *inst = save->getNextNode(); inst != end;
+       inst = inst->getNextNode()) {
+    if (!inst)
+      return std::nullopt; // the restore comes before the save
+    if (auto *alloca = dyn_cast<llvm::AllocaInst>(inst)) {
+      if (!isa<llvm::ConstantInt>(alloca->getArraySize()) ||
+          alloca->isUsedWithInAlloca())
+        return std::nullopt;
+      allocas.push_back(alloca);
+      continue;
+    }
+    if (auto *intrinsic = dyn_cast<llvm::IntrinsicInst>(inst))
+      if (intrinsic->getIntrinsicID() == llvm::Intrinsic::stacksave ||
+          intrinsic->getIntrinsicID() == llvm::Intrinsic::stackrestore)
+        return std::nullopt;
+  }
+  restore = end;
+  return allocas;
+}
+
+/// Makes the allocas of each stacksave-stackrestore scope of one block
+/// (MLIR's lowering of a copy between layouts puts two descriptors on the
+/// stack that way for the runtime's memrefCopy) static: allocas of the
+/// entry block, one per type and place in a scope, which the scopes share
+/// since none outlives its restore. The save and the restore go. Code
+/// generation's fast path handles only static allocas: at the first other
+/// one it hands the rest of the block, here the whole step, to the slow
+/// one.
+static void makeScopedAllocasStatic(llvm::Function &function) {
+  llvm::SmallVector<llvm::IntrinsicInst *> saves;
+  for (llvm::Instruction &inst : llvm::instructions(function))
+    if (auto *intrinsic = dyn_cast<llvm::IntrinsicInst>(&inst))
+      if (intrinsic->getIntrinsicID() == llvm::Intrinsic::stacksave)
+        saves.push_back(intrinsic);
+  llvm::BasicBlock &entryBlock = function.getEntryBlock();
+  llvm::DenseMap<std::tuple<llvm::Type *, uint64_t, unsigned>,
+                 llvm::AllocaInst *>
+      shared;
+  for (llvm::IntrinsicInst *save : saves) {
+    llvm::Instruction *restore = nullptr;
+    auto allocas = scopedAllocas(save, restore);
+    if (!allocas)
+      continue;
+    llvm::DenseMap<std::pair<llvm::Type *, uint64_t>, unsigned> places;
+    for (llvm::AllocaInst *alloca : *allocas) {
+      uint64_t count =
+          cast<llvm::ConstantInt>(alloca->getArraySize())->getZExtValue();
+      llvm::Type *type = alloca->getAllocatedType();
+      unsigned place = places[{type, count}]++;
+      llvm::AllocaInst *&slot = shared[{type, count, place}];
+      if (!slot)
+        slot = new llvm::AllocaInst(type, alloca->getAddressSpace(),
+                                    alloca->getArraySize(), alloca->getAlign(),
+                                    "", entryBlock.getFirstInsertionPt());
+      slot->setAlignment(std::max(slot->getAlign(), alloca->getAlign()));
+      alloca->replaceAllUsesWith(slot);
+      alloca->eraseFromParent();
+    }
+    restore->eraseFromParent();
+    save->eraseFromParent();
+  }
+}
+
+/// Before optimization: when the entry is a schedule of calls, keeps the
+/// optimizer out of it and has code generation select its instructions
+/// quickly (FastISel, no machine scheduling: what `optnone` means to both).
+/// Such an entry is one block of thousands of calls, where the optimizer
+/// and the code generator grow faster than the block: InstCombine asks
+/// whether each call's pointers are non-null, and each question renumbers
+/// the block that its last rewrite changed (6.3 s of a 400-tensor sharded
+/// step's optimization against 2.4 s at 200 tensors), and the scheduler and
+/// register allocator grow likewise (7.5 s against 0.5 s), for code that
+/// runs once a step. Module passes still see its calls: the constants it
+/// passes still reach the nests it calls. What the optimizer would have
+/// done that code generation at this level needs is done here first:
+/// descriptors stored for runtime calls are stored field by field, on
+/// stack slots of the entry block.
 void zero::exec::selectEntryQuickly(llvm::Function &entry) {
   if (!isScheduleOfCalls(entry))
     return;
+  storeAggregatesByField(entry);
+  makeScopedAllocasStatic(entry);
   entry.addFnAttr(llvm::Attribute::OptimizeNone);
   entry.addFnAttr(llvm::Attribute::NoInline);
 }

@@ -3,7 +3,6 @@
 #include "zero/Execution/Runner.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -14,6 +13,7 @@
 #include "zero/Analysis/StateResults.h"
 #include "zero/Analysis/Uniformity.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Execution/Optimize.h"
 #include "zero/Execution/PackedEntry.h"
 #include "zero/Pipelines/Passes.h"
 #include "zero/runtime/Artifact.h"
@@ -319,22 +319,18 @@ Executable::compile(ModuleOp module, StringRef entry,
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(op, llvmContext);
     if (llvmModule)
-      if (llvm::Function *function = llvmModule->getFunction(entry))
+      if (llvm::Function *function = llvmModule->getFunction(entry)) {
         makePackedEntry(*function);
+        selectEntryQuickly(*llvmModule->getFunction(rt::kArtifactEntrySymbol));
+      }
     return llvmModule;
   };
   options.llvmModuleBuilder = translate;
   // Both callbacks are function_refs: they must outlive create().
-  auto optimize = makeOptimizingTransformer(2, 0, nullptr);
-  auto transform = [&](llvm::Module *llvmModule) -> llvm::Error {
-    if (llvm::Error error = optimize(llvmModule))
-      return error;
-    if (llvm::Function *function =
-            llvmModule->getFunction(rt::kArtifactEntrySymbol))
-      selectEntryQuickly(*function);
-    return llvm::Error::success();
+  auto optimize = [](llvm::Module *llvmModule) {
+    return optimizeModule(*llvmModule, 2, nullptr);
   };
-  options.transformer = transform;
+  options.transformer = optimize;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();

@@ -88,6 +88,11 @@ static cl::opt<std::string>
            cl::desc("Compiler driver that links the shared library (default: "
                     "the C compiler zero was built with)"),
            cl::cat(category));
+static cl::opt<unsigned> codegenThreads(
+    "codegen-threads",
+    cl::desc("Threads that generate code, each for a partition of the "
+             "program's functions (default 0: one per core)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<bool>
     printDescription("print-description",
                      cl::desc("Print the artifact's description to stdout"),
@@ -146,6 +151,7 @@ int main(int argc, char **argv) {
   options.cuda.cudaPath = cudaPath;
   options.hostCpu = hostCpu;
   options.linker = linker;
+  options.codegenThreads = codegenThreads;
   options.loweringOptions = loweringOptions;
   std::string description;
   if (llvm::Error e = zero::exec::compileArtifact(

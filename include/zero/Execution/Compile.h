@@ -44,6 +44,9 @@ struct ArtifactOptions {
   /// cpu: options of `zero-to-llvm` in its textual form, e.g.
   /// "outline-loop-nests=false"; empty: its defaults.
   std::string loweringOptions;
+  /// Threads that generate code, each for a partition of the program's
+  /// functions (0: one per core).
+  unsigned codegenThreads = 0;
 };
 
 /// Lowers function `entry` of `module` (in tensors; the module is modified)

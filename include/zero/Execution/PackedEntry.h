@@ -26,10 +26,11 @@ namespace zero::exec {
 /// copy.
 void makePackedEntry(llvm::Function &entry);
 
-/// After optimization: has code generation select the packed entry's
-/// instructions quickly (FastISel, no machine scheduling) when every loop
-/// in it calls a function, i.e. its work is in outlined nests and the
-/// runtime.
+/// Before optimization: keeps the optimizer out of the packed entry and has
+/// code generation select its instructions quickly (FastISel, no machine
+/// scheduling) when every loop in it calls a function, i.e. its work is in
+/// outlined nests and the runtime. Its descriptors are stored field by
+/// field first, as the optimizer would have stored them.
 void selectEntryQuickly(llvm::Function &entry);
 
 } // namespace zero::exec
