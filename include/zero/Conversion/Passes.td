@@ -146,7 +146,13 @@ def ZeroScfToControlFlow : Pass<"zero-scf-to-cf"> {
     with a `cf.br` to a new block holding the rest, last op first, so each
     split moves only the ops up to the previous one; the conversion then
     moves nothing but a branch. The extra blocks are straight-line and merge
-    back under canonicalization.
+    back under canonicalization. It lowers round by round, the outermost
+    scf ops first: once a loop is lowered its body's blocks are the
+    function's, and the next round splits them behind the scf ops they hold
+    before lowering those. A training loop's body holds the whole step, and
+    with `zero-run`'s run-time checks an `scf.if` per check: lowered in one
+    round, every if split the rest of the body (a sharded ResNet-shaped loop
+    took `zero-run` 69 s and 3.6 GB, 53 s and 780 MB in rounds).
 
     It also moves the ops of a function's entry block into a block of their
     own that the entry block branches to. The signature conversion of

@@ -57,26 +57,44 @@ void separateEntryBlock(FunctionOpInterface function) {
   cf::BranchOp::create(b, function.getLoc(), body);
 }
 
+/// The scf ops of `root` that no scf op holds: the ones a round lowers.
+DenseSet<Operation *> outermostScfOps(Operation *root) {
+  DenseSet<Operation *> outermost;
+  root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (!isa_and_nonnull<scf::SCFDialect>(op->getDialect()))
+      return WalkResult::advance();
+    outermost.insert(op);
+    return WalkResult::skip();
+  });
+  return outermost;
+}
+
 struct ZeroScfToControlFlowPass
     : public zero::impl::ZeroScfToControlFlowBase<ZeroScfToControlFlowPass> {
   void runOnOperation() override {
-    // Function bodies only: the regions of scf ops hold one block each.
-    getOperation()->walk([](FunctionOpInterface function) {
-      for (Block &block : llvm::make_early_inc_range(function.getBlocks()))
-        splitAfterScfOps(block);
-      separateEntryBlock(function);
-    });
-    // Then upstream's conversion, as convert-scf-to-cf runs it.
+    getOperation()->walk(
+        [](FunctionOpInterface function) { separateEntryBlock(function); });
+    // Round by round, the outermost scf ops first: once a loop is lowered,
+    // its body's blocks are the function's, and the next round splits them
+    // behind the scf ops they hold (a training loop's body holds the step,
+    // and with run-time checks an scf.if per check) before lowering those.
     RewritePatternSet patterns(&getContext());
     populateSCFToControlFlowConversionPatterns(patterns);
-    ConversionTarget target(getContext());
-    target
-        .addIllegalOp<scf::ForallOp, scf::ForOp, scf::IfOp, scf::IndexSwitchOp,
-                      scf::ParallelOp, scf::WhileOp, scf::ExecuteRegionOp>();
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    if (failed(applyPartialConversion(getOperation(), target,
-                                      std::move(patterns))))
-      signalPassFailure();
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    for (DenseSet<Operation *> round = outermostScfOps(getOperation());
+         !round.empty(); round = outermostScfOps(getOperation())) {
+      getOperation()->walk([](FunctionOpInterface function) {
+        for (Block &block : llvm::make_early_inc_range(function.getBlocks()))
+          splitAfterScfOps(block);
+      });
+      ConversionTarget target(getContext());
+      target.markUnknownOpDynamicallyLegal(
+          [&](Operation *op) { return !round.contains(op); });
+      if (failed(applyPartialConversion(getOperation(), target, frozen))) {
+        signalPassFailure();
+        return;
+      }
+    }
   }
 };
 

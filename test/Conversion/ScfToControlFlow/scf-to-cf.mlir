@@ -53,3 +53,45 @@ func.func @only_return(%x: index) {
   return
 }
 func.func private @declared(%x: index)
+
+// -----
+
+// A loop whose body holds scf ops (a training loop's step, with a check's
+// scf.if): the loop is lowered first, then its body's blocks are split
+// behind each scf.if, and the ifs are lowered in the next round. The ops
+// after each if stay in order in blocks of their own.
+// CHECK-LABEL: func.func @ifs_in_a_loop
+// CHECK: ^[[HEADER:bb[0-9]+]](%[[I:.*]]: index):
+// CHECK: cf.cond_br %{{.*}}, ^[[BODY:bb[0-9]+]], ^[[EXIT:bb[0-9]+]]
+// CHECK: ^[[BODY]]:
+// CHECK: cf.cond_br %{{.*}}, ^[[THEN1:bb[0-9]+]], ^[[AFTER1:bb[0-9]+]]
+// CHECK: ^[[THEN1]]:
+// CHECK: call @check
+// CHECK: ^[[AFTER1]]:
+// CHECK: memref.store
+// CHECK: cf.cond_br %{{.*}}, ^[[THEN2:bb[0-9]+]], ^[[AFTER2:bb[0-9]+]]
+// CHECK: ^[[THEN2]]:
+// CHECK: call @check
+// CHECK: ^[[AFTER2]]:
+// CHECK: memref.load
+// CHECK: cf.br ^[[HEADER]]
+// CHECK: ^[[EXIT]]:
+// CHECK-NEXT: return
+// CHECK-NOT: scf.
+func.func private @check()
+func.func @ifs_in_a_loop(%buf: memref<4xf32>, %n: index, %c: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %n step %c1 {
+    scf.if %c {
+      func.call @check() : () -> ()
+    }
+    memref.store %one, %buf[%i] : memref<4xf32>
+    scf.if %c {
+      func.call @check() : () -> ()
+    }
+    %x = memref.load %buf[%i] : memref<4xf32>
+  }
+  return
+}
