@@ -40,6 +40,7 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <mutex>
+#include <optional>
 
 using namespace mlir;
 using namespace zero;
@@ -286,27 +287,22 @@ static llvm::Error emitObjects(llvm::Module &module, StringRef cpu,
       threads ? threads : llvm::hardware_concurrency().compute_thread_count();
   externalizeLocals(module);
   std::vector<CodegenJob> jobs;
-  llvm::SmallVector<llvm::Function *> elsewhere;
   llvm::Function *entry = module.getFunction(rt::kArtifactEntrySymbol);
   if (entry && entry->hasOptNone() && !entry->isDeclaration()) {
     llvm::SmallPtrSet<const llvm::GlobalValue *, 16> alone = {entry};
     jobs.push_back(makeJob(module, alone, llvm::CodeGenOptLevel::None));
-    elsewhere.push_back(entry);
   } else {
     entry = nullptr;
   }
   auto groups = balanceFunctions(module, entry, std::max(1u, cores));
-  for (size_t i = 1; i < groups.size(); ++i) {
-    if (groups[i].empty())
-      continue;
-    jobs.push_back(
-        makeJob(module, groups[i], llvm::CodeGenOptLevel::Aggressive));
-    for (const llvm::GlobalValue *function : groups[i])
-      elsewhere.push_back(
-          const_cast<llvm::Function *>(cast<llvm::Function>(function)));
-  }
-  for (llvm::Function *function : elsewhere)
-    function->deleteBody();
+  for (size_t i = 1; i < groups.size(); ++i)
+    if (!groups[i].empty())
+      jobs.push_back(
+          makeJob(module, groups[i], llvm::CodeGenOptLevel::Aggressive));
+  // What the jobs generate, `module` only declares.
+  for (llvm::Function &function : module)
+    if (!function.isDeclaration() && !groups[0].contains(&function))
+      function.deleteBody();
 
   for (size_t i = 0; i <= jobs.size(); ++i) {
     llvm::SmallString<128> path;
@@ -315,16 +311,24 @@ static llvm::Error emitObjects(llvm::Module &module, StringRef cpu,
       return llvm::createStringError(ec, "cannot create a temporary file");
     paths.push_back(path.str().str());
   }
-  std::vector<std::string> errors(jobs.size());
-  {
-    llvm::StdThreadPool pool(
-        llvm::hardware_concurrency(std::max(1u, cores - 1)));
-    for (size_t i = 0; i < jobs.size(); ++i)
-      pool.async([&, i] { errors[i] = runJob(jobs[i], cpu, paths[i]); });
-    if (llvm::Error error = emitObject(module, machine, paths.back()))
-      errors.push_back(llvm::toString(std::move(error)));
-    pool.wait();
+  // The jobs' errors, and this thread's last: written while the jobs run,
+  // the vector is never resized.
+  std::vector<std::string> errors(jobs.size() + 1);
+  // One thread: the jobs run here, one after another.
+  std::optional<llvm::StdThreadPool> pool;
+  if (cores > 1)
+    pool.emplace(llvm::hardware_concurrency(cores - 1));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    auto run = [&, i] { errors[i] = runJob(jobs[i], cpu, paths[i]); };
+    if (pool)
+      pool->async(run);
+    else
+      run();
   }
+  if (llvm::Error error = emitObject(module, machine, paths.back()))
+    errors.back() = llvm::toString(std::move(error));
+  if (pool)
+    pool->wait();
   for (const std::string &error : errors)
     if (!error.empty())
       return llvm::createStringError("code generation failed: %s",
@@ -494,8 +498,7 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
   for (llvm::Function &f : *llvmModule)
     if (!f.isDeclaration())
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
-  makePackedEntry(*function);
-  selectEntryQuickly(*llvmModule->getFunction(rt::kArtifactEntrySymbol));
+  selectEntryQuickly(makePackedEntry(*function));
   addDescription(*llvmModule, description);
   TimingScope optimization = root.nest("LLVM optimization");
   if (llvm::Error error = optimizeModule(*llvmModule, 3, machine->get()))

@@ -99,7 +99,7 @@ static void foldDescriptorFields(llvm::Function &function) {
 /// from the stack at the top and held live through the whole function.
 /// Here each argument is loaded just before its first use in the entry
 /// block, and each result is stored as its insertvalue puts it in.
-void zero::exec::makePackedEntry(llvm::Function &function) {
+llvm::Function &zero::exec::makePackedEntry(llvm::Function &function) {
   // Another function of the program may call the entry: it keeps it.
   llvm::ValueToValueMapTy map;
   llvm::Function &entry =
@@ -179,6 +179,7 @@ void zero::exec::makePackedEntry(llvm::Function &function) {
         b.CreateLoad(arg->getType(), slot(arg->getArgNo()), arg->getName()));
   }
   entry.eraseFromParent();
+  return *packed;
 }
 
 /// Whether every loop of `function` calls a function: the work of such a

@@ -319,10 +319,8 @@ Executable::compile(ModuleOp module, StringRef entry,
     std::unique_ptr<llvm::Module> llvmModule =
         translateModuleToLLVMIR(op, llvmContext);
     if (llvmModule)
-      if (llvm::Function *function = llvmModule->getFunction(entry)) {
-        makePackedEntry(*function);
-        selectEntryQuickly(*llvmModule->getFunction(rt::kArtifactEntrySymbol));
-      }
+      if (llvm::Function *function = llvmModule->getFunction(entry))
+        selectEntryQuickly(makePackedEntry(*function));
     return llvmModule;
   };
   options.llvmModuleBuilder = translate;

@@ -23,8 +23,8 @@ namespace zero::exec {
 /// type, where the last pointer points. The body moves into the export, so
 /// no function takes thousands of scalars or returns an aggregate of
 /// thousands of memrefs. A function that the program still calls keeps a
-/// copy.
-void makePackedEntry(llvm::Function &entry);
+/// copy. Returns the export.
+llvm::Function &makePackedEntry(llvm::Function &entry);
 
 /// Before optimization: keeps the optimizer out of the packed entry and has
 /// code generation select its instructions quickly (FastISel, no machine
