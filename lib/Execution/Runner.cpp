@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -215,12 +216,22 @@ zero::exec::lowerModule(ModuleOp module,
     os << d.getLocation() << ": " << d << "\n";
     return success();
   });
+  // The lowered module is verified once, not after each of the pipeline's
+  // passes: re-verifying a growing module some forty times was more than
+  // half of the MLIR lowering of a sharded step. zero-opt verifies after
+  // each pass, and names the pass that broke the IR.
   PassManager pm(module.getContext());
+  pm.enableVerifier(false);
   build(pm);
   if (timing)
     pm.enableTiming(*timing);
   if (failed(pm.run(module)))
     return llvm::createStringError("lowering failed:\n%s", diagnostics.c_str());
+  if (failed(mlir::verify(module)))
+    return llvm::createStringError(
+        "lowering produced invalid IR (zero-opt with the same pipeline "
+        "verifies after each pass and names the one that broke it):\n%s",
+        diagnostics.c_str());
   return llvm::Error::success();
 }
 

@@ -3,7 +3,8 @@
 // Lowers a module in tensors with zero-to-llvm, JIT-compiles it, and runs its
 // entry function on every rank of a local (threads) or MPI world. With
 // --equivalent-after it also runs the program transformed by a pass pipeline
-// on the same inputs, and compares every result on every rank.
+// (by each of several, the program as given compiled once) on the same
+// inputs, and compares every result on every rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +40,10 @@ namespace {
 struct Options {
   std::string inputFile = "-";
   rt::RunFlags run;
-  std::string entry, passes, equivalentAfter, reference;
+  std::string entry, passes, reference;
+  /// --equivalent-after, in the order given: each pipeline's program is
+  /// compared with the program as given.
+  std::vector<std::string> equivalentAfter;
   bool gpuLoops = false, gpuLoopsGiven = false, runtimeChecks = true;
   bool calibrate = false;
 };
@@ -67,8 +71,14 @@ static rt::CommandLine makeCommandLine() {
   commandLine.addOption(
       "equivalent-after", "PIPELINE",
       "also run the program after this pass pipeline, on the same inputs, "
-      "and compare every result on every rank within --max-ulp",
-      rt::textFlag("equivalent-after", cli.equivalentAfter, "a pass pipeline"));
+      "and compare every result on every rank within --max-ulp; repeated, "
+      "each pipeline's program is compared with the one program as given",
+      [](const std::string &pipeline) -> std::string {
+        if (pipeline.empty())
+          return "--equivalent-after expects a pass pipeline";
+        cli.equivalentAfter.push_back(pipeline);
+        return "";
+      });
   commandLine.addOption(
       "reference", "FILE",
       "the one-device program the input was partitioned from (upstream "
@@ -273,7 +283,7 @@ compareWithReference(MLIRContext &context, const Executable &partitioned,
         worst = std::max<uint64_t>(worst, d.maxUlp);
       }
       report << (p == 0 ? std::string()
-                        : "after '" + cli.equivalentAfter + "', ")
+                        : "after '" + cli.equivalentAfter[p - 1] + "', ")
              << "result " << r << ": ";
       if (!differing)
         report << "bit-identical to the one-device program on every rank\n";
@@ -333,6 +343,38 @@ static int calibrate(MLIRContext &context, rt::LaunchOptions options) {
   return 0;
 }
 
+/// Compares the runs of the program after `pipeline` with those of the
+/// program as given, and reports the outcome: on stdout, and a failure on
+/// stderr. Returns whether every result is within --max-ulp.
+static bool reportEquivalence(const Executable &variant,
+                              const std::vector<rt::RankRun> &givenRuns,
+                              const std::vector<rt::RankRun> &variantRuns,
+                              StringRef pipeline,
+                              const rt::LaunchOptions &options) {
+  std::vector<std::string> resultNames;
+  for (Type type : variant.getSignature().wholeResultTypes)
+    resultNames.push_back(llvm::formatv("{0}", type).str());
+  std::string comparison;
+  bool equivalent =
+      rt::compareRuns(variant.getResults(), resultNames, givenRuns,
+                      variantRuns, cli.run.maxUlp, comparison);
+  report << comparison;
+  std::string maxUlp = rt::formatUlp(cli.run.maxUlp);
+  if (!equivalent) {
+    fail("the results differ by more than " + maxUlp + " ulp after '" +
+         pipeline + "'");
+    return false;
+  }
+  // Under mpi each process compares the ranks it ran; it says so.
+  std::string where =
+      options.backend == "local"
+          ? std::string("every rank")
+          : "this process's " + std::to_string(givenRuns.size()) + " rank(s)";
+  report << "equivalent: " << variant.getResults().size() << " result(s) on "
+         << where << " within " << maxUlp << " ulp\n";
+  return true;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   FlushReport flushAtExit;
@@ -384,20 +426,20 @@ int main(int argc, char **argv) {
                   : meshRanks > 0   ? meshRanks
                                     : 1;
 
-  // --gpu-loops applies to the program under test: the rewritten one when
-  // there are two (and to both with --gpu-loops-given).
-  const std::string &equivalentAfter = cli.equivalentAfter;
-  if (cli.gpuLoopsGiven && equivalentAfter.empty())
+  // --gpu-loops applies to the programs under test: the rewritten ones when
+  // there are some (and to the program as given too with --gpu-loops-given).
+  ArrayRef<std::string> pipelines = cli.equivalentAfter;
+  if (cli.gpuLoopsGiven && pipelines.empty())
     return fail("--gpu-loops-given compares two programs: it needs "
                 "--equivalent-after");
   auto given = compileVariant(*module, cli.passes, name,
                               cli.gpuLoopsGiven ||
-                                  (cli.gpuLoops && equivalentAfter.empty()));
+                                  (cli.gpuLoops && pipelines.empty()));
   if (!given)
     return fail(llvm::toString(given.takeError()));
   std::vector<const rt::Program *> programs = {given->get()};
-  std::unique_ptr<Executable> variant;
-  if (!equivalentAfter.empty()) {
+  std::vector<std::unique_ptr<Executable>> variants;
+  for (const std::string &equivalentAfter : pipelines) {
     std::string pipeline = cli.passes.empty()
                                ? equivalentAfter
                                : cli.passes + "," + equivalentAfter;
@@ -405,14 +447,14 @@ int main(int argc, char **argv) {
                                    cli.gpuLoops || cli.gpuLoopsGiven);
     if (!compiled)
       return fail(llvm::toString(compiled.takeError()));
-    variant = std::move(*compiled);
-    if (variant->getSignature().wholeResultTypes !=
+    if ((*compiled)->getSignature().wholeResultTypes !=
             (*given)->getSignature().resultTypes ||
-        variant->getSignature().wholeArgTypes !=
+        (*compiled)->getSignature().wholeArgTypes !=
             (*given)->getSignature().argTypes)
-      return fail("the pipeline changed @" + name +
+      return fail("the pipeline '" + equivalentAfter + "' changed @" + name +
                   "'s signature (beyond arguments and results it shards)");
-    programs.push_back(variant.get());
+    programs.push_back(compiled->get());
+    variants.push_back(std::move(*compiled));
   }
 
   std::vector<std::vector<rt::RankRun>> runs;
@@ -429,7 +471,8 @@ int main(int argc, char **argv) {
   // zero-run's report stays the same from run to run.
   for (auto [p, programRuns] : llvm::enumerate(runs)) {
     if (programs.size() > 1)
-      report << (p == 0 ? "as given:\n" : "after '" + equivalentAfter + "':\n");
+      report << (p == 0 ? std::string("as given:\n")
+                        : "after '" + pipelines[p - 1] + "':\n");
     for (const rt::RankRun &run : programRuns) {
       report << rt::formatRun(run, /*withTimes=*/false) << "\n";
       if (cli.run.print)
@@ -454,25 +497,13 @@ int main(int argc, char **argv) {
            << (*given)->getResults().size()
            << " result(s) on every rank within " << maxUlp << " ulp\n";
   }
-  if (programs.size() > 1) {
-    std::vector<std::string> resultNames;
-    for (Type type : variant->getSignature().wholeResultTypes)
-      resultNames.push_back(llvm::formatv("{0}", type).str());
-    std::string comparison;
-    bool equivalent =
-        rt::compareRuns(variant->getResults(), resultNames, runs[0], runs[1],
-                        cli.run.maxUlp, comparison);
-    report << comparison;
-    if (!equivalent)
-      return fail("the results differ by more than " + maxUlp + " ulp after '" +
-                  equivalentAfter + "'");
-    // Under mpi each process compares the ranks it ran; it says so.
-    std::string where =
-        options.backend == "local"
-            ? std::string("every rank")
-            : "this process's " + std::to_string(runs[0].size()) + " rank(s)";
-    report << "equivalent: " << (*given)->getResults().size()
-           << " result(s) on " << where << " within " << maxUlp << " ulp\n";
+  // Every pipeline is compared, so that one run reports each of them.
+  bool allEquivalent = true;
+  for (auto [v, variant] : llvm::enumerate(variants)) {
+    if (variants.size() > 1)
+      report << "compared after '" << pipelines[v] << "':\n";
+    allEquivalent &= reportEquivalence(*variant, runs[0], runs[v + 1],
+                                       pipelines[v], options);
   }
-  return 0;
+  return allEquivalent ? 0 : 1;
 }

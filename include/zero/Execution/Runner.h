@@ -57,9 +57,9 @@ llvm::Expected<std::string> findEntryFunction(mlir::ModuleOp module,
 /// Parses `pipeline` (textual, e.g. "zero-weight-update-sharding") and runs
 /// it on `module`; the error names the pipeline. Empty: nothing to run.
 llvm::Error runPassPipeline(mlir::ModuleOp module, llvm::StringRef pipeline);
-/// Runs the pipeline `build` makes on `module`; the error carries the
-/// diagnostics, each with its location. With `timing`, each pass is timed
-/// under it.
+/// Runs the pipeline `build` makes on `module` and verifies the result once
+/// (not after each pass); the error carries the diagnostics, each with its
+/// location. With `timing`, each pass is timed under it.
 llvm::Error lowerModule(mlir::ModuleOp module,
                         llvm::function_ref<void(mlir::OpPassManager &)> build,
                         mlir::TimingScope *timing = nullptr);
