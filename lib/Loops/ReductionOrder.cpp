@@ -223,14 +223,16 @@ struct ZeroOrderReductionsPass
     std::optional<zero::ReductionCombiner> combiner =
         zero::matchFullReduction(reduce);
     if (!combiner) {
-      reduce.emitRemark("left in the order its lowering gives: the combiner "
-                        "is not one associative operation zero knows");
+      mlir::emitRemark(reduce.getLoc(),
+                       "left in the order its lowering gives: the combiner "
+                       "is not one associative operation zero knows");
       return;
     }
     auto input = cast<RankedTensorType>(reduce.getInputs()[0].getType());
     if (!input.hasStaticShape() || !reduce.hasPureTensorSemantics()) {
-      reduce.emitRemark("left in the order its lowering gives: zero orders "
-                        "full reductions of tensors of static shape");
+      mlir::emitRemark(reduce.getLoc(),
+                       "left in the order its lowering gives: zero orders "
+                       "full reductions of tensors of static shape");
       return;
     }
     OpBuilder b(reduce);

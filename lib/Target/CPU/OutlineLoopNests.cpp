@@ -127,7 +127,7 @@ private:
       return !isSignatureType(value.getType());
     });
     if (unfit != captured.end()) {
-      nest->emitRemark("zero-outline-loop-nests: left in @")
+      mlir::emitRemark(nest->getLoc(), "zero-outline-loop-nests: left in @")
           << parent.getSymName() << ": it uses a value of type "
           << unfit->getType() << ", which no function signature lowers to LLVM";
       return {};
@@ -136,7 +136,7 @@ private:
       return !isSignatureType(type);
     });
     if (unfitResult != nest->getResultTypes().end()) {
-      nest->emitRemark("zero-outline-loop-nests: left in @")
+      mlir::emitRemark(nest->getLoc(), "zero-outline-loop-nests: left in @")
           << parent.getSymName() << ": it returns a value of type "
           << *unfitResult << ", which no function signature lowers to LLVM";
       return {};

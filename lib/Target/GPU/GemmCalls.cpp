@@ -61,7 +61,7 @@ struct ZeroGemmCallsPass
     module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
     for (linalg::MatmulOp op : matmuls) {
       if (std::string why = whyNotGemm(op); !why.empty()) {
-        op.emitRemark() << "matmul left as a loop nest: " << why;
+        mlir::emitRemark(op.getLoc()) << "matmul left as a loop nest: " << why;
         continue;
       }
       replaceWithCall(op, calls);

@@ -42,8 +42,9 @@ struct ZeroGpuCopiesPass
       if (!source || !target) {
         // linalg.copy needs both shapes; the runtime's memrefCopy reads an
         // unranked buffer's from its descriptor.
-        copy.emitRemark("copy to or from an unranked buffer stays a host "
-                        "copy over managed memory");
+        mlir::emitRemark(copy.getLoc(),
+                         "copy to or from an unranked buffer stays a host "
+                         "copy over managed memory");
         return;
       }
       if (source.getRank() == 0 || isGlobal(copy.getSource()) ||

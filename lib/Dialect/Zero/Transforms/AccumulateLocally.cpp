@@ -140,9 +140,10 @@ struct ZeroAccumulateLocallyPass
         return;
       anyCandidate = true;
       if (!why->empty()) {
-        reduce.emitRemark() << "accumulation left as is, one reduction per "
-                               "iteration: "
-                            << *why;
+        mlir::emitRemark(reduce.getLoc())
+            << "accumulation left as is, one reduction per "
+               "iteration: "
+            << *why;
         return;
       }
       moves.push_back({loop, accumulation});
@@ -150,7 +151,7 @@ struct ZeroAccumulateLocallyPass
     for (auto &[loop, accumulation] : moves) {
       std::optional<APInt> trips = loop.getStaticTripCount();
       reduceAfterLoop(loop, accumulation);
-      InFlightDiagnostic remark = loop.emitRemark()
+      InFlightDiagnostic remark = mlir::emitRemark(loop.getLoc())
                                   << "accumulated gradient (iter_arg #"
                                   << accumulation.index
                                   << ") reduced once after the loop";
@@ -159,7 +160,7 @@ struct ZeroAccumulateLocallyPass
                << " iterations";
     }
     if (!anyCandidate)
-      getOperation().emitRemark()
+      mlir::emitRemark(getOperation().getLoc())
           << "zero-accumulate-locally: no all-reduce whose result a loop adds "
              "to a value it carries";
   }

@@ -322,7 +322,7 @@ struct ZeroDeferAllGatherPass
         continue;
       for (DeferredWeight &weight : weights)
         if (weight.gatherElement != readElement(weight))
-          loop.emitRemark("gathering a ")
+          mlir::emitRemark(loop.getLoc(), "gathering a ")
               << weight.whole << " weight in " << weight.gatherElement
               << " (gather-dtype): the forward pass reads a rounded copy, "
                  "which changes results";

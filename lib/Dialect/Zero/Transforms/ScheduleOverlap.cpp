@@ -193,8 +193,9 @@ private:
         deadline = std::min(deadline, indexOfAncestor(user));
       placement.deadline = deadline;
       if (!computesBetween(placement.start, deadline)) {
-        op->emitRemark("not overlapped: nothing is computed between the "
-                       "definition of its input and its first use");
+        mlir::emitRemark(op->getLoc(),
+                         "not overlapped: nothing is computed between the "
+                         "definition of its input and its first use");
         continue;
       }
       if (isa<AllGatherOp>(op))
@@ -240,7 +241,8 @@ private:
     llvm::erase_if(placements, [&](const Placement &placement) {
       if (computesBetween(placement.start, placement.deadline))
         return false;
-      placement.collective->emitRemark(
+      mlir::emitRemark(
+          placement.collective->getLoc(),
           "not overlapped: started any earlier, the weights gathered before "
           "their use would exceed max-in-flight-bytes (")
           << maxInFlight << ")";
@@ -373,7 +375,9 @@ private:
       if (carried && checkPlacement(*carried, why))
         return carried;
       if (!why.empty())
-        op.emitRemark("not prefetched across the loop's back edge: ") << why;
+        mlir::emitRemark(op.getLoc(),
+                         "not prefetched across the loop's back edge: ")
+            << why;
     }
     return std::nullopt;
   }

@@ -413,7 +413,7 @@ void UpdateSharder::remarkWholeResults(
     const llvm::SmallPtrSetImpl<OpOperand *> &persistent) {
   for (OpOperand *output : update.outputs)
     if (isa<func::ReturnOp>(output->getOwner()) && !persistent.contains(output))
-      output->get().getDefiningOp()->emitRemark()
+      mlir::emitRemark(output->get().getDefiningOp()->getLoc())
           << "stage 3: result #" << output->getOperandNumber()
           << " is returned whole, so the caller holds it whole between "
              "steps: "
@@ -639,13 +639,15 @@ struct ZeroShardWeightUpdatePass
   /// signature changes, so nothing in the module may call it.
   bool mayChangeSignature(func::FuncOp func) {
     if (!func.getBody().hasOneBlock()) {
-      func.emitRemark("state not sharded at the function boundary: the "
-                      "function has more than one block");
+      mlir::emitRemark(func.getLoc(),
+                       "state not sharded at the function boundary: the "
+                       "function has more than one block");
       return false;
     }
     if (!SymbolTable::symbolKnownUseEmpty(func, getOperation())) {
-      func.emitRemark("state not sharded at the function boundary: the "
-                      "function is called in the module");
+      mlir::emitRemark(func.getLoc(),
+                       "state not sharded at the function boundary: the "
+                       "function is called in the module");
       return false;
     }
     return true;
@@ -702,7 +704,7 @@ struct ZeroShardWeightUpdatePass
       if (why.empty())
         update = findWeightUpdate(gradient, why);
       if (failed(update)) {
-        gradient.emitRemark("left replicated: ") << why;
+        mlir::emitRemark(gradient.getLoc(), "left replicated: ") << why;
         continue;
       }
       bool boundary = false;

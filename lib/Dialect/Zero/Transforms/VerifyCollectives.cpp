@@ -104,8 +104,11 @@ struct ZeroVerifyCollectivesPass
   /// where the varying `value` comes from.
   void report(Operation *op, const Uniformity &uniformity, StringRef why,
               Value value) {
-    InFlightDiagnostic diag =
-        mode == VerifyMode::Error ? op->emitError() : op->emitWarning();
+    // A warning names the op's location, without MLIR's print of the op: a
+    // print costs a walk of the module, once per warning.
+    InFlightDiagnostic diag = mode == VerifyMode::Error
+                                  ? op->emitError()
+                                  : mlir::emitWarning(op->getLoc());
     diag << "'" << op->getName()
          << "' op is not issued alike on every rank: " << why << ": ";
     diag << explain(uniformity, value, diag);
