@@ -55,10 +55,57 @@ struct Placement {
   int64_t heldBytes = 0;
 };
 
+/// Positions of a block's ops that stay cheap to compare while ops move.
+/// MLIR numbers a block's ops with small gaps and renumbers the whole block
+/// on the first comparison after a move into a gap it has used up: moving
+/// thousands of a step's ops, each followed by a comparison, was quadratic.
+/// Here the gaps are 2^32 wide, and the block is renumbered only when one
+/// runs out.
+class OpPositions {
+public:
+  explicit OpPositions(Block &block) : block(block) { renumber(); }
+
+  bool isBefore(Operation *a, Operation *b) const {
+    return at.lookup(a) < at.lookup(b);
+  }
+  void moveBefore(Operation *op, Operation *next) {
+    op->moveBefore(next);
+    place(op);
+  }
+  void moveAfter(Operation *op, Operation *previous) {
+    op->moveAfter(previous);
+    place(op);
+  }
+
+private:
+  static constexpr uint64_t kGap = uint64_t(1) << 32;
+
+  /// Numbers `op` between its neighbours.
+  void place(Operation *op) {
+    Operation *previous = op->getPrevNode(), *next = op->getNextNode();
+    uint64_t low = previous ? at.lookup(previous) : 0;
+    uint64_t high = next ? at.lookup(next) : low + 2 * kGap;
+    if (high - low < 2)
+      return renumber();
+    at[op] = low + (high - low) / 2;
+  }
+  void renumber() {
+    uint64_t position = kGap;
+    for (Operation &op : block) {
+      at[&op] = position;
+      position += kGap;
+    }
+  }
+
+  Block &block;
+  DenseMap<Operation *, uint64_t> at;
+};
+
 class BlockScheduler {
 public:
   BlockScheduler(Block &block, const CostModel &model, int64_t maxInFlight)
-      : block(block), model(model), maxInFlight(maxInFlight) {}
+      : block(block), model(model), maxInFlight(maxInFlight), positions(block) {
+  }
 
   void run() {
     sinkConsumers();
@@ -106,18 +153,18 @@ private:
     // Latest first: an op's users are in their final place when it moves,
     // and each op only moves down, so every definition still dominates.
     SmallVector<Operation *> order(consumers.begin(), consumers.end());
-    llvm::sort(order, [](Operation *a, Operation *b) {
-      return b->isBeforeInBlock(a);
+    llvm::sort(order, [&](Operation *a, Operation *b) {
+      return positions.isBefore(b, a);
     });
     for (Operation *op : order) {
       Operation *firstUser = nullptr;
       for (Operation *user : op->getUsers()) {
         Operation *inBlock = block.findAncestorOpInBlock(*user);
-        if (inBlock && (!firstUser || inBlock->isBeforeInBlock(firstUser)))
+        if (inBlock && (!firstUser || positions.isBefore(inBlock, firstUser)))
           firstUser = inBlock;
       }
       if (firstUser && firstUser != op->getNextNode())
-        op->moveBefore(firstUser);
+        positions.moveBefore(op, firstUser);
     }
   }
 
@@ -141,13 +188,13 @@ private:
       hoistProducers(operand);
       Operation *def = operand.getDefiningOp();
       if (def && def->getBlock() == &block &&
-          (!latest || latest->isBeforeInBlock(def)))
+          (!latest || positions.isBefore(latest, def)))
         latest = def;
     }
     if (!latest)
-      producer->moveBefore(&block.front());
+      positions.moveBefore(producer, &block.front());
     else if (latest->getNextNode() != producer)
-      producer->moveAfter(latest);
+      positions.moveAfter(producer, latest);
   }
 
   void indexOps() {
@@ -302,6 +349,8 @@ private:
   Block &block;
   const CostModel &model;
   int64_t maxInFlight;
+  /// The ops' order while sinkConsumers and hoistProducers move them.
+  OpPositions positions;
   SmallVector<Operation *> ops;
   DenseMap<Operation *, size_t> index;
   /// computeBefore[i]: seconds of computation of ops[0..i).
