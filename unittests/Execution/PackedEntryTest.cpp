@@ -82,7 +82,7 @@ TEST(PackedEntryTest, ScheduleOfCallsTakesTheFastPath) {
   zero::exec::selectEntryQuickly(entry);
   EXPECT_FALSE(verifyModule(*module, &errs()));
   EXPECT_TRUE(entry.hasOptNone());
-  EXPECT_TRUE(entry.hasFnAttribute(Attribute::NoInline));
+  EXPECT_TRUE(entry.hasFnAttribute(llvm::Attribute::NoInline));
   EXPECT_EQ(count(entry, isStackScope), 0u);
   EXPECT_EQ(count(entry, storesAggregate), 0u);
   // One slot per place in a scope, shared by both scopes, all static.
