@@ -83,6 +83,9 @@ if config.zero_sanitizers:
          if name == "%mpirun" else value)
         for name, value in config.substitutions]
 config.substitutions.append(("%sanitize_flags", sanitize_flags))
+# The linker zero was built with (lld when installed), for the projects the
+# tests build outside the tree.
+config.substitutions.append(("%link_flags", config.zero_link_flags))
 
 if os.path.exists(os.path.join(config.zero_cuda_path, "bin", "ptxas")):
     config.available_features.add("ptxas")
