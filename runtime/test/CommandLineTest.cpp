@@ -45,6 +45,21 @@ TEST(CommandLine, ValueFormsAndSwitches) {
   EXPECT_EQ(count, 8);
 }
 
+TEST(CommandLine, RepeatedTextFlagKeepsEachValueInOrder) {
+  std::vector<std::string> pipelines;
+  CommandLine commandLine("tool", "[options]", "A tool.");
+  commandLine.addOption("after", "P", "a pipeline",
+                        textListFlag("after", pipelines, "a pass pipeline"));
+  std::vector<std::string> positionals;
+  EXPECT_EQ(parseWords(commandLine, {"--after", "a,b", "--after=c{x y}"},
+                       positionals),
+            "");
+  EXPECT_EQ(pipelines, (std::vector<std::string>{"a,b", "c{x y}"}));
+  EXPECT_NE(parseWords(commandLine, {"--after="}, positionals)
+                .find("--after expects a pass pipeline"),
+            std::string::npos);
+}
+
 TEST(CommandLine, BadWordsAreNamed) {
   int32_t ranks = 0;
   bool on = false;

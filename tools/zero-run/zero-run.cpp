@@ -73,12 +73,8 @@ static rt::CommandLine makeCommandLine() {
       "also run the program after this pass pipeline, on the same inputs, "
       "and compare every result on every rank within --max-ulp; repeated, "
       "each pipeline's program is compared with the one program as given",
-      [](const std::string &pipeline) -> std::string {
-        if (pipeline.empty())
-          return "--equivalent-after expects a pass pipeline";
-        cli.equivalentAfter.push_back(pipeline);
-        return "";
-      });
+      rt::textListFlag("equivalent-after", cli.equivalentAfter,
+                       "a pass pipeline"));
   commandLine.addOption(
       "reference", "FILE",
       "the one-device program the input was partitioned from (upstream "

@@ -138,6 +138,18 @@ FlagParser zero::rt::textFlag(const std::string &flag, std::string &out,
   };
 }
 
+FlagParser zero::rt::textListFlag(const std::string &flag,
+                                  std::vector<std::string> &out,
+                                  const std::string &what) {
+  return [flag, &out, what](const std::string &text) -> std::string {
+    std::string value;
+    if (std::string error = textFlag(flag, value, what)(text); !error.empty())
+      return error;
+    out.push_back(value);
+    return "";
+  };
+}
+
 /// What `digits` are as an argument index.
 enum class IndexParse { Index, NotDigits, OutOfRange };
 

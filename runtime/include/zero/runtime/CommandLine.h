@@ -93,6 +93,10 @@ FlagParser numberFlag(const std::string &flag, double &out,
 /// A parser of a non-empty text flag ("--FLAG expects WHAT").
 FlagParser textFlag(const std::string &flag, std::string &out,
                     const std::string &what);
+/// A parser of a repeatable text flag: each non-empty value is appended to
+/// `out`, in the order given.
+FlagParser textListFlag(const std::string &flag, std::vector<std::string> &out,
+                        const std::string &what);
 /// A parser of argument indices I,J,...; each `mark`ed.
 FlagParser indicesFlag(const std::string &flag,
                        std::function<void(unsigned)> mark);
