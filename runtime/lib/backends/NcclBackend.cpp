@@ -159,9 +159,9 @@ ncclRedOp_t ncclOp(zero_reduction reduction) {
 }
 
 /// How the ranks found each other: what they exchange on the host.
-class HostExchange {
+class BootstrapExchange {
 public:
-  virtual ~HostExchange() = default;
+  virtual ~BootstrapExchange() = default;
   virtual int32_t rank() const = 0;
   virtual int32_t size() const = 0;
   virtual std::string broadcast(std::string &blob) = 0;
@@ -169,7 +169,7 @@ public:
                                 std::vector<std::string> &all) = 0;
 };
 
-class TcpExchange : public HostExchange {
+class TcpExchange : public BootstrapExchange {
 public:
   explicit TcpExchange(std::unique_ptr<Rendezvous> rendezvous)
       : rendezvous(std::move(rendezvous)) {}
@@ -188,7 +188,7 @@ private:
 };
 
 #ifdef ZERO_RUNTIME_HAS_MPI
-class MpiExchange : public HostExchange {
+class MpiExchange : public BootstrapExchange {
 public:
   MpiExchange() {
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -258,7 +258,7 @@ private:
 class NcclBackend : public Backend {
 public:
   NcclBackend(const Driver &d, const Nccl &n,
-              std::unique_ptr<HostExchange> host, double timeout, bool check)
+              std::unique_ptr<BootstrapExchange> host, double timeout, bool check)
       : d(d), n(n), host(std::move(host)), timeout(timeout), check(check) {}
   ~NcclBackend() override {
     stopping = true;
@@ -350,7 +350,7 @@ private:
 
   const Driver &d;
   const Nccl &n;
-  std::unique_ptr<HostExchange> host;
+  std::unique_ptr<BootstrapExchange> host;
   double timeout;
   bool check;
   ncclComm_t world = nullptr;
@@ -593,7 +593,7 @@ std::unique_ptr<Backend> zero::rt::createNcclBackend(double timeout, bool check,
     error = n.error;
     return nullptr;
   }
-  std::unique_ptr<HostExchange> host;
+  std::unique_ptr<BootstrapExchange> host;
   bool underMpi = std::getenv("OMPI_COMM_WORLD_SIZE") ||
                   std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
   if (underMpi && !std::getenv("MASTER_ADDR")) {
