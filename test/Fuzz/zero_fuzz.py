@@ -33,13 +33,16 @@ zero-opt starts in about 0.14 s (loading libMLIR and libLLVM), so mutants
 go through it --batch at a time, as the chunks of one --split-input-file
 run: a chunk's output (empty when zero-opt rejected it) tells its outcome,
 and a process that crashes or times out is run again one mutant at a time,
-so that every finding names its mutant and its command.
+so that every finding names its mutant and its command. The
+rank-dependent mutants go through zero-verify-collectives in batches too:
+its errors name lines of the batch's file, which tell their mutant.
 
 CI runs a few hundred mutants (test/Fuzz/fuzz.test); a long run is the same
 command with more (docs/Testing.md).
 """
 
 import argparse
+import bisect
 import os
 import random
 import re
@@ -350,21 +353,59 @@ def check_verification(args, rng, findings, workdir):
         if result:
             mutants.append((f"{name} ({result[1]})", result[0], runnable))
     examples = [s for s in seeds if s[2]]
+    jobs = list(enumerate(mutants + examples))
+    VERIFY = [args.zero_opt, "MUTANT", "--zero-verify-collectives",
+              "-o", os.devnull]
 
-    def verify(job):
-        index, program = job
+    def verify_alone(index):
         path = os.path.join(workdir, f"v{index}.mlir")
         with open(path, "w") as f:
-            f.write(program[1])
-        command = [args.zero_opt, "MUTANT", "--zero-verify-collectives",
-                   "-o", os.devnull]
-        real = [path if a == "MUTANT" else a for a in command]
-        return index, command, run(real, args.timeout)
+            f.write(jobs[index][1][1])
+        real = [path if a == "MUTANT" else a for a in VERIFY]
+        return index, VERIFY, run(real, args.timeout)
+
+    def verify(batch):
+        """The outcome of each program of a batch: (index, command, (status,
+        output)). Diagnostics name lines of the whole file, which tell their
+        chunk; a rejected chunk that no error names, or a process that crashed
+        or timed out, is run again alone."""
+        number, members = batch
+        path = os.path.join(workdir, f"vbatch{number}.mlir")
+        texts = [jobs[i][1][1] for i in members]
+        with open(path, "w") as f:
+            f.write(("\n" + SPLIT + "\n").join(texts))
+        real = [path if a == "MUTANT" else a for a in VERIFY[:-2]] + [
+            "--split-input-file=" + SPLIT, "--output-split-marker=" + SPLIT]
+        status, output, stdout = run_keeping_stdout(real, args.timeout)
+        chunks = (None if status in ("crash", "timeout") else
+                  stdout.split(SPLIT + "\n"))
+        if chunks is None or len(chunks) != len(members):
+            return [verify_alone(i) for i in members]
+        starts, line = [], 1
+        for text in texts:
+            starts.append(line)
+            line += text.count("\n") + 2
+        errors = [[] for _ in members]
+        for m in re.finditer(re.escape(path) + r":(\d+):\d+: error: (.*)",
+                             output):
+            at = bisect.bisect_right(starts, int(m.group(1))) - 1
+            errors[at].append(m.group(2))
+        results = []
+        for at, (index, chunk) in enumerate(zip(members, chunks)):
+            if chunk.strip():
+                results.append((index, VERIFY, ("ok", "")))
+            elif errors[at]:
+                results.append((index, VERIFY, ("error", "\n".join(errors[at]))))
+            else:
+                results.append(verify_alone(index))
+        return results
 
     caught = invalid = clean = 0
-    jobs = list(enumerate(mutants + examples))
+    batches = [(n, list(range(at, min(at + args.batch, len(jobs)))))
+               for n, at in enumerate(range(0, len(jobs), args.batch))]
     with ThreadPoolExecutor(args.jobs) as pool:
-        for index, command, (status, output) in pool.map(verify, jobs):
+        outcomes = [o for batch in pool.map(verify, batches) for o in batch]
+        for index, command, (status, output) in outcomes:
             program = jobs[index][1]
             if status in ("crash", "timeout"):
                 findings.add(status, program, command, output)
