@@ -104,8 +104,9 @@ def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
     `zero/Conversion/ZeroToRuntime/ZeroToRuntime.h`) with a type converter
     that gives `!zero.request` the runtime's handle type, `!llvm.ptr`: a
     started collective returns the handle, `zero.wait` becomes `zero_rt_wait`
-    on it, and loops carrying requests are converted structurally. A group is
-    passed as a constant
+    on it, and loops carrying requests are converted structurally; the
+    dialects they create ops of are registered by
+    `registerZeroToRuntimeDialects`. A group is passed as a constant
     `memref.global` holding `{mesh rank, shape..., number of axes, axes...}`,
     one per distinct mesh and axes.
 
@@ -127,10 +128,7 @@ def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
         : (!llvm.ptr, !llvm.ptr, i64, i32, i32, !llvm.ptr) -> ()
     ```
   }];
-  let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
-    "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect"
-  ];
+  // Its dependent dialects are the patterns' (registerZeroToRuntimeDialects).
 }
 
 def ZeroScfToControlFlow : Pass<"zero-scf-to-cf"> {

@@ -253,6 +253,11 @@ bool mayStandInBatch(Operation *op) {
 // The interface
 //===----------------------------------------------------------------------===//
 
+void zero::registerZeroToRuntimeDialects(DialectRegistry &registry) {
+  registry.insert<arith::ArithDialect, func::FuncDialect, LLVM::LLVMDialect,
+                  memref::MemRefDialect>();
+}
+
 RuntimeTypeConverter::RuntimeTypeConverter(MLIRContext *context) {
   addConversion([](Type type) { return type; });
   addConversion([context](RequestType) -> Type {
@@ -386,6 +391,9 @@ namespace {
 
 struct ZeroLowerToRuntimePass
     : public zero::impl::ZeroLowerToRuntimeBase<ZeroLowerToRuntimePass> {
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registerZeroToRuntimeDialects(registry);
+  }
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (failed(checkLowerableToRuntime(module)))

@@ -1,18 +1,13 @@
-// A third-party tool: registers only what it wants (zero's dialect, func,
-// arith, zero's passes and zero-report) through the public headers, and runs
-// a pipeline.
+// A third-party tool: registers only what it wants (zero's dialect, the
+// dialects zero's lowering makes, zero's passes and zero-report) through the
+// public headers, and runs a pipeline.
 // Its own pass reuses zero's conversion patterns in its own conversion, as a
 // compiler team lowering to zero's runtime would.
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "zero/Conversion/ZeroToRuntime/ZeroToRuntime.h"
-#include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/InitZero.h"
 #include "zero/Report/Passes.h"
@@ -29,7 +24,7 @@ struct ConsumerLowerCollectives
     return "consumer-lower-collectives";
   }
   void getDependentDialects(mlir::DialectRegistry &registry) const override {
-    registry.insert<mlir::LLVM::LLVMDialect, mlir::memref::MemRefDialect>();
+    zero::registerZeroToRuntimeDialects(registry);
   }
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
@@ -52,8 +47,7 @@ struct ConsumerLowerCollectives
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   zero::registerZeroDialect(registry);
-  registry.insert<mlir::func::FuncDialect, mlir::arith::ArithDialect,
-                  mlir::memref::MemRefDialect>();
+  zero::registerZeroToRuntimeDialects(registry);
   zero::registerZeroPasses();
   zero::registerZeroReportPasses();
   mlir::PassRegistration<ConsumerLowerCollectives>();

@@ -18,6 +18,11 @@
 
 namespace zero {
 
+/// Registers the dialects the patterns below create ops of (arith, func,
+/// llvm, memref): a pass that applies them declares these as its dependent
+/// dialects, and a tool that prints their result loads them.
+void registerZeroToRuntimeDialects(mlir::DialectRegistry &registry);
+
 /// Gives `!zero.request` the runtime's handle type (`zero_handle *`, an
 /// `!llvm.ptr`) and keeps every other type.
 class RuntimeTypeConverter : public mlir::TypeConverter {
