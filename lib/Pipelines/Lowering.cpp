@@ -84,6 +84,8 @@ static void addBufferizationPasses(OpPassManager &pm) {
   pm.addPass(zero::createZeroVerifyCollectives(verify));
   // A program from upstream's shard-partition, in zero's ops.
   pm.addPass(zero::createConvertShardToZero());
+  // Block quantization as loop nests, which fuse with their neighbours.
+  pm.addPass(zero::createZeroQuantizeToLinalg());
   // Futures that loops carry get buffers that outlive an iteration.
   pm.addPass(zero::createZeroExpandLoopFutures());
   // Elementwise arith and math on tensors to linalg, fused into one loop nest

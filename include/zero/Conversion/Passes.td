@@ -49,6 +49,43 @@ def ConvertShardToZero : Pass<"convert-shard-to-zero", "mlir::ModuleOp"> {
   let dependentDialects = ["zero::ZeroDialect", "mlir::arith::ArithDialect"];
 }
 
+def ZeroQuantizeToLinalg : Pass<"zero-quantize-to-linalg"> {
+  let summary = "Expands block quantization into linalg loop nests";
+  let description = [{
+    Rewrites `zero.quantize` and `zero.dequantize` (on tensors) into
+    `linalg.generic` ops that the lowerings fuse, bufferize and run on the
+    host or the GPU like any other loop nest. With `B` the block and the
+    last dimension padded with zeros to whole blocks and viewed as
+    `(blocks, B)`:
+
+    1. each block's largest magnitude, `max(|x|)` in f32 (a NaN propagates);
+    2. the scales, that maximum divided by 127;
+    3. each element, `x / scale` rounded to the nearest integer (ties to
+       even), clamped to [-127, 127], 0 where it is NaN (a block of zeros),
+       converted to i8;
+
+    and for `zero.dequantize`, `i8 * scale` in f32, converted to the
+    result's type. The padding is cut off again.
+
+    ```mlir
+    %q, %s = zero.quantize %w block = 4 : tensor<1x8xf32> -> tensor<1x8xi8>, tensor<1x2xf32>
+    // becomes (abridged)
+    %e = tensor.expand_shape %w [[0], [1, 2]] : tensor<1x8xf32> into tensor<1x2x4xf32>
+    %m = linalg.generic {iterator_types = ["parallel", "parallel", "reduction"]} ins(%e) outs(%zeros) {
+      maximumf(absf(x), acc) }
+    %s = linalg.generic ... { divf(m, 127) }
+    %q = linalg.generic ... { fptosi(clamp(roundeven(divf(x, s)))) }
+    ```
+
+    The lowerings (`zero-to-llvm`, `zero-to-nvvm`) run it before anything
+    else touches linalg; it changes nothing in a program without these ops.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
+}
+
 def ZeroContiguousCollectiveBuffers
     : Pass<"zero-contiguous-collective-buffers"> {
   let summary = "Stages collectives' buffers that are not contiguous through "

@@ -406,3 +406,59 @@ func.func @async_await_without_reads(%x: tensor<8xf32>) -> tensor<8xf32> {
   %v = zero.await %f : !zero.future<tensor<8xf32>>
   return %v : tensor<8xf32>
 }
+
+// -----
+
+func.func @quantize_values_shape(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'zero.quantize' op has values of shape 'tensor<2x7xi8>' for floats 'tensor<2x8xf32>': they must match}}
+  %q, %s = zero.quantize %x block = 4 : tensor<2x8xf32> -> tensor<2x7xi8>, tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_scales_shape(%x: tensor<2x9xf32>) {
+  // expected-error @+1 {{'zero.quantize' op has scales 'tensor<2x2xf32>', but blocks of 4 in 'tensor<2x9xf32>' need 'tensor<2x3xf32>'}}
+  %q, %s = zero.quantize %x block = 4 : tensor<2x9xf32> -> tensor<2x9xi8>, tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dynamic(%x: tensor<?xf32>) {
+  // expected-error @+1 {{'zero.quantize' op needs static shapes}}
+  %q, %s = zero.quantize %x block = 4 : tensor<?xf32> -> tensor<?xi8>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{'zero.quantize' op needs a tensor of rank 1 or more: its blocks split the last dimension}}
+  %q, %s = zero.quantize %x block = 4 : tensor<f32> -> tensor<i8>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @quantize_block_zero(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'zero.quantize' op attribute 'block' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %q, %s = zero.quantize %x block = 0 : tensor<8xf32> -> tensor<8xi8>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_scales_shape(%q: tensor<8xi8>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{'zero.dequantize' op has scales 'tensor<3xf32>', but blocks of 4 in 'tensor<8xbf16>' need 'tensor<2xf32>'}}
+  %w = zero.dequantize %q, %s block = 4 : tensor<8xi8>, tensor<3xf32> -> tensor<8xbf16>
+  return
+}
+
+// -----
+
+func.func @dequantize_values_type(%q: tensor<8xi16>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{'zero.dequantize' op operand #0 must be ranked tensor of 8-bit signless integer values}}
+  %w = zero.dequantize %q, %s block = 4 : tensor<8xi16>, tensor<2xf32> -> tensor<8xf32>
+  return
+}

@@ -133,3 +133,14 @@ func.func @carried_future(%w0: tensor<16xf32>, %s: tensor<4xf32>) -> tensor<16xf
   %none = zero.completed_request
   return %w : tensor<16xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @block_quantization
+// CHECK: %[[Q:.*]], %[[S:.*]] = zero.quantize %{{.*}} block = 4096 : tensor<3x5000xf32> -> tensor<3x5000xi8>, tensor<3x2xf32>
+// CHECK: zero.dequantize %[[Q]], %[[S]] block = 4096 : tensor<3x5000xi8>, tensor<3x2xf32> -> tensor<3x5000xbf16>
+func.func @block_quantization(%w: tensor<3x5000xf32>) -> tensor<3x5000xbf16> {
+  %q, %s = zero.quantize %w block = 4096 : tensor<3x5000xf32> -> tensor<3x5000xi8>, tensor<3x2xf32>
+  %d = zero.dequantize %q, %s block = 4096 : tensor<3x5000xi8>, tensor<3x2xf32> -> tensor<3x5000xbf16>
+  return %d : tensor<3x5000xbf16>
+}

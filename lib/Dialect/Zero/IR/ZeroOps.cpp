@@ -534,3 +534,46 @@ bool zero::isContiguousBuffer(MemRefType type) {
   return type.getNumElements() == 0 ||
          memref::isStaticShapeAndContiguousRowMajor(type);
 }
+
+//===----------------------------------------------------------------------===//
+// Block quantization
+//===----------------------------------------------------------------------===//
+
+int64_t zero::getNumQuantBlocks(int64_t size, int64_t block) {
+  return (size + block - 1) / block;
+}
+
+/// Checks the shapes that `zero.quantize` relates: `values` has the shape of
+/// `floats`, and `scales` has it too but with one element a block in the
+/// last dimension; all static, of rank 1 or more.
+static LogicalResult verifyQuantShapes(Operation *op, RankedTensorType floats,
+                                       RankedTensorType values,
+                                       RankedTensorType scales, int64_t block) {
+  if (!floats.hasStaticShape() || !values.hasStaticShape() ||
+      !scales.hasStaticShape())
+    return op->emitOpError("needs static shapes");
+  if (floats.getRank() == 0)
+    return op->emitOpError("needs a tensor of rank 1 or more: its blocks "
+                           "split the last dimension");
+  if (values.getShape() != floats.getShape())
+    return op->emitOpError("has values of shape ")
+           << values << " for floats " << floats << ": they must match";
+  SmallVector<int64_t> scaleShape(floats.getShape());
+  scaleShape.back() = getNumQuantBlocks(scaleShape.back(), block);
+  if (scales.getShape() != ArrayRef<int64_t>(scaleShape))
+    return op->emitOpError("has scales ")
+           << scales << ", but blocks of " << block << " in " << floats
+           << " need "
+           << RankedTensorType::get(scaleShape, scales.getElementType());
+  return success();
+}
+
+LogicalResult QuantizeOp::verify() {
+  return verifyQuantShapes(*this, getInput().getType(), getValues().getType(),
+                           getScales().getType(), getBlock());
+}
+
+LogicalResult DequantizeOp::verify() {
+  return verifyQuantShapes(*this, getResult().getType(), getValues().getType(),
+                           getScales().getType(), getBlock());
+}

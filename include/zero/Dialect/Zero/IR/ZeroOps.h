@@ -47,6 +47,10 @@ bool isBufferCollective(mlir::Operation *op);
 /// and an element count: a static shape, row-major and dense (a buffer
 /// without elements is, whatever its strides).
 bool isContiguousBuffer(mlir::MemRefType type);
+
+/// How many blocks of `block` elements `zero.quantize` cuts `size` elements
+/// into: the last one may be shorter.
+int64_t getNumQuantBlocks(int64_t size, int64_t block);
 } // namespace zero
 
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_H

@@ -449,4 +449,69 @@ def Zero_CompletedRequestOp : Zero_Op<"completed_request", [Pure]> {
   let assemblyFormat = "attr-dict";
 }
 
+//===----------------------------------------------------------------------===//
+// Block quantization
+//===----------------------------------------------------------------------===//
+
+def Zero_QuantizeOp : Zero_Op<"quantize", [Pure]> {
+  let summary = "Block-quantizes floats to int8 with one f32 scale a block";
+  let description = [{
+    Splits the last dimension of `input` into blocks of `block` elements
+    (the last block of a row may be shorter) and quantizes each block
+    symmetrically to int8 with one f32 scale:
+
+    - `scale = max|x| / 127` over the block (NaN if the block holds one);
+    - `q = clamp(roundeven(x / scale), -127, 127)`, and 0 where `scale` is 0
+      or `x / scale` is NaN.
+
+    `values` has the input's shape; `scales` has it too, but with
+    `ceil(size / block)` elements in the last dimension. `zero.dequantize`
+    inverts it within `max|block| / 254` an element (plus float rounding,
+    below `max|block| * 2^-20`): the half step of 127 levels each side of
+    zero. A block with an infinity or a NaN dequantizes to NaN.
+
+    It is what a compressed collective sends (ZeRO++'s qwZ: the weights'
+    all-gather in int8 with a scale a block): `zero-quantize-to-linalg`
+    lowers it to two loop nests, which fuse with their neighbours.
+
+    ```mlir
+    %q, %s = zero.quantize %w block = 4096
+        : tensor<1x65536xf32> -> tensor<1x65536xi8>, tensor<1x16xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[AnyFloat]>:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$block);
+  let results = (outs RankedTensorOf<[I8]>:$values,
+                      RankedTensorOf<[F32]>:$scales);
+  let assemblyFormat = [{
+    $input `block` `=` $block attr-dict `:` type($input) `->` type($values)
+    `,` type($scales)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_DequantizeOp : Zero_Op<"dequantize", [Pure]> {
+  let summary = "Int8 values and their block scales back to floats";
+  let description = [{
+    The inverse of `zero.quantize`: element `i` of the last dimension is
+    `values[..., i] * scales[..., i / block]`, computed in f32 and then
+    converted to the result's element type. The shapes are those
+    `zero.quantize` gives for the result's type and `block`.
+
+    ```mlir
+    %w = zero.dequantize %q, %s block = 4096
+        : tensor<4x65536xi8>, tensor<4x16xf32> -> tensor<4x65536xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$values,
+                       RankedTensorOf<[F32]>:$scales,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$block);
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $values `,` $scales `block` `=` $block attr-dict `:` type($values) `,`
+    type($scales) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_TD

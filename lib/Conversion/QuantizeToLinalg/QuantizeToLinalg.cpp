@@ -1,0 +1,277 @@
+//===- QuantizeToLinalg.cpp - block quantization to linalg ----------------===//
+//
+// Each block becomes a row of a (blocks, block) view of the last dimension,
+// so that the largest magnitude is a reduction over the view's last
+// dimension and a scale broadcasts along it: plain linalg that every
+// lowering, the GPU's included, runs with the blocks in parallel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Conversion/QuantizeToLinalg/QuantizeToLinalg.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "zero/Conversion/Passes.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+
+namespace zero {
+#define GEN_PASS_DEF_ZEROQUANTIZETOLINALG
+#include "zero/Conversion/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+using namespace zero;
+
+namespace {
+
+/// The largest magnitude of the symmetric int8 levels (-127 to 127).
+constexpr double kLevels = 127.0;
+
+RankedTensorType withShape(RankedTensorType type, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// The shape of `type` with its last dimension as (blocks, block).
+SmallVector<int64_t> blockedShape(RankedTensorType type, int64_t block) {
+  SmallVector<int64_t> shape(type.getShape().drop_back());
+  shape.push_back(getNumQuantBlocks(type.getShape().back(), block));
+  shape.push_back(block);
+  return shape;
+}
+
+/// Groups every dimension alone but the last two: (blocks, block).
+SmallVector<ReassociationIndices> blockReassociation(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    groups.push_back({d});
+  groups.push_back({rank - 1, rank});
+  return groups;
+}
+
+/// `value` with its last dimension padded with zeros to whole blocks and
+/// viewed as (blocks, block).
+Value blockView(OpBuilder &b, Location loc, Value value, int64_t block) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> blocked = blockedShape(type, block);
+  SmallVector<int64_t> padded(type.getShape());
+  padded.back() = blocked[blocked.size() - 2] * block;
+  if (padded.back() != type.getShape().back()) {
+    Value zero =
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+    value = tensor::createPadHighOp(withShape(type, padded), value, zero,
+                                    /*nofold=*/false, loc, b);
+  }
+  return tensor::ExpandShapeOp::create(b, loc, withShape(type, blocked), value,
+                                       blockReassociation(type.getRank()));
+}
+
+/// The inverse of blockView: `blocked` as `type`, the padding cut off.
+Value unblockView(OpBuilder &b, Location loc, Value blocked,
+                  RankedTensorType type) {
+  auto blockedType = cast<RankedTensorType>(blocked.getType());
+  SmallVector<int64_t> padded(type.getShape());
+  int64_t rank = type.getRank();
+  padded.back() =
+      blockedType.getShape()[rank - 1] * blockedType.getShape()[rank];
+  Value value =
+      tensor::CollapseShapeOp::create(b, loc, withShape(blockedType, padded),
+                                      blocked, blockReassociation(rank));
+  if (padded.back() == type.getShape().back())
+    return value;
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : type.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  return tensor::ExtractSliceOp::create(b, loc, type, value, offsets, sizes,
+                                        strides);
+}
+
+/// The maps of an elementwise op over the blocked view (rank + 1 loops) that
+/// reads a per-block tensor (`scales`, without the view's last dimension)
+/// and the blocked tensor.
+SmallVector<AffineMap> blockwiseMaps(MLIRContext *context, int64_t loops,
+                                     unsigned blockedOperands,
+                                     unsigned scaleOperands) {
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(loops, context);
+  AffineMap perBlock = identity.dropResult(loops - 1);
+  SmallVector<AffineMap> maps;
+  for (unsigned i = 0; i < scaleOperands; ++i)
+    maps.push_back(perBlock);
+  for (unsigned i = 0; i < blockedOperands; ++i)
+    maps.push_back(identity);
+  return maps;
+}
+
+Value toF32(OpBuilder &b, Location loc, Value x) {
+  Type f32 = b.getF32Type();
+  if (x.getType() == f32)
+    return x;
+  if (x.getType().getIntOrFloatBitWidth() < 32)
+    return arith::ExtFOp::create(b, loc, f32, x);
+  return arith::TruncFOp::create(b, loc, f32, x);
+}
+
+Value fromF32(OpBuilder &b, Location loc, Value x, Type type) {
+  if (type == x.getType())
+    return x;
+  if (type.getIntOrFloatBitWidth() < 32)
+    return arith::TruncFOp::create(b, loc, type, x);
+  return arith::ExtFOp::create(b, loc, type, x);
+}
+
+struct QuantizeToLinalg : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = getContext();
+    auto inputType = op.getInput().getType();
+    auto scalesType = op.getScales().getType();
+    int64_t rank = inputType.getRank();
+    int64_t loops = rank + 1;
+    Value blocked = blockView(rewriter, loc, op.getInput(), op.getBlock());
+    auto blockedType = cast<RankedTensorType>(blocked.getType());
+
+    // Each block's largest magnitude; the zero it starts from is no larger
+    // than any magnitude, and a NaN wins (maximumf).
+    Value zeros =
+        linalg::FillOp::create(
+            rewriter, loc,
+            ValueRange{arith::ConstantOp::create(rewriter, loc,
+                                                 rewriter.getF32FloatAttr(0))},
+            ValueRange{tensor::EmptyOp::create(
+                rewriter, loc, scalesType.getShape(), rewriter.getF32Type())})
+            .getResult(0);
+    SmallVector<utils::IteratorType> reduceIterators(
+        loops, utils::IteratorType::parallel);
+    reduceIterators.back() = utils::IteratorType::reduction;
+    Value largest =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{scalesType}, ValueRange{blocked},
+            ValueRange{zeros},
+            SmallVector<AffineMap>{
+                AffineMap::getMultiDimIdentityMap(loops, context),
+                AffineMap::getMultiDimIdentityMap(loops, context)
+                    .dropResult(loops - 1)},
+            reduceIterators,
+            [](OpBuilder &b, Location loc, ValueRange args) {
+              Value magnitude =
+                  math::AbsFOp::create(b, loc, toF32(b, loc, args[0]));
+              linalg::YieldOp::create(b, loc,
+                                      ValueRange{arith::MaximumFOp::create(
+                                          b, loc, magnitude, args[1])});
+            })
+            .getResult(0);
+
+    SmallVector<utils::IteratorType> parallel(loops,
+                                              utils::IteratorType::parallel);
+    AffineMap perBlock = AffineMap::getMultiDimIdentityMap(rank, context);
+    Value scales =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{scalesType}, ValueRange{largest},
+            ValueRange{tensor::EmptyOp::create(
+                rewriter, loc, scalesType.getShape(), rewriter.getF32Type())},
+            SmallVector<AffineMap>{perBlock, perBlock},
+            SmallVector<utils::IteratorType>(rank,
+                                             utils::IteratorType::parallel),
+            [](OpBuilder &b, Location loc, ValueRange args) {
+              Value levels =
+                  arith::ConstantOp::create(b, loc, b.getF32FloatAttr(kLevels));
+              linalg::YieldOp::create(
+                  b, loc,
+                  ValueRange{arith::DivFOp::create(b, loc, args[0], levels)});
+            })
+            .getResult(0);
+
+    // x / scale to the nearest level; NaN (0 / 0 in a block of zeros) is 0.
+    Type i8 = rewriter.getI8Type();
+    Value levelsBlocked =
+        linalg::GenericOp::create(
+            rewriter, loc,
+            TypeRange{RankedTensorType::get(blockedType.getShape(), i8)},
+            ValueRange{scales, blocked},
+            ValueRange{tensor::EmptyOp::create(rewriter, loc,
+                                               blockedType.getShape(), i8)},
+            blockwiseMaps(context, loops, 2, 1), parallel,
+            [i8](OpBuilder &b, Location loc, ValueRange args) {
+              Value ratio = arith::DivFOp::create(
+                  b, loc, toF32(b, loc, args[1]), args[0]);
+              Value rounded = math::RoundEvenOp::create(b, loc, ratio);
+              Value top =
+                  arith::ConstantOp::create(b, loc, b.getF32FloatAttr(kLevels));
+              Value bottom = arith::ConstantOp::create(
+                  b, loc, b.getF32FloatAttr(-kLevels));
+              Value clamped = arith::MaximumFOp::create(
+                  b, loc, arith::MinimumFOp::create(b, loc, rounded, top),
+                  bottom);
+              Value isNaN = arith::CmpFOp::create(
+                  b, loc, arith::CmpFPredicate::UNO, clamped, clamped);
+              Value zero =
+                  arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+              Value level =
+                  arith::SelectOp::create(b, loc, isNaN, zero, clamped);
+              linalg::YieldOp::create(
+                  b, loc,
+                  ValueRange{arith::FPToSIOp::create(b, loc, i8, level)});
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, {unblockView(rewriter, loc, levelsBlocked,
+                                        op.getValues().getType()),
+                            scales});
+    return success();
+  }
+};
+
+struct DequantizeToLinalg : OpRewritePattern<DequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DequantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = op.getResult().getType();
+    Type element = resultType.getElementType();
+    int64_t loops = resultType.getRank() + 1;
+    Value blocked = blockView(rewriter, loc, op.getValues(), op.getBlock());
+    auto blockedType = cast<RankedTensorType>(blocked.getType());
+    Value floats =
+        linalg::GenericOp::create(
+            rewriter, loc,
+            TypeRange{RankedTensorType::get(blockedType.getShape(), element)},
+            ValueRange{op.getScales(), blocked},
+            ValueRange{tensor::EmptyOp::create(
+                rewriter, loc, blockedType.getShape(), element)},
+            blockwiseMaps(getContext(), loops, 2, 1),
+            SmallVector<utils::IteratorType>(loops,
+                                             utils::IteratorType::parallel),
+            [element](OpBuilder &b, Location loc, ValueRange args) {
+              Value level =
+                  arith::SIToFPOp::create(b, loc, b.getF32Type(), args[1]);
+              Value value = arith::MulFOp::create(b, loc, level, args[0]);
+              linalg::YieldOp::create(
+                  b, loc, ValueRange{fromF32(b, loc, value, element)});
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, unblockView(rewriter, loc, floats, resultType));
+    return success();
+  }
+};
+
+struct ZeroQuantizeToLinalgPass
+    : public zero::impl::ZeroQuantizeToLinalgBase<ZeroQuantizeToLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateQuantizeToLinalgPatterns(patterns);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace
+
+void zero::populateQuantizeToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<QuantizeToLinalg, DequantizeToLinalg>(patterns.getContext());
+}
