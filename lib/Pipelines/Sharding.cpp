@@ -59,6 +59,7 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
   if (options.deferAllGather) {
     ZeroDeferAllGatherOptions defer;
     defer.gatherDtype = options.gatherDtype;
+    defer.quantizeBlock = options.quantizeBlock;
     pm.addPass(createZeroDeferAllGather(defer));
   }
   if (options.bucketBytes > 0) {

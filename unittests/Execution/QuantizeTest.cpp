@@ -104,10 +104,11 @@ func.func @step(%x: tensor<{0}x{1}xf32>)
       .str();
 }
 
-class Quantize : public ::testing::TestWithParam<bool> {
+/// A context with zero's dialects (run without MLIR's thread pool).
+class QuantizeContext : public ::testing::Test {
 protected:
   static void SetUpTestSuite() { zero::registerAllPasses(); }
-  Quantize() : context(registry()) { context.disableMultithreading(); }
+  QuantizeContext() : context(registry()) { context.disableMultithreading(); }
   static DialectRegistry registry() {
     DialectRegistry r;
     zero::registerAllDialects(r);
@@ -115,6 +116,10 @@ protected:
   }
   MLIRContext context;
 };
+
+/// Parameter: whether the lowering is the GPU's loop form.
+class Quantize : public QuantizeContext,
+                 public ::testing::WithParamInterface<bool> {};
 
 /// Checks block `b` of row `r`: scale, levels and values against the
 /// semantics, and the bound.
@@ -188,6 +193,113 @@ TEST_P(Quantize, EveryElementFollowsTheSemanticsWithinTheBound) {
     for (int64_t r = 0; r < c.rows; ++r)
       for (int64_t b = 0; b < zero::getNumQuantBlocks(c.size, c.block); ++b)
         checkBlock(c, x, out, r, b);
+  }
+  llvm::sys::fs::remove_directories(dir);
+}
+
+/// A training loop whose gradient does not depend on its forward pass, so
+/// that the weights are the same with and without compression, and whose
+/// forward pass returns what it read of the weight in the last iteration.
+std::string trainingLoop(const std::string &meshShape, int64_t elements,
+                         int steps) {
+  return llvm::formatv(R"mlir(
+zero.mesh @dp(shape = {0})
+func.func @step(%w0: tensor<{1}xf32>, %gl: tensor<{1}xf32>, %x: tensor<{1}xf32>)
+    -> (tensor<{1}xf32>, tensor<{1}xf32>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant {2} : index
+  %lr = arith.constant dense<0.25> : tensor<{1}xf32>
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%w = %w0, %seen = %x)
+      -> (tensor<{1}xf32>, tensor<{1}xf32>) {{
+    %y = arith.mulf %w, %x : tensor<{1}xf32>
+    %g = zero.all_reduce %gl on @dp reduce = mean : tensor<{1}xf32>
+    %d = arith.mulf %g, %lr : tensor<{1}xf32>
+    %w2 = arith.subf %w, %d : tensor<{1}xf32>
+    scf.yield %w2, %y : tensor<{1}xf32>, tensor<{1}xf32>
+  }
+  return %r#0, %r#1 : tensor<{1}xf32>, tensor<{1}xf32>
+}
+)mlir",
+                       meshShape, elements, steps)
+      .str();
+}
+
+class QuantizedGather : public QuantizeContext {};
+
+// qwZ end to end: the loop sharded with the deferred gather in int8
+// (zero-weight-update-sharding{defer-all-gather gather-dtype=int8}) against
+// the loop as given, on the same inputs, at N = 1, 2, 3, 4, 8 and on a 2x4
+// mesh. The weights, which the carried fp32 shard holds, must be the same
+// bits; what the forward pass read of them (times ones) must be within
+// max|block| / 254 of the weight, each block being one of this rank's shard.
+TEST_F(QuantizedGather, CopyIsWithinTheBoundAndTheWeightsExact) {
+  const int64_t elements = 1000, block = 64;
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("zero-qwz", dir));
+  std::string ones = (dir + "/ones.npy").str();
+  ASSERT_EQ(rt::writeNpy(
+                ones, toArray(std::vector<float>(elements, 1.0f), {elements})),
+            "");
+  const std::pair<const char *, int> meshes[] = {{"[1]", 1}, {"[2]", 2},
+                                                 {"[3]", 3}, {"[4]", 4},
+                                                 {"[8]", 8}, {"[2, 4]", 8}};
+  for (auto [shape, ranks] : meshes) {
+    SCOPED_TRACE(std::string("mesh ") + shape);
+    std::string text = trainingLoop(shape, elements, /*steps=*/3);
+    OwningOpRef<ModuleOp> given = parseSourceString<ModuleOp>(text, &context);
+    ASSERT_TRUE(given);
+    OwningOpRef<ModuleOp> compressed = given->clone();
+    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &d) {
+      return success(d.getSeverity() == mlir::DiagnosticSeverity::Remark);
+    });
+    llvm::Error error = runPassPipeline(
+        *compressed, llvm::formatv("zero-weight-update-sharding{{defer-all-"
+                                   "gather gather-dtype=int8 "
+                                   "quantize-block={0}}",
+                                   block)
+                         .str());
+    ASSERT_FALSE(error) << llvm::toString(std::move(error));
+    int quantized = 0;
+    compressed->walk([&](zero::QuantizeOp) { ++quantized; });
+    EXPECT_EQ(quantized, ranks > 1 ? 1 : 0);
+    auto a = Executable::compile(*given, "step");
+    ASSERT_TRUE(static_cast<bool>(a)) << llvm::toString(a.takeError());
+    auto b = Executable::compile(*compressed, "step");
+    ASSERT_TRUE(static_cast<bool>(b)) << llvm::toString(b.takeError());
+    rt::LaunchOptions options;
+    options.ranks = ranks;
+    options.inputs[1].perRank = true;
+    options.inputs[2].path = ones;
+    std::vector<std::vector<rt::RankRun>> runs;
+    std::vector<const rt::Program *> programs{a->get(), b->get()};
+    ASSERT_EQ(rt::launch(programs, options, runs), "");
+    int64_t shard = (elements + ranks - 1) / ranks;
+    for (int r = 0; r < ranks; ++r) {
+      const rt::Array &weight = runs[0][r].outputs[0];
+      EXPECT_EQ(rt::compare(weight, runs[1][r].outputs[0]).differing, 0)
+          << "rank " << r << ": the weights differ";
+      const rt::Array &exact = runs[0][r].outputs[1];
+      const rt::Array &copy = runs[1][r].outputs[1];
+      if (ranks > 1)
+        EXPECT_GT(rt::compare(exact, copy).differing, 0)
+            << "rank " << r << ": the copy was not compressed";
+      // Blocks restart at each rank's shard.
+      for (int64_t first = 0; first < elements; first += shard)
+        for (int64_t begin = first; begin < std::min(elements, first + shard);
+             begin += block) {
+          int64_t end = std::min({elements, first + shard, begin + block});
+          float largest = 0;
+          for (int64_t i = begin; i < end; ++i)
+            largest = std::fmax(largest, std::fabs(element<float>(exact, i)));
+          double bound = largest / 254.0 + largest * std::ldexp(1.0, -20);
+          for (int64_t i = begin; i < end; ++i)
+            ASSERT_LE(std::fabs(static_cast<double>(element<float>(exact, i)) -
+                                element<float>(copy, i)),
+                      bound)
+                << "rank " << r << " element " << i;
+        }
+    }
   }
   llvm::sys::fs::remove_directories(dir);
 }

@@ -151,7 +151,7 @@ def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
     stages those that are not). A scatter or gather dimension must have only
     unit dimensions before it, so that each rank's part is contiguous; the
     element
-    type must be one the runtime has (f32, bf16, f16, f64, i32, i64). Any op
+    type must be one the runtime has (f32, bf16, f16, f64, i32, i64, i8). Any op
     the pass cannot lower (one of these cases, a collective left in tensor
     form, `zero.async`) is reported with its location and the pass fails.
 

@@ -305,7 +305,7 @@ std::optional<std::string> zero::whyNotLowerableToRuntime(Operation *op) {
   if (!dtypeCode(inputType.getElementType())) {
     os << "cannot be lowered: the runtime has no element type '"
        << inputType.getElementType()
-       << "' (it has f32, bf16, f16, f64, i32 and i64)";
+       << "' (it has f32, bf16, f16, f64, i32, i64 and i8)";
     return why;
   }
   if (auto rs = dyn_cast<ReduceScatterBufferOp>(op))

@@ -97,8 +97,9 @@ private:
   const Driver &d;
   CUmodule module = nullptr;
   /// [kind][dtype] for the reducing collectives; gathers by element size.
-  CUfunction reducing[2][6] = {};
-  CUfunction gather2 = nullptr, gather4 = nullptr, gather8 = nullptr;
+  CUfunction reducing[2][7] = {};
+  CUfunction gather1 = nullptr, gather2 = nullptr, gather4 = nullptr,
+             gather8 = nullptr;
   /// Each rank's communication stream, made by the rank's own thread when
   /// it first leads a collective.
   std::vector<CUstream> streams;
@@ -119,13 +120,15 @@ std::string CudaExchange::load() {
     return errorMessage(r, "loading the cuda-local kernels (" +
                                std::to_string(zero_collectives_fatbin_size) +
                                " bytes of sm_80/sm_90 code)");
-  static const char *dtypes[] = {"f32", "bf16", "f16", "f64", "i32", "i64"};
+  // Indexed by zero_dtype.
+  static const char *dtypes[] = {"f32", "bf16", "f16", "f64",
+                                 "i32", "i64",  "i8"};
   auto get = [&](const std::string &name, CUfunction &fn) -> std::string {
     if (CUresult r = d.cuModuleGetFunction(&fn, module, name.c_str()))
       return errorMessage(r, "cuModuleGetFunction(" + name + ")");
     return "";
   };
-  for (int t = 0; t < 6; ++t) {
+  for (int t = 0; t < 7; ++t) {
     for (std::string e :
          {get(std::string("zero_all_reduce_") + dtypes[t], reducing[0][t]),
           get(std::string("zero_reduce_scatter_") + dtypes[t], reducing[1][t])})
@@ -133,8 +136,8 @@ std::string CudaExchange::load() {
         return e;
   }
   for (std::string e :
-       {get("zero_all_gather_2", gather2), get("zero_all_gather_4", gather4),
-        get("zero_all_gather_8", gather8)})
+       {get("zero_all_gather_1", gather1), get("zero_all_gather_2", gather2),
+        get("zero_all_gather_4", gather4), get("zero_all_gather_8", gather8)})
     if (!e.empty())
       return e;
   return "";
@@ -147,7 +150,10 @@ std::string CudaExchange::load() {
 CUfunction CudaExchange::kernelFor(const Collective &c) const {
   if (c.kind == ZERO_ALL_GATHER) {
     size_t size = dtypeSize(c.dtype);
-    return size == 2 ? gather2 : size == 4 ? gather4 : gather8;
+    return size == 1   ? gather1
+           : size == 2 ? gather2
+           : size == 4 ? gather4
+                       : gather8;
   }
   return reducing[c.kind == ZERO_REDUCE_SCATTER][c.dtype];
 }

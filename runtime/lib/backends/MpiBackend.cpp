@@ -245,6 +245,8 @@ private:
       return MPI_INT32_T;
     case ZERO_I64:
       return MPI_INT64_T;
+    case ZERO_I8:
+      return MPI_INT8_T;
     case ZERO_BF16:
     case ZERO_F16:
       return halfType;

@@ -140,6 +140,8 @@ ncclDataType_t ncclType(zero_dtype dtype) {
     return ncclInt32;
   case ZERO_I64:
     return ncclInt64;
+  case ZERO_I8:
+    return ncclInt8;
   }
   return ncclFloat32;
 }

@@ -38,6 +38,9 @@ void zero::rt::storeElement(zero_dtype dtype, void *data, int64_t i,
   case ZERO_I64:
     static_cast<int64_t *>(data)[i] = static_cast<int64_t>(value);
     break;
+  case ZERO_I8:
+    static_cast<int8_t *>(data)[i] = static_cast<int8_t>(value);
+    break;
   }
 }
 
@@ -55,6 +58,8 @@ double zero::rt::loadElement(zero_dtype dtype, const void *data, int64_t i) {
     return static_cast<const int32_t *>(data)[i];
   case ZERO_I64:
     return static_cast<double>(static_cast<const int64_t *>(data)[i]);
+  case ZERO_I8:
+    return static_cast<const int8_t *>(data)[i];
   }
   return 0;
 }
@@ -197,6 +202,8 @@ template <typename Fn> void dispatch(zero_dtype dtype, Fn &&fn) {
     return fn(Plain<int32_t, int32_t>{}, int32_t{});
   case ZERO_I64:
     return fn(Plain<int64_t, int64_t>{}, int64_t{});
+  case ZERO_I8:
+    return fn(Plain<int8_t, int8_t>{}, int8_t{});
   case ZERO_BF16:
     return fn(Bf16{}, float{});
   case ZERO_F16:

@@ -159,13 +159,13 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
 
   int32_t n = c.group.size();
   std::string error;
-  if (dtype < ZERO_F32 || dtype > ZERO_I64)
+  if (dtype < ZERO_F32 || dtype > ZERO_I8)
     error = "unknown dtype " + std::to_string(dtype);
   else if (kind != ZERO_ALL_GATHER &&
            (reduction < ZERO_SUM || reduction > ZERO_MIN))
     error = "unknown reduction " + std::to_string(reduction);
   else if (kind != ZERO_ALL_GATHER && reduction == ZERO_MEAN &&
-           (dtype == ZERO_I32 || dtype == ZERO_I64))
+           (dtype == ZERO_I32 || dtype == ZERO_I64 || dtype == ZERO_I8))
     error = "an integer mean is not exact";
   else if (count < 0)
     error = "negative element count";
@@ -233,6 +233,8 @@ const char *zero::rt::dtypeName(zero_dtype dtype) {
     return "i32";
   case ZERO_I64:
     return "i64";
+  case ZERO_I8:
+    return "i8";
   }
   return "?";
 }
@@ -248,6 +250,8 @@ size_t zero::rt::dtypeSize(zero_dtype dtype) {
   case ZERO_F64:
   case ZERO_I64:
     return 8;
+  case ZERO_I8:
+    return 1;
   }
   return 1;
 }

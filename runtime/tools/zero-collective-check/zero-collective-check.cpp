@@ -53,11 +53,11 @@ const Kind kKinds[] = {
     {ZERO_ALL_GATHER, ZERO_SUM, "all_gather"},
 };
 
-const zero_dtype kDtypes[] = {ZERO_F32, ZERO_BF16, ZERO_F16,
-                              ZERO_F64, ZERO_I32,  ZERO_I64};
+const zero_dtype kDtypes[] = {ZERO_F32, ZERO_BF16, ZERO_F16, ZERO_F64,
+                              ZERO_I32, ZERO_I64,  ZERO_I8};
 
 bool isFloat(zero_dtype dtype) {
-  return dtype != ZERO_I32 && dtype != ZERO_I64;
+  return dtype != ZERO_I32 && dtype != ZERO_I64 && dtype != ZERO_I8;
 }
 
 /// Bits of precision (with the implicit one) of a float dtype.

@@ -12,9 +12,9 @@ func.func @tensor_form(%g: tensor<8xf32>) -> tensor<8xf32> {
 
 zero.mesh @dp(shape = [2])
 
-func.func @no_runtime_dtype(%g: memref<8xi8>) {
-  // expected-error @+1 {{cannot be lowered: the runtime has no element type 'i8'}}
-  zero.all_reduce_buffer %g, %g on @dp reduce = sum : memref<8xi8>, memref<8xi8>
+func.func @no_runtime_dtype(%g: memref<8xi16>) {
+  // expected-error @+1 {{cannot be lowered: the runtime has no element type 'i16' (it has f32, bf16, f16, f64, i32, i64 and i8)}}
+  zero.all_reduce_buffer %g, %g on @dp reduce = sum : memref<8xi16>, memref<8xi16>
   return
 }
 

@@ -57,6 +57,8 @@ inline std::optional<int32_t> dtypeCode(mlir::Type type) {
     return ZERO_I32;
   if (type.isSignlessInteger(64))
     return ZERO_I64;
+  if (type.isSignlessInteger(8))
+    return ZERO_I8;
   return std::nullopt;
 }
 

@@ -39,8 +39,11 @@ struct DeferredWeight {
   SmallVector<ShardSliceOp> slices;
   /// The other uses of `arg`: the forward and backward passes.
   SmallVector<OpOperand *> readers;
-  /// The element type the copy for the readers is gathered in.
+  /// The element type the copy for the readers is gathered in (with
+  /// `quantized`, the one it is dequantized into).
   Type gatherElement;
+  /// Whether the copy travels as int8 blocks with their scales.
+  bool quantized = false;
 };
 
 /// `value` peeled of a reshape to the whole shape and of dropped padding:
@@ -114,11 +117,13 @@ struct ZeroDeferAllGatherPass
     : public zero::impl::ZeroDeferAllGatherBase<ZeroDeferAllGatherPass> {
   using Base::Base;
 
-  /// The forced gather element type, null for auto.
+  /// The forced gather element type, null for auto and int8 (whose copy is
+  /// dequantized into the type the readers read).
   Type forcedGatherType() {
     Builder b(&getContext());
     switch (gatherDtype) {
     case GatherDtype::Auto:
+    case GatherDtype::Int8:
       return Type();
     case GatherDtype::BF16:
       return b.getBF16Type();
@@ -178,6 +183,7 @@ struct ZeroDeferAllGatherPass
           weight.readers.push_back(&use);
       }
       weight.gatherElement = forced ? forced : readElement(weight);
+      weight.quantized = gatherDtype == GatherDtype::Int8;
       weights.push_back(std::move(weight));
     }
     return weights;
@@ -252,11 +258,16 @@ struct ZeroDeferAllGatherPass
                          ArrayRef<BlockArgument>) {
       SmallVector<Value> gathered;
       for (DeferredWeight &weight : weights) {
+        RankedTensorType copy = weight.whole.clone(weight.gatherElement);
+        if (weight.quantized) {
+          gathered.push_back(gatherWholeQuantized(b, yieldLoc, weight.newShard,
+                                                  weight.layout, copy,
+                                                  quantizeBlock));
+          continue;
+        }
         Value part =
             convert(b, yieldLoc, weight.newShard, weight.gatherElement);
-        gathered.push_back(
-            gatherWhole(b, yieldLoc, part, weight.layout,
-                        weight.whole.clone(weight.gatherElement)));
+        gathered.push_back(gatherWhole(b, yieldLoc, part, weight.layout, copy));
       }
       return gathered;
     };
@@ -293,16 +304,16 @@ struct ZeroDeferAllGatherPass
         }
         reader->set(converted);
       }
-      // After the loop, the whole weight for the caller, in full precision:
-      // the last copy when it was gathered in full precision (also right
-      // when the loop runs no iteration: then it is the initial weight),
-      // else the last shard gathered once more.
+      // After the loop, the whole weight for the caller, exact: the last
+      // copy when it was gathered in full precision (also right when the
+      // loop runs no iteration: then it is the initial weight), else (a
+      // narrower or quantized copy) the last shard gathered once more.
       OpResult shard =
           newLoop.getTiedLoopResult(newLoop.getRegionIterArgs()[argIndex]);
       SmallVector<OpOperand *> uses =
           llvm::to_vector(llvm::make_pointer_range(shard.getUses()));
       Value whole = newLoop.getTiedLoopResult(copy);
-      if (whole.getType() != weight.whole) {
+      if (weight.quantized || whole.getType() != weight.whole) {
         OpBuilder after(newLoop->getContext());
         after.setInsertionPointAfter(newLoop);
         whole = gatherWhole(after, loc, shard, weight.layout, weight.whole);
@@ -313,6 +324,11 @@ struct ZeroDeferAllGatherPass
   }
 
   void runOnOperation() override {
+    if (gatherDtype == GatherDtype::Int8 && quantizeBlock <= 0) {
+      getOperation().emitError("quantize-block must be positive, not ")
+          << int64_t(quantizeBlock);
+      return signalPassFailure();
+    }
     Type forced = forcedGatherType();
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
@@ -321,7 +337,14 @@ struct ZeroDeferAllGatherPass
       if (weights.empty())
         continue;
       for (DeferredWeight &weight : weights)
-        if (weight.gatherElement != readElement(weight))
+        if (weight.quantized)
+          mlir::emitRemark(loop.getLoc(), "gathering a ")
+              << weight.whole << " weight in int8 blocks of "
+              << int64_t(quantizeBlock)
+              << " (gather-dtype=int8): the forward pass reads a copy within "
+                 "max|block|/254 of the weight, which changes results; the "
+                 "carried shard stays exact";
+        else if (weight.gatherElement != readElement(weight))
           mlir::emitRemark(loop.getLoc(), "gathering a ")
               << weight.whole << " weight in " << weight.gatherElement
               << " (gather-dtype): the forward pass reads a rounded copy, "

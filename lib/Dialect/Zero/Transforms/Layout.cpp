@@ -28,6 +28,18 @@ Value zero::sliceShard(OpBuilder &b, Location loc, Value full,
                               layout.axes, /*dim=*/0);
 }
 
+/// The gathered, padded `flat` as `whole`: the padding dropped, the shape
+/// restored.
+static Value unpadWhole(OpBuilder &b, Location loc, Value flat,
+                        const GroupPartition &layout, RankedTensorType whole) {
+  if (layout.paddedElements != layout.numElements)
+    flat = tensor::ExtractSliceOp::create(
+        b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(layout.numElements)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return unflatten(b, loc, flat, whole);
+}
+
 Value zero::gatherWhole(OpBuilder &b, Location loc, Value shard,
                         const GroupPartition &layout, RankedTensorType whole,
                         AllGatherOp *gather) {
@@ -37,11 +49,37 @@ Value zero::gatherWhole(OpBuilder &b, Location loc, Value shard,
       shard, layout.mesh, layout.axes, /*gather_dim=*/0);
   if (gather)
     *gather = op;
-  Value flat = op.getResult();
-  if (layout.paddedElements != layout.numElements)
-    flat = tensor::ExtractSliceOp::create(
-        b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(layout.numElements)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  return unflatten(b, loc, flat, whole);
+  return unpadWhole(b, loc, op.getResult(), layout, whole);
+}
+
+Value zero::gatherWholeQuantized(OpBuilder &b, Location loc, Value shard,
+                                 const GroupPartition &layout,
+                                 RankedTensorType whole, int64_t block) {
+  auto shardType = cast<RankedTensorType>(shard.getType());
+  int64_t size = shardType.getNumElements();
+  int64_t ranks = layout.paddedElements / size;
+  int64_t blocks = getNumQuantBlocks(size, block);
+  auto rowsOf = [](int64_t rows, int64_t columns, Type element) {
+    return RankedTensorType::get({rows, columns}, element);
+  };
+  Value row = tensor::ExpandShapeOp::create(
+      b, loc, rowsOf(1, size, shardType.getElementType()), shard,
+      ArrayRef<ReassociationIndices>{{0, 1}});
+  Type i8 = b.getI8Type(), f32 = b.getF32Type();
+  auto quantize = QuantizeOp::create(b, loc, rowsOf(1, size, i8),
+                                     rowsOf(1, blocks, f32), row, block);
+  auto levels =
+      AllGatherOp::create(b, loc, rowsOf(ranks, size, i8), quantize.getValues(),
+                          layout.mesh, layout.axes, /*gather_dim=*/0);
+  auto scales = AllGatherOp::create(b, loc, rowsOf(ranks, blocks, f32),
+                                    quantize.getScales(), layout.mesh,
+                                    layout.axes, /*gather_dim=*/0);
+  Value rows =
+      DequantizeOp::create(b, loc, rowsOf(ranks, size, whole.getElementType()),
+                           levels, scales, block);
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc,
+      GroupPartition::flatType(whole.getElementType(), layout.paddedElements),
+      rows, ArrayRef<ReassociationIndices>{{0, 1}});
+  return unpadWhole(b, loc, flat, layout, whole);
 }

@@ -64,6 +64,16 @@ mlir::Value gatherWhole(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType whole,
                         AllGatherOp *gather = nullptr);
 
+/// The whole value, of type `whole` (any float element type), of which the
+/// float `shard` is this rank's part, sent in int8: `zero.quantize` of the
+/// shard as one row of blocks of `block`, `zero.all_gather` of the levels
+/// and of the scales, `zero.dequantize` into `whole`'s element type, then
+/// the padding dropped and the shape restored.
+mlir::Value gatherWholeQuantized(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Value shard,
+                                 const GroupPartition &layout,
+                                 mlir::RankedTensorType whole, int64_t block);
+
 } // namespace zero
 
 #endif // ZERO_LIB_DIALECT_ZERO_TRANSFORMS_LAYOUT_H

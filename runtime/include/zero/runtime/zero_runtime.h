@@ -47,7 +47,8 @@ typedef enum zero_dtype {
   ZERO_F16 = 2,
   ZERO_F64 = 3,
   ZERO_I32 = 4,
-  ZERO_I64 = 5
+  ZERO_I64 = 5,
+  ZERO_I8 = 6 /* int8: block-quantized values (zero.quantize) */
 } zero_dtype;
 
 /* Reductions; the values match the dialect's ReductionKind. */

@@ -153,6 +153,7 @@ using F32 = Plain<float, float>;
 using F64 = Plain<double, double>;
 using I32 = Plain<int32_t, int32_t>;
 using I64 = Plain<int64_t, int64_t>;
+using I8 = Plain<int8_t, int8_t>;
 
 } // namespace
 
@@ -171,8 +172,12 @@ ZERO_REDUCING(i32, I32, int32_t)
 ZERO_REDUCING(i64, I64, int64_t)
 ZERO_REDUCING(bf16, Bf16, float)
 ZERO_REDUCING(f16, F16, float)
+ZERO_REDUCING(i8, I8, int8_t)
 
 // A gather moves bits: one kernel per element size.
+extern "C" __global__ void zero_all_gather_1(Buffers b) {
+  allGather<uint8_t>(b);
+}
 extern "C" __global__ void zero_all_gather_2(Buffers b) {
   allGather<uint16_t>(b);
 }

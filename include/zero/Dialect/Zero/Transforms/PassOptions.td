@@ -55,7 +55,13 @@ defvar deferAllGatherOptions = [
                       "weight's"),
            clEnumValN(::zero::GatherDtype::BF16, "bf16", "bf16"),
            clEnumValN(::zero::GatherDtype::F16, "f16", "f16"),
-           clEnumValN(::zero::GatherDtype::F32, "f32", "f32"))}]>,
+           clEnumValN(::zero::GatherDtype::F32, "f32", "f32"),
+           clEnumValN(::zero::GatherDtype::Int8, "int8",
+                      "int8 blocks with an f32 scale each, dequantized into "
+                      "the type the forward pass reads (qwZ)"))}]>,
+  Option<"quantizeBlock", "quantize-block", "int64_t", /*default=*/"4096",
+         "Elements a scale covers when gather-dtype=int8 (ZeRO++ uses about "
+         "4096)">,
 ];
 
 defvar combineCollectivesOwnOptions = [

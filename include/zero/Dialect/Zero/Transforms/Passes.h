@@ -12,7 +12,7 @@ class OpPassManager;
 namespace zero {
 
 /// The element type of the copy zero-defer-all-gather gathers (gather-dtype).
-enum class GatherDtype { Auto, BF16, F16, F32 };
+enum class GatherDtype { Auto, BF16, F16, F32, Int8 };
 
 /// What zero-verify-collectives does with a collective it cannot prove
 /// (mode).
