@@ -2,6 +2,7 @@
 
 #include "zero/Execution/Runner.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -295,6 +296,8 @@ llvm::Expected<EntrySignature> EntrySignature::read(ModuleOp module,
             entry.str().c_str(), what, i, str(type).c_str());
   return signature;
 }
+
+Executable::~Executable() = default;
 
 llvm::Expected<std::unique_ptr<Executable>>
 Executable::compile(ModuleOp module, StringRef entry,

@@ -10,7 +10,6 @@
 #ifndef ZERO_EXECUTION_RUNNER_H
 #define ZERO_EXECUTION_RUNNER_H
 
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
@@ -20,6 +19,10 @@
 
 #include <memory>
 #include <optional>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
 
 namespace zero::exec {
 
@@ -75,6 +78,8 @@ public:
   static llvm::Expected<std::unique_ptr<Executable>>
   compile(mlir::ModuleOp module, llvm::StringRef entry,
           const ZeroToLLVMOptions &lowering = {});
+
+  ~Executable() override;
 
   const EntrySignature &getSignature() const { return signature; }
 
