@@ -22,18 +22,24 @@ if [ ! -f "$build/build.ninja" ]; then
   fi
 fi
 echo "build: ninja ${*:-all} (a first build takes minutes on 2 cores)"
-# ninja prints "[finished/total elapsed] description" per step.
-NINJA_STATUS="[%f/%t %e] " ninja -C "$build" "$@" |
-  awk -v verbose="${ZERO_BUILD_VERBOSE:-0}" '
-    /^\[[0-9]+\/[0-9]+ [0-9.]+\] / {
-      split(substr($1, 2), count, "/")
-      done = count[1]; total = count[2]; seconds = $2 + 0
-      percent = int(100 * done / total)
-      if (verbose == 1 || percent >= next_percent || done == total) {
-        printf "build: %3d%% (%d/%d steps, %d s)\n", percent, done, total, seconds
-        while (next_percent <= percent) next_percent += 10
-      }
-      fflush(); next
-    }
-    /^ninja: Entering directory/ { next }
-    { print; fflush() }'
+# ninja prints "[finished/total elapsed] description" per step. Read line by
+# line in bash: awk (Debian's mawk) reads a pipe in large blocks, and would
+# print nothing until a block filled.
+NINJA_STATUS="[%f/%t %e] " ninja -C "$build" "$@" | {
+  next_percent=0
+  step='^\[([0-9]+)/([0-9]+) ([0-9]+)[0-9.]*\] '
+  while IFS= read -r line; do
+    if [[ $line =~ $step ]]; then
+      done=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+      seconds=${BASH_REMATCH[3]} percent=$((100 * done / total))
+      if [[ ${ZERO_BUILD_VERBOSE:-0} == 1 ]] || ((percent >= next_percent)) ||
+        ((done == total)); then
+        printf "build: %3d%% (%d/%d steps, %d s)\n" "$percent" "$done" \
+          "$total" "$seconds"
+        while ((next_percent <= percent)); do next_percent=$((next_percent + 10)); done
+      fi
+    elif [[ $line != "ninja: Entering directory"* ]]; then
+      printf '%s\n' "$line"
+    fi
+  done
+}
