@@ -97,7 +97,7 @@ private:
   const Driver &d;
   CUmodule module = nullptr;
   /// [kind][dtype] for the reducing collectives; gathers by element size.
-  CUfunction reducing[2][7] = {};
+  CUfunction reducing[2][kNumDtypes] = {};
   CUfunction gather1 = nullptr, gather2 = nullptr, gather4 = nullptr,
              gather8 = nullptr;
   /// Each rank's communication stream, made by the rank's own thread when
@@ -120,18 +120,16 @@ std::string CudaExchange::load() {
     return errorMessage(r, "loading the cuda-local kernels (" +
                                std::to_string(zero_collectives_fatbin_size) +
                                " bytes of sm_80/sm_90 code)");
-  // Indexed by zero_dtype.
-  static const char *dtypes[] = {"f32", "bf16", "f16", "f64",
-                                 "i32", "i64",  "i8"};
   auto get = [&](const std::string &name, CUfunction &fn) -> std::string {
     if (CUresult r = d.cuModuleGetFunction(&fn, module, name.c_str()))
       return errorMessage(r, "cuModuleGetFunction(" + name + ")");
     return "";
   };
-  for (int t = 0; t < 7; ++t) {
-    for (std::string e :
-         {get(std::string("zero_all_reduce_") + dtypes[t], reducing[0][t]),
-          get(std::string("zero_reduce_scatter_") + dtypes[t], reducing[1][t])})
+  // The kernels are named by dtype (Collectives.cu).
+  for (int t = 0; t < kNumDtypes; ++t) {
+    std::string dtype = dtypeName(static_cast<zero_dtype>(t));
+    for (std::string e : {get("zero_all_reduce_" + dtype, reducing[0][t]),
+                          get("zero_reduce_scatter_" + dtype, reducing[1][t])})
       if (!e.empty())
         return e;
   }

@@ -159,13 +159,13 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
 
   int32_t n = c.group.size();
   std::string error;
-  if (dtype < ZERO_F32 || dtype > ZERO_I8)
+  if (dtype < 0 || dtype >= kNumDtypes)
     error = "unknown dtype " + std::to_string(dtype);
   else if (kind != ZERO_ALL_GATHER &&
            (reduction < ZERO_SUM || reduction > ZERO_MIN))
     error = "unknown reduction " + std::to_string(reduction);
   else if (kind != ZERO_ALL_GATHER && reduction == ZERO_MEAN &&
-           (dtype == ZERO_I32 || dtype == ZERO_I64 || dtype == ZERO_I8))
+           isIntegerDtype(static_cast<zero_dtype>(dtype)))
     error = "an integer mean is not exact";
   else if (count < 0)
     error = "negative element count";
@@ -254,6 +254,10 @@ size_t zero::rt::dtypeSize(zero_dtype dtype) {
     return 1;
   }
   return 1;
+}
+
+bool zero::rt::isIntegerDtype(zero_dtype dtype) {
+  return dtype == ZERO_I32 || dtype == ZERO_I64 || dtype == ZERO_I8;
 }
 
 std::string zero::rt::describe(const Collective &c) {

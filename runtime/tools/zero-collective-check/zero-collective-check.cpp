@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -55,10 +56,9 @@ const Kind kKinds[] = {
 
 const zero_dtype kDtypes[] = {ZERO_F32, ZERO_BF16, ZERO_F16, ZERO_F64,
                               ZERO_I32, ZERO_I64,  ZERO_I8};
+static_assert(std::size(kDtypes) == kNumDtypes, "a dtype is not checked");
 
-bool isFloat(zero_dtype dtype) {
-  return dtype != ZERO_I32 && dtype != ZERO_I64 && dtype != ZERO_I8;
-}
+bool isFloat(zero_dtype dtype) { return !isIntegerDtype(dtype); }
 
 /// Bits of precision (with the implicit one) of a float dtype.
 int precision(zero_dtype dtype) {

@@ -17,10 +17,15 @@
 
 namespace zero::rt {
 
+/// The dtype codes are 0 to kNumDtypes - 1 (zero_dtype).
+constexpr int kNumDtypes = ZERO_I8 + 1;
+
 /// "f32", "bf16", ...
 const char *dtypeName(zero_dtype dtype);
 /// Bytes of one element.
 size_t dtypeSize(zero_dtype dtype);
+/// Whether `dtype` is an integer type (whose mean is not exact).
+bool isIntegerDtype(zero_dtype dtype);
 
 /// Element `i` of a buffer of `dtype`, as a double (exact for every dtype
 /// but i64 beyond 2^53).
