@@ -90,20 +90,13 @@ Value unblockView(OpBuilder &b, Location loc, Value blocked,
                                         strides);
 }
 
-/// The maps of an elementwise op over the blocked view (rank + 1 loops) that
-/// reads a per-block tensor (`scales`, without the view's last dimension)
-/// and the blocked tensor.
-SmallVector<AffineMap> blockwiseMaps(MLIRContext *context, int64_t loops,
-                                     unsigned blockedOperands,
-                                     unsigned scaleOperands) {
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(loops, context);
-  AffineMap perBlock = identity.dropResult(loops - 1);
-  SmallVector<AffineMap> maps;
-  for (unsigned i = 0; i < scaleOperands; ++i)
-    maps.push_back(perBlock);
-  for (unsigned i = 0; i < blockedOperands; ++i)
-    maps.push_back(identity);
-  return maps;
+/// Over the blocked view's loops, the map of a blocked operand and of a
+/// per-block one (the scales: the view without its last dimension).
+AffineMap blockedMap(MLIRContext *context, int64_t loops) {
+  return AffineMap::getMultiDimIdentityMap(loops, context);
+}
+AffineMap perBlockMap(MLIRContext *context, int64_t loops) {
+  return blockedMap(context, loops).dropResult(loops - 1);
 }
 
 Value toF32(OpBuilder &b, Location loc, Value x) {
@@ -154,10 +147,8 @@ struct QuantizeToLinalg : OpRewritePattern<QuantizeOp> {
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{scalesType}, ValueRange{blocked},
             ValueRange{zeros},
-            SmallVector<AffineMap>{
-                AffineMap::getMultiDimIdentityMap(loops, context),
-                AffineMap::getMultiDimIdentityMap(loops, context)
-                    .dropResult(loops - 1)},
+            SmallVector<AffineMap>{blockedMap(context, loops),
+                                   perBlockMap(context, loops)},
             reduceIterators,
             [](OpBuilder &b, Location loc, ValueRange args) {
               Value magnitude =
@@ -197,7 +188,10 @@ struct QuantizeToLinalg : OpRewritePattern<QuantizeOp> {
             ValueRange{scales, blocked},
             ValueRange{tensor::EmptyOp::create(rewriter, loc,
                                                blockedType.getShape(), i8)},
-            blockwiseMaps(context, loops, 2, 1), parallel,
+            SmallVector<AffineMap>{perBlockMap(context, loops),
+                                   blockedMap(context, loops),
+                                   blockedMap(context, loops)},
+            parallel,
             [i8](OpBuilder &b, Location loc, ValueRange args) {
               Value ratio = arith::DivFOp::create(
                   b, loc, toF32(b, loc, args[1]), args[0]);
@@ -245,7 +239,9 @@ struct DequantizeToLinalg : OpRewritePattern<DequantizeOp> {
             ValueRange{op.getScales(), blocked},
             ValueRange{tensor::EmptyOp::create(
                 rewriter, loc, blockedType.getShape(), element)},
-            blockwiseMaps(getContext(), loops, 2, 1),
+            SmallVector<AffineMap>{perBlockMap(getContext(), loops),
+                                   blockedMap(getContext(), loops),
+                                   blockedMap(getContext(), loops)},
             SmallVector<utils::IteratorType>(loops,
                                              utils::IteratorType::parallel),
             [element](OpBuilder &b, Location loc, ValueRange args) {

@@ -15,6 +15,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace zero;
@@ -540,7 +541,7 @@ bool zero::isContiguousBuffer(MemRefType type) {
 //===----------------------------------------------------------------------===//
 
 int64_t zero::getNumQuantBlocks(int64_t size, int64_t block) {
-  return (size + block - 1) / block;
+  return llvm::divideCeil(size, block);
 }
 
 /// Checks the shapes that `zero.quantize` relates: `values` has the shape of

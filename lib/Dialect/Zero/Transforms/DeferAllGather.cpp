@@ -40,10 +40,8 @@ struct DeferredWeight {
   /// The other uses of `arg`: the forward and backward passes.
   SmallVector<OpOperand *> readers;
   /// The element type the copy for the readers is gathered in (with
-  /// `quantized`, the one it is dequantized into).
+  /// gather-dtype=int8, the one it is dequantized into).
   Type gatherElement;
-  /// Whether the copy travels as int8 blocks with their scales.
-  bool quantized = false;
 };
 
 /// `value` peeled of a reshape to the whole shape and of dropped padding:
@@ -117,6 +115,9 @@ struct ZeroDeferAllGatherPass
     : public zero::impl::ZeroDeferAllGatherBase<ZeroDeferAllGatherPass> {
   using Base::Base;
 
+  /// Whether the copies travel as int8 blocks with their scales.
+  bool quantizes() const { return gatherDtype == GatherDtype::Int8; }
+
   /// The forced gather element type, null for auto and int8 (whose copy is
   /// dequantized into the type the readers read).
   Type forcedGatherType() {
@@ -183,7 +184,6 @@ struct ZeroDeferAllGatherPass
           weight.readers.push_back(&use);
       }
       weight.gatherElement = forced ? forced : readElement(weight);
-      weight.quantized = gatherDtype == GatherDtype::Int8;
       weights.push_back(std::move(weight));
     }
     return weights;
@@ -259,7 +259,7 @@ struct ZeroDeferAllGatherPass
       SmallVector<Value> gathered;
       for (DeferredWeight &weight : weights) {
         RankedTensorType copy = weight.whole.clone(weight.gatherElement);
-        if (weight.quantized) {
+        if (quantizes()) {
           gathered.push_back(gatherWholeQuantized(b, yieldLoc, weight.newShard,
                                                   weight.layout, copy,
                                                   quantizeBlock));
@@ -313,7 +313,7 @@ struct ZeroDeferAllGatherPass
       SmallVector<OpOperand *> uses =
           llvm::to_vector(llvm::make_pointer_range(shard.getUses()));
       Value whole = newLoop.getTiedLoopResult(copy);
-      if (weight.quantized || whole.getType() != weight.whole) {
+      if (quantizes() || whole.getType() != weight.whole) {
         OpBuilder after(newLoop->getContext());
         after.setInsertionPointAfter(newLoop);
         whole = gatherWhole(after, loc, shard, weight.layout, weight.whole);
@@ -324,7 +324,7 @@ struct ZeroDeferAllGatherPass
   }
 
   void runOnOperation() override {
-    if (gatherDtype == GatherDtype::Int8 && quantizeBlock <= 0) {
+    if (quantizes() && quantizeBlock <= 0) {
       getOperation().emitError("quantize-block must be positive, not ")
           << int64_t(quantizeBlock);
       return signalPassFailure();
@@ -337,7 +337,7 @@ struct ZeroDeferAllGatherPass
       if (weights.empty())
         continue;
       for (DeferredWeight &weight : weights)
-        if (weight.quantized)
+        if (quantizes())
           mlir::emitRemark(loop.getLoc(), "gathering a ")
               << weight.whole << " weight in int8 blocks of "
               << int64_t(quantizeBlock)
