@@ -77,10 +77,9 @@ rt::Array toArray(const std::vector<float> &x, std::vector<int64_t> shape) {
   return a;
 }
 
+/// Element `i` of an f32 or i8 result (exact through the double).
 template <typename T> T element(const rt::Array &a, int64_t i) {
-  T v;
-  std::memcpy(&v, a.bytes.data() + i * sizeof(T), sizeof(T));
-  return v;
+  return static_cast<T>(rt::getElementAsDouble(a, i));
 }
 
 bool sameBits(float a, float b) {
