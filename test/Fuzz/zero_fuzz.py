@@ -313,6 +313,25 @@ def run_keeping_stdout(command, timeout):
     return ("ok" if p.returncode == 0 else "error"), output, p.stdout
 
 
+def run_split(command, texts, path, timeout):
+    """Runs `command` ("MUTANT" in it stands for `path`) on `texts` as the
+    chunks of one --split-input-file file written to `path`: the status, the
+    output (stdout and stderr), and each text's own output, or None for them
+    when the process crashed or timed out (it then says nothing of its other
+    chunks) or printed another number of chunks. A rejected chunk prints
+    nothing between its markers."""
+    with open(path, "w") as f:
+        f.write(("\n" + SPLIT + "\n").join(texts))
+    real = [path if a == "MUTANT" else a for a in command] + [
+        "--split-input-file=" + SPLIT, "--output-split-marker=" + SPLIT]
+    status, output, stdout = run_keeping_stdout(real, timeout)
+    chunks = (None if status in ("crash", "timeout") else
+              stdout.split(SPLIT + "\n"))
+    if chunks is not None and len(chunks) != len(texts):
+        chunks = None
+    return status, output, chunks
+
+
 def run(command, timeout):
     """'ok', 'error', 'crash' or 'timeout', and the output."""
     status, output, _ = run_keeping_stdout(command, timeout)
@@ -354,15 +373,14 @@ def check_verification(args, rng, findings, workdir):
             mutants.append((f"{name} ({result[1]})", result[0], runnable))
     examples = [s for s in seeds if s[2]]
     jobs = list(enumerate(mutants + examples))
-    VERIFY = [args.zero_opt, "MUTANT", "--zero-verify-collectives",
-              "-o", os.devnull]
+    VERIFY = [args.zero_opt, "MUTANT", "--zero-verify-collectives"]
 
     def verify_alone(index):
         path = os.path.join(workdir, f"v{index}.mlir")
         with open(path, "w") as f:
             f.write(jobs[index][1][1])
         real = [path if a == "MUTANT" else a for a in VERIFY]
-        return index, VERIFY, run(real, args.timeout)
+        return index, VERIFY, run(real + ["-o", os.devnull], args.timeout)
 
     def verify(batch):
         """The outcome of each program of a batch: (index, command, (status,
@@ -372,14 +390,8 @@ def check_verification(args, rng, findings, workdir):
         number, members = batch
         path = os.path.join(workdir, f"vbatch{number}.mlir")
         texts = [jobs[i][1][1] for i in members]
-        with open(path, "w") as f:
-            f.write(("\n" + SPLIT + "\n").join(texts))
-        real = [path if a == "MUTANT" else a for a in VERIFY[:-2]] + [
-            "--split-input-file=" + SPLIT, "--output-split-marker=" + SPLIT]
-        status, output, stdout = run_keeping_stdout(real, args.timeout)
-        chunks = (None if status in ("crash", "timeout") else
-                  stdout.split(SPLIT + "\n"))
-        if chunks is None or len(chunks) != len(members):
+        _, output, chunks = run_split(VERIFY, texts, path, args.timeout)
+        if chunks is None:
             return [verify_alone(i) for i in members]
         starts, line = [], 1
         for text in texts:
@@ -463,17 +475,9 @@ def main():
         command, (status, output)), and the processes it took."""
         number, (command, members) = job
         path = os.path.join(workdir, f"batch{number}.mlir")
-        with open(path, "w") as f:
-            f.write(("\n" + SPLIT + "\n").join(plans[i][0][1]
-                                               for i in members))
-        real = [path if a == "MUTANT" else a for a in command] + [
-            "--split-input-file=" + SPLIT, "--output-split-marker=" + SPLIT]
-        status, _, stdout = run_keeping_stdout(real, args.timeout)
-        # A rejected chunk prints nothing between its markers; a process that
-        # crashed or timed out says nothing of its other chunks.
-        chunks = (None if status in ("crash", "timeout") else
-                  stdout.split(SPLIT + "\n"))
-        if chunks is None or len(chunks) != len(members):
+        _, _, chunks = run_split(command, [plans[i][0][1] for i in members],
+                                 path, args.timeout)
+        if chunks is None:
             return [(i, command, alone(command, i)) for i in members], \
                 1 + len(members)
         return [(i, command, ("ok" if chunk.strip() else "error", ""))
