@@ -236,6 +236,18 @@ def ZeroChecksToRuntime : Pass<"zero-checks-to-runtime", "mlir::ModuleOp"> {
     location), naming the rank: under mpi and nccl every rank of the job
     ends. The access it guards never happens.
 
+    A check that holds wherever it runs is dropped, since it catches nothing
+    and costs compile and run time: most of what
+    generate-runtime-verification emits guards the index of a loop that
+    counts within its buffer. The pass infers the ranges of the condition's
+    operands along their definitions only: upstream's
+    `InferIntRangeInterface` for each op, the bounds of `scf.for` (signed)
+    and `scf.parallel` for their induction variables, the branch `scf.if`
+    takes, and the static layout behind `memref.extract_strided_metadata`
+    (through `memref.cast`). A value it cannot follow, such as an index read
+    from memory or the rank's offset, keeps its check. On a small GPT-2's
+    step (2 blocks, width 64) sharded on 3 ranks, 168 of 2263 checks remain.
+
     `zero-to-llvm{runtime-checks}` runs both passes after the loops are
     made; `zero-run` lowers with it unless `--runtime-checks=false`.
   }];
