@@ -30,6 +30,7 @@ std::optional<int64_t> zero::getBytesSentPerRank(CollectiveOpInterface op,
                      .Case<AllReduceOp>([&](auto) { return 2 * *inBytes; })
                      .Case<ReduceScatterOp>([&](auto) { return *inBytes; })
                      .Case<AllGatherOp>([&](auto) { return *outBytes; })
+                     .Case<AllToAllOp>([&](auto) { return *inBytes; })
                      .Default([&](auto) { return *inBytes; });
   return full / groupSize * (groupSize - 1) +
          full % groupSize * (groupSize - 1) / groupSize;

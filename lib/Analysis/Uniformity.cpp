@@ -79,12 +79,14 @@ std::optional<GroupInfo> getGroupInfo(Operation *op) {
     info.effect = GroupEffect::Splits;
     return info;
   }
-  if (isa<AllReduceBufferOp, ReduceScatterBufferOp, AllGatherBufferOp>(op)) {
+  if (isa<AllReduceBufferOp, ReduceScatterBufferOp, AllGatherBufferOp,
+          AllToAllBufferOp>(op)) {
     info.mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
     auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
     zeroAxes(axes ? std::optional(axes.asArrayRef()) : std::nullopt, info);
-    info.effect = isa<ReduceScatterBufferOp>(op) ? GroupEffect::Splits
-                                                 : GroupEffect::Combines;
+    info.effect = isa<ReduceScatterBufferOp, AllToAllBufferOp>(op)
+                      ? GroupEffect::Splits
+                      : GroupEffect::Combines;
     info.input = op->getOperand(0);
     return info;
   }

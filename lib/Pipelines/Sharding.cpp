@@ -69,6 +69,12 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     copyCostModel(combine, options);
     pm.addPass(createZeroCombineCollectives(combine));
   }
+  // Each bucket's reduce-scatter as one compressed exchange.
+  if (options.reduceDtype == ReduceDtype::Int8) {
+    ZeroCompressReduceScatterOptions compress;
+    compress.quantizeBlock = options.quantizeBlock;
+    pm.addPass(createZeroCompressReduceScatter(compress));
+  }
   // One cleanup at the end: merges the slices and small constants each
   // rewrite made and erases what they left unused. The rewrites leave
   // nothing for canonicalize to fold (on every example it only reorders

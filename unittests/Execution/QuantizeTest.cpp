@@ -303,9 +303,169 @@ TEST_F(QuantizedGather, CopyIsWithinTheBoundAndTheWeightsExact) {
   llvm::sys::fs::remove_directories(dir);
 }
 
+/// One reduce-scatter of a gradient that differs per rank.
+std::string reduceScatter(const std::string &meshShape, int64_t ranks,
+                          int64_t part) {
+  return llvm::formatv(R"mlir(
+zero.mesh @dp(shape = {0})
+func.func @step(%g: tensor<{1}xf32>) -> tensor<{2}xf32> {{
+  %r = zero.reduce_scatter %g on @dp reduce = sum
+      : tensor<{1}xf32> -> tensor<{2}xf32>
+  return %r : tensor<{2}xf32>
+}
+)mlir",
+                       meshShape, ranks * part, part)
+      .str();
+}
+
+/// Rank `rank`'s gradient: a magnitude per block of 16 from 1e-3 to 1e3,
+/// so that blocks of one rank's part differ in scale.
+std::vector<float> gradientOf(int rank, int64_t elements) {
+  std::mt19937_64 rng(1000 + rank);
+  std::uniform_real_distribution<float> unit(-1, 1);
+  std::vector<float> g(elements);
+  for (int64_t i = 0; i < elements; ++i)
+    g[i] = std::pow(10.0f, static_cast<float>((rank * 5 + i / 16) % 7 - 3)) *
+           unit(rng);
+  return g;
+}
+
+/// The largest magnitude of `values[begin, end)`.
+double largest(const std::vector<float> &values, int64_t begin, int64_t end) {
+  double m = 0;
+  for (int64_t i = begin; i < end; ++i)
+    m = std::max(m, static_cast<double>(std::fabs(values[i])));
+  return m;
+}
+
+/// Parameter: whether the lowering is the GPU's loop form.
+class QuantizedReduceScatter : public QuantizeContext,
+                               public ::testing::WithParamInterface<bool> {};
+
+// qgZ: zero-compress-reduce-scatter against the exact reduce-scatter, at
+// N = 1, 2, 3, 4, 8 and on a 2x4 mesh (two hops: along axis 1, then axis
+// 0), with parts that blocks divide and parts whose last block is short.
+// Every element must be within the stated bound of the exact sum: the sum
+// over contributions of max|block| / 254 (hop by hop, the second hop's
+// contributions being the first hop's partial sums), plus float rounding.
+// The bytes each rank sends must be (1 + 4/B)/4 of the exact collective's
+// where B divides the part. Both programs are lowered alike: the CPU's
+// loops, or the GPU's loop form.
+TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
+  const int64_t block = 64;
+  zero::ZeroToLLVMOptions lowering;
+  lowering.gpuLoops = GetParam();
+  const std::pair<const char *, std::vector<int64_t>> meshes[] = {
+      {"[1]", {1}}, {"[2]", {2}}, {"[3]", {3}},
+      {"[4]", {4}}, {"[8]", {8}}, {"[2, 4]", {2, 4}}};
+  for (int64_t part : {192, 100}) {
+    for (const auto &[shape, axes] : meshes) {
+      int64_t ranks = 1;
+      for (int64_t size : axes)
+        ranks *= size;
+      SCOPED_TRACE(std::string("mesh ") + shape + ", part " +
+                   std::to_string(part));
+      OwningOpRef<ModuleOp> given = parseSourceString<ModuleOp>(
+          reduceScatter(shape, ranks, part), &context);
+      ASSERT_TRUE(given);
+      OwningOpRef<ModuleOp> compressed = given->clone();
+      ScopedDiagnosticHandler quiet(&context, [](Diagnostic &d) {
+        return success(d.getSeverity() == mlir::DiagnosticSeverity::Remark);
+      });
+      llvm::Error error = runPassPipeline(
+          *compressed,
+          llvm::formatv("zero-compress-reduce-scatter{{quantize-block={0}}",
+                        block)
+              .str());
+      ASSERT_FALSE(error) << llvm::toString(std::move(error));
+      int exchanges = 0;
+      compressed->walk([&](zero::AllToAllOp) { ++exchanges; });
+      EXPECT_EQ(exchanges, ranks > 1 ? 2 * static_cast<int>(axes.size()) : 0);
+
+      llvm::SmallString<128> dir;
+      ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("zero-qgz", dir));
+      std::vector<std::vector<float>> gradients;
+      for (int r = 0; r < ranks; ++r) {
+        gradients.push_back(gradientOf(r, ranks * part));
+        ASSERT_EQ(rt::writeNpy((dir + "/g" + std::to_string(r) + ".npy").str(),
+                               toArray(gradients.back(), {ranks * part})),
+                  "");
+      }
+      auto a = Executable::compile(*given, "step", lowering);
+      ASSERT_TRUE(static_cast<bool>(a)) << llvm::toString(a.takeError());
+      auto b = Executable::compile(*compressed, "step", lowering);
+      ASSERT_TRUE(static_cast<bool>(b)) << llvm::toString(b.takeError());
+      rt::LaunchOptions options;
+      options.ranks = static_cast<int32_t>(ranks);
+      options.inputs[0].path = (dir + "/g{rank}.npy").str();
+      std::vector<std::vector<rt::RankRun>> runs;
+      std::vector<const rt::Program *> programs{a->get(), b->get()};
+      ASSERT_EQ(rt::launch(programs, options, runs), "");
+      llvm::sys::fs::remove_directories(dir);
+
+      // Rank g = (g0, g1) of an A0 x A1 mesh (A0 = 1 on a 1-D mesh).
+      int64_t inner = axes.back(), outer = ranks / inner;
+      for (int64_t g = 0; g < ranks; ++g) {
+        const rt::Array &exact = runs[0][g].outputs[0];
+        const rt::Array &approx = runs[1][g].outputs[0];
+        if (ranks == 1) {
+          EXPECT_EQ(rt::compare(exact, approx).differing, 0);
+          continue;
+        }
+        EXPECT_GT(rt::compare(exact, approx).differing, 0)
+            << "rank " << g << ": nothing was compressed";
+        int64_t g0 = g / inner, g1 = g % inner;
+        for (int64_t begin = 0; begin < part; begin += block) {
+          int64_t end = std::min(part, begin + block);
+          auto blockOf = [&](int64_t rank) {
+            return largest(gradients[rank], g * part + begin, g * part + end);
+          };
+          // Hop 1 (along the inner axis): each rank's block of part g;
+          // hop 2 (outer): each row's partial sum over its inner ranks.
+          double bound = 0, magnitude = 0;
+          for (int64_t i0 = 0; i0 < outer; ++i0) {
+            double hop1 = 0;
+            std::vector<float> partial(end - begin, 0.0f);
+            for (int64_t i1 = 0; i1 < inner; ++i1) {
+              int64_t rank = i0 * inner + i1;
+              hop1 += blockOf(rank) / 254;
+              magnitude += blockOf(rank);
+              for (int64_t e = begin; e < end; ++e)
+                partial[e - begin] += gradients[rank][g * part + e];
+            }
+            bound += hop1;
+            if (outer > 1)
+              bound += (largest(partial, 0, end - begin) + hop1) / 254;
+          }
+          // Float rounding: the sums' and each dequantized value's.
+          bound += magnitude * ranks * std::ldexp(1.0, -20);
+          for (int64_t e = begin; e < end; ++e)
+            ASSERT_LE(std::fabs(rt::getElementAsDouble(exact, e) -
+                                rt::getElementAsDouble(approx, e)),
+                      bound)
+                << "rank " << g << " (" << g0 << ", " << g1 << ") element "
+                << e;
+        }
+        // Bytes: blocks divide the part only when it is 192.
+        uint64_t exactBytes =
+            runs[0][g].counters.bytes_sent[ZERO_REDUCE_SCATTER];
+        uint64_t sent = runs[1][g].counters.bytes_sent[ZERO_ALL_TO_ALL];
+        EXPECT_EQ(runs[1][g].counters.bytes_sent[ZERO_REDUCE_SCATTER], 0u);
+        if (part % block == 0)
+          EXPECT_EQ(sent * 4 * block, exactBytes * (block + 4))
+              << "rank " << g << ": " << sent << " bytes against "
+              << exactBytes;
+      }
+    }
+  }
+}
+
+std::string loweringName(const ::testing::TestParamInfo<bool> &info) {
+  return info.param ? "GpuLoops" : "Cpu";
+}
 INSTANTIATE_TEST_SUITE_P(Lowerings, Quantize, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool> &info) {
-                           return info.param ? "GpuLoops" : "Cpu";
-                         });
+                         loweringName);
+INSTANTIATE_TEST_SUITE_P(Lowerings, QuantizedReduceScatter,
+                         ::testing::Values(false, true), loweringName);
 
 } // namespace

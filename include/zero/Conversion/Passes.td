@@ -94,8 +94,9 @@ def ZeroContiguousCollectiveBuffers
     Runs after bufferization, before `zero-lower-to-runtime` (both
     `zero-to-llvm` and `zero-to-nvvm` run it at the end of bufferization).
     The runtime's collectives take a pointer and an element count, so each
-    buffer of `zero.all_reduce_buffer`, `zero.reduce_scatter_buffer` and
-    `zero.all_gather_buffer` must be contiguous. One that is not, or whose
+    buffer of `zero.all_reduce_buffer`, `zero.reduce_scatter_buffer`,
+    `zero.all_gather_buffer` and `zero.all_to_all_buffer` must be
+    contiguous. One that is not, or whose
     layout is known only at run time (a shard that a loop carries has
     `strided<[?], offset: ?>`), is replaced by a new dense buffer: an input is
     copied into it before the collective; an output is copied back from it
@@ -128,9 +129,10 @@ def ZeroLowerToRuntime : Pass<"zero-lower-to-runtime", "mlir::ModuleOp"> {
   let description = [{
     Runs after bufferization. Rewrites
 
-    - `zero.all_reduce_buffer`, `zero.reduce_scatter_buffer` and
-      `zero.all_gather_buffer` into calls to `zero_rt_all_reduce`,
-      `zero_rt_reduce_scatter` and `zero_rt_all_gather` (see
+    - `zero.all_reduce_buffer`, `zero.reduce_scatter_buffer`,
+      `zero.all_gather_buffer` and `zero.all_to_all_buffer` into calls to
+      `zero_rt_all_reduce`, `zero_rt_reduce_scatter`, `zero_rt_all_gather`
+      and `zero_rt_all_to_all` (see
       `runtime/include/zero/runtime/zero_runtime.h`): the buffers as
       `!llvm.ptr` at their offset, the element count, the dtype and reduction
       codes, and the group;

@@ -29,7 +29,8 @@ def ZeroWeightUpdateSharding : Pass<"zero-weight-update-sharding",
     from upstream `shard-partition` in zero's ops), `zero-accumulate-locally`
     (with `accumulate-locally`), `zero-shard-weight-update`,
     `zero-defer-all-gather` (with `defer-all-gather`),
-    `zero-combine-collectives` (unless `bucket-bytes=0`), `cse`, and
+    `zero-combine-collectives` (unless `bucket-bytes=0`),
+    `zero-compress-reduce-scatter` (with `reduce-dtype=int8`), `cse`, and
     `zero-schedule-overlap` (with `overlap`), each with its options as given
     here. docs/Pipelines.md says what each step does and why in this order.
 

@@ -115,6 +115,10 @@ CollectiveCall collectiveCallOf(AllGatherBufferOp) {
   return {RuntimeFunction::zero_rt_all_gather,
           RuntimeFunction::zero_rt_all_gather_start, std::nullopt};
 }
+CollectiveCall collectiveCallOf(AllToAllBufferOp) {
+  return {RuntimeFunction::zero_rt_all_to_all,
+          RuntimeFunction::zero_rt_all_to_all_start, std::nullopt};
+}
 
 /// A buffer collective to its runtime call: the buffers as pointers at their
 /// offsets, the element count, the dtype and reduction codes, the group. With
@@ -230,7 +234,8 @@ bool isStartCall(Operation *op) {
   return function &&
          llvm::is_contained({RuntimeFunction::zero_rt_all_reduce_start,
                              RuntimeFunction::zero_rt_reduce_scatter_start,
-                             RuntimeFunction::zero_rt_all_gather_start},
+                             RuntimeFunction::zero_rt_all_gather_start,
+                             RuntimeFunction::zero_rt_all_to_all_start},
                             *function);
 }
 
@@ -270,7 +275,8 @@ void zero::populateZeroToRuntimePatterns(TypeConverter &typeConverter,
   MLIRContext *context = patterns.getContext();
   patterns.add<BufferCollectiveToCall<AllReduceBufferOp>,
                BufferCollectiveToCall<ReduceScatterBufferOp>,
-               BufferCollectiveToCall<AllGatherBufferOp>, WaitToCall,
+               BufferCollectiveToCall<AllGatherBufferOp>,
+               BufferCollectiveToCall<AllToAllBufferOp>, WaitToCall,
                CompletedRequestToNull, ReplicaIndexToCall>(typeConverter,
                                                            context);
   scf::populateSCFStructuralTypeConversions(typeConverter, patterns);
@@ -278,9 +284,9 @@ void zero::populateZeroToRuntimePatterns(TypeConverter &typeConverter,
 
 void zero::configureZeroToRuntimeTarget(ConversionTarget &target,
                                         TypeConverter &typeConverter) {
-  target
-      .addIllegalOp<AllReduceBufferOp, ReduceScatterBufferOp, AllGatherBufferOp,
-                    WaitOp, CompletedRequestOp, ReplicaIndexOp>();
+  target.addIllegalOp<AllReduceBufferOp, ReduceScatterBufferOp,
+                      AllGatherBufferOp, AllToAllBufferOp, WaitOp,
+                      CompletedRequestOp, ReplicaIndexOp>();
   target.addLegalDialect<arith::ArithDialect, func::FuncDialect,
                          LLVM::LLVMDialect, memref::MemRefDialect>();
   scf::populateSCFStructuralTypeConversionTarget(typeConverter, target);
@@ -314,6 +320,11 @@ std::optional<std::string> zero::whyNotLowerableToRuntime(Operation *op) {
   if (auto ag = dyn_cast<AllGatherBufferOp>(op))
     if (auto partsWhy = whyPartsNotContiguous(outputType, ag.getGatherDim()))
       return partsWhy;
+  if (isa<AllToAllBufferOp>(op) && op->getOperand(0) == op->getOperand(1)) {
+    os << "cannot be lowered: an all-to-all cannot run in place (its input "
+          "is its output)";
+    return why;
+  }
   for (MemRefType type : {inputType, outputType})
     if (!isContiguousBuffer(type)) {
       os << "cannot be lowered: '" << type

@@ -42,7 +42,6 @@ struct Collective {
 
 /// Describes a collective for messages: "all_reduce #3 of 1000 f32 (sum)".
 std::string describe(const Collective &c);
-const char *kindName(zero_collective_kind kind);
 
 /// Seconds on the steady clock, the time base of traces.
 double now();

@@ -231,7 +231,18 @@ CudaExchange::exchange(const std::vector<const Collective *> &posted,
     if (began.get())
       d.cuEventRecord(began.get(), stream);
   }
-  if (elements > 0) {
+  if (c.kind == ZERO_ALL_TO_ALL) {
+    // Copies, not a kernel: part j of member i's input to part i of member
+    // j's output.
+    size_t part = c.count / n * dtypeSize(c.dtype);
+    for (int32_t i = 0; i < n && part > 0; ++i)
+      for (int32_t j = 0; j < n; ++j)
+        if (CUresult r = d.cuMemcpyAsync(
+                static_cast<char *>(posted[j]->out) + i * part,
+                static_cast<const char *>(posted[i]->in) + j * part, part,
+                stream))
+          return errorMessage(r, "cuMemcpyAsync (all_to_all)");
+  } else if (elements > 0) {
     constexpr int64_t threads = 256, maxBlocks = 65536;
     int64_t blocks = (elements + threads - 1) / threads;
     if (blocks > maxBlocks)

@@ -81,6 +81,14 @@ HostExchange::exchange(const std::vector<const Collective *> &posted,
       std::memcpy(static_cast<char *>(c.out) + r * c.count * elementSize,
                   ins[r], c.count * elementSize);
     return "";
+  case ZERO_ALL_TO_ALL: {
+    // Part j of every member's input, in group order.
+    size_t part = c.count / n * elementSize;
+    for (int32_t r = 0; r < n; ++r)
+      std::memcpy(static_cast<char *>(c.out) + r * part,
+                  static_cast<const char *>(ins[r]) + j * part, part);
+    return "";
+  }
   default:
     return "";
   }
@@ -299,7 +307,7 @@ std::string LocalBackend::findDisagreement(const GroupState &state,
     const Collective &other = *state.posted[i];
     if (other.kind == first.kind && other.count == first.count &&
         other.dtype == first.dtype &&
-        (first.kind == ZERO_ALL_GATHER || other.reduction == first.reduction))
+        (!kindReduces(first.kind) || other.reduction == first.reduction))
       continue;
     std::ostringstream os;
     os << "ranks disagree on collective #" << c.sequence << " of group "

@@ -321,7 +321,7 @@ MpiPending::~MpiPending() { backend.untrack(this); }
 
 bool MpiPending::wait() {
   backend.waitFor(*this, describe(c) + " on group " + c.group.describe());
-  if (c.reduction == ZERO_MEAN && c.kind != ZERO_ALL_GATHER)
+  if (c.reduction == ZERO_MEAN && kindReduces(c.kind))
     divideInPlace(c.dtype, c.out,
                   c.kind == ZERO_ALL_REDUCE ? c.count : c.count / groupSize,
                   groupSize);
@@ -377,6 +377,10 @@ std::unique_ptr<Pending> MpiBackend::start(int32_t, const Collective &c) {
   case ZERO_ALL_GATHER:
     err = MPI_Iallgather(c.in, static_cast<int>(c.count), type, c.out,
                          static_cast<int>(c.count), type, comm, &request);
+    break;
+  case ZERO_ALL_TO_ALL:
+    err = MPI_Ialltoall(c.in, static_cast<int>(c.count / n), type, c.out,
+                        static_cast<int>(c.count / n), type, comm, &request);
     break;
   default:
     abortWith("unknown collective kind");

@@ -82,6 +82,8 @@ struct Nccl {
   decltype(&::ncclAllReduce) allReduce;
   decltype(&::ncclReduceScatter) reduceScatter;
   decltype(&::ncclAllGather) allGather;
+  decltype(&::ncclSend) send;
+  decltype(&::ncclRecv) recv;
   decltype(&::ncclGroupStart) groupStart;
   decltype(&::ncclGroupEnd) groupEnd;
 };
@@ -117,6 +119,8 @@ const Nccl &nccl() {
     bind(instance.allReduce, "ncclAllReduce");
     bind(instance.reduceScatter, "ncclReduceScatter");
     bind(instance.allGather, "ncclAllGather");
+    bind(instance.send, "ncclSend");
+    bind(instance.recv, "ncclRecv");
     bind(instance.groupStart, "ncclGroupStart");
     bind(instance.groupEnd, "ncclGroupEnd");
     if (!ok)
@@ -485,6 +489,20 @@ std::unique_ptr<Pending> NcclBackend::start(int32_t, const Collective &c) {
   case ZERO_ALL_GATHER:
     r = n.allGather(c.in, c.out, c.count, ncclType(c.dtype), comm, s);
     break;
+  case ZERO_ALL_TO_ALL: {
+    // A send and a receive per member, in the group start() keeps open:
+    // NCCL matches them as one exchange. The communicator's ranks are the
+    // group indices.
+    size_t part = c.count / groupSize * dtypeSize(c.dtype);
+    for (size_t peer = 0; peer < groupSize && r == ncclSuccess; ++peer) {
+      r = n.send(static_cast<const char *>(c.in) + peer * part,
+                 c.count / groupSize, ncclType(c.dtype), peer, comm, s);
+      if (r == ncclSuccess)
+        r = n.recv(static_cast<char *>(c.out) + peer * part,
+                   c.count / groupSize, ncclType(c.dtype), peer, comm, s);
+    }
+    break;
+  }
   default:
     break;
   }

@@ -94,6 +94,8 @@ uint64_t ringBytes(zero_collective_kind kind, int64_t count, size_t elementSize,
     return (n - 1) * bytes / n;
   case ZERO_ALL_GATHER:
     return (n - 1) * bytes;
+  case ZERO_ALL_TO_ALL:
+    return (n - 1) * bytes / n;
   default:
     return 0;
   }
@@ -161,17 +163,19 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
   std::string error;
   if (dtype < 0 || dtype >= kNumDtypes)
     error = "unknown dtype " + std::to_string(dtype);
-  else if (kind != ZERO_ALL_GATHER &&
-           (reduction < ZERO_SUM || reduction > ZERO_MIN))
+  else if (kindReduces(kind) && (reduction < ZERO_SUM || reduction > ZERO_MIN))
     error = "unknown reduction " + std::to_string(reduction);
-  else if (kind != ZERO_ALL_GATHER && reduction == ZERO_MEAN &&
+  else if (kindReduces(kind) && reduction == ZERO_MEAN &&
            isIntegerDtype(static_cast<zero_dtype>(dtype)))
     error = "an integer mean is not exact";
   else if (count < 0)
     error = "negative element count";
-  else if (kind == ZERO_REDUCE_SCATTER && count % n != 0)
+  else if ((kind == ZERO_REDUCE_SCATTER || kind == ZERO_ALL_TO_ALL) &&
+           count % n != 0)
     error = std::to_string(count) + " elements do not split into " +
             std::to_string(n) + " equal parts";
+  else if (kind == ZERO_ALL_TO_ALL && in == out && count > 0)
+    error = "an all-to-all cannot run in place (its input is its output)";
   if (!error.empty()) {
     backend.fail("rank " + std::to_string(rank->id) + ": " + describe(c) +
                  ": " + error);
@@ -214,9 +218,15 @@ const char *zero::rt::kindName(zero_collective_kind kind) {
     return "reduce_scatter";
   case ZERO_ALL_GATHER:
     return "all_gather";
+  case ZERO_ALL_TO_ALL:
+    return "all_to_all";
   default:
     return "collective";
   }
+}
+
+bool zero::rt::kindReduces(zero_collective_kind kind) {
+  return kind == ZERO_ALL_REDUCE || kind == ZERO_REDUCE_SCATTER;
 }
 
 const char *zero::rt::dtypeName(zero_dtype dtype) {
@@ -265,7 +275,7 @@ std::string zero::rt::describe(const Collective &c) {
   std::ostringstream os;
   os << kindName(c.kind) << " #" << c.sequence << " of " << c.count << " "
      << dtypeName(c.dtype);
-  if (c.kind != ZERO_ALL_GATHER && c.reduction >= 0 && c.reduction < 4)
+  if (kindReduces(c.kind) && c.reduction >= 0 && c.reduction < 4)
     os << " (" << reductions[c.reduction] << ")";
   return os.str();
 }
@@ -396,6 +406,13 @@ zero_handle *zero_all_gather(zero_rank *rank, const void *in, void *out,
                          group);
 }
 
+zero_handle *zero_all_to_all(zero_rank *rank, const void *in, void *out,
+                             int64_t count, zero_dtype dtype,
+                             const int64_t *group) {
+  return startCollective(rank, ZERO_ALL_TO_ALL, in, out, count, dtype, ZERO_SUM,
+                         group);
+}
+
 int zero_rank_barrier(zero_rank *rank, void *scratch) {
   const int64_t world[] = {1, rank->world->backend->worldSize(), 1, 0};
   *static_cast<int64_t *>(scratch) = 1;
@@ -514,6 +531,12 @@ zero_handle *zero_rt_all_gather_start(const void *in, void *out, int64_t count,
                          dtype, ZERO_SUM, group);
 }
 
+zero_handle *zero_rt_all_to_all_start(const void *in, void *out, int64_t count,
+                                      int32_t dtype, const int64_t *group) {
+  return startCollective(currentRank(__func__), ZERO_ALL_TO_ALL, in, out, count,
+                         dtype, ZERO_SUM, group);
+}
+
 void zero_rt_wait(zero_handle *handle) {
   if (handle)
     (void)zero_wait(handle);
@@ -560,6 +583,11 @@ void zero_rt_reduce_scatter(const void *in, void *out, int64_t count,
 void zero_rt_all_gather(const void *in, void *out, int64_t count, int32_t dtype,
                         const int64_t *group) {
   zero_rt_wait(zero_rt_all_gather_start(in, out, count, dtype, group));
+}
+
+void zero_rt_all_to_all(const void *in, void *out, int64_t count, int32_t dtype,
+                        const int64_t *group) {
+  zero_rt_wait(zero_rt_all_to_all_start(in, out, count, dtype, group));
 }
 
 } // extern "C"

@@ -1,6 +1,7 @@
 //===- CommandLine.cpp - the runtime tools' one command-line front end ----===//
 
 #include "zero/runtime/CommandLine.h"
+#include "zero/runtime/Elements.h"
 #include "zero/runtime/Files.h"
 
 #include <algorithm>
@@ -338,7 +339,6 @@ std::string zero::rt::checkRunFlags(const RunFlags &flags) {
 //===----------------------------------------------------------------------===//
 
 std::string zero::rt::formatRun(const RankRun &run, bool withTimes) {
-  static const char *kinds[] = {"all_reduce", "reduce_scatter", "all_gather"};
   char text[256];
   std::string line = "rank " + std::to_string(run.rank) + ":";
   if (withTimes) {
@@ -346,7 +346,8 @@ std::string zero::rt::formatRun(const RankRun &run, bool withTimes) {
     line += text;
   }
   for (int k = 0; k < ZERO_NUM_COLLECTIVE_KINDS; ++k) {
-    std::snprintf(text, sizeof text, " %s %llu (%llu B)", kinds[k],
+    std::snprintf(text, sizeof text, " %s %llu (%llu B)",
+                  kindName(static_cast<zero_collective_kind>(k)),
                   static_cast<unsigned long long>(run.counters.issued[k]),
                   static_cast<unsigned long long>(run.counters.bytes_sent[k]));
     line += text;

@@ -15,7 +15,7 @@ Fingerprint zero::rt::fingerprintOf(const Collective &c,
   return {c.kind,
           c.count,
           c.dtype,
-          c.kind == ZERO_ALL_GATHER ? -1 : c.reduction,
+          kindReduces(c.kind) ? c.reduction : -1,
           static_cast<int64_t>(std::hash<std::string>()(shape) >> 1),
           static_cast<int64_t>(worldSequence)};
 }

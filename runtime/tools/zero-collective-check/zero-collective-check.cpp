@@ -52,6 +52,7 @@ const Kind kKinds[] = {
     {ZERO_REDUCE_SCATTER, ZERO_SUM, "reduce_scatter(sum)"},
     {ZERO_REDUCE_SCATTER, ZERO_MEAN, "reduce_scatter(mean)"},
     {ZERO_ALL_GATHER, ZERO_SUM, "all_gather"},
+    {ZERO_ALL_TO_ALL, ZERO_SUM, "all_to_all"},
 };
 
 const zero_dtype kDtypes[] = {ZERO_F32, ZERO_BF16, ZERO_F16, ZERO_F64,
@@ -125,6 +126,11 @@ double expected(const Kind &kind, const Group &group, int64_t count,
   int64_t n = static_cast<int64_t>(group.members.size());
   if (kind.kind == ZERO_ALL_GATHER)
     return inputOf(group.members[i / count], i % count);
+  // Part p of the result is this rank's part of member p's input.
+  if (kind.kind == ZERO_ALL_TO_ALL) {
+    int64_t part = count / n;
+    return inputOf(group.members[i / part], group.index * part + i % part);
+  }
   int64_t at =
       kind.kind == ZERO_REDUCE_SCATTER ? group.index * (count / n) + i : i;
   double result = inputOf(group.members[0], at);
@@ -198,6 +204,8 @@ struct Checker {
     case ZERO_REDUCE_SCATTER:
       return zero_rt_reduce_scatter_start(in, out, count, dtype, kind.reduction,
                                           g);
+    case ZERO_ALL_TO_ALL:
+      return zero_rt_all_to_all_start(in, out, count, dtype, g);
     default:
       return zero_rt_all_gather_start(in, out, count, dtype, g);
     }

@@ -101,3 +101,13 @@ func.func @strided(%in: memref<4x4xf32, strided<[8, 1]>>, %out: memref<4x4xf32>)
       : memref<4x4xf32, strided<[8, 1]>>, memref<4x4xf32>
   return
 }
+
+// -----
+
+zero.mesh @dp(shape = [2])
+
+func.func @all_to_all_in_place(%q: memref<4xi8>) {
+  // expected-error @+1 {{cannot be lowered: an all-to-all cannot run in place (its input is its output)}}
+  zero.all_to_all_buffer %q, %q on @dp : memref<4xi8>, memref<4xi8>
+  return
+}

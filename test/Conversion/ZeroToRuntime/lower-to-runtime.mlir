@@ -157,3 +157,24 @@ func.func @no_elements(%g: memref<4x0xf32>, %s: memref<2x0xf32>) {
   zero.reduce_scatter_buffer %g, %s on @dp reduce = sum : memref<4x0xf32>, memref<2x0xf32>
   return
 }
+
+// -----
+
+// An all-to-all is one call with the element count of its input (int8 =
+// dtype 6, no reduction code); started, its `_start` entry point.
+
+zero.mesh @dp(shape = [4])
+
+// CHECK-DAG: func.func private @zero_rt_all_to_all(!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr)
+// CHECK-DAG: func.func private @zero_rt_all_to_all_start(!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr) -> !llvm.ptr
+// CHECK-LABEL: func.func @exchange
+func.func @exchange(%q: memref<4x8xi8>, %parts: memref<4x8xi8>,
+                    %s: memref<4x2xf32>, %scales: memref<4x2xf32>) {
+  // CHECK: call @zero_rt_all_to_all(%{{.*}}, %{{.*}}, %c32_i64, %c6_i32, %{{.*}})
+  zero.all_to_all_buffer %q, %parts on @dp : memref<4x8xi8>, memref<4x8xi8>
+  // CHECK: %[[H:.*]] = call @zero_rt_all_to_all_start(%{{.*}}, %{{.*}}, %c8_i64, %c0_i32, %{{.*}})
+  // CHECK: call @zero_rt_wait(%[[H]])
+  %r = zero.all_to_all_buffer %s, %scales on @dp : memref<4x2xf32>, memref<4x2xf32> -> !zero.request
+  zero.wait %r, %s, %scales : memref<4x2xf32>, memref<4x2xf32>
+  return
+}

@@ -462,3 +462,30 @@ func.func @dequantize_values_type(%q: tensor<8xi16>, %s: tensor<2xf32>) {
   %w = zero.dequantize %q, %s block = 4 : tensor<8xi16>, tensor<2xf32> -> tensor<8xf32>
   return
 }
+
+// -----
+
+zero.mesh @m(shape = [3])
+func.func @all_to_all_parts(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'zero.all_to_all' op dimension 0 of 'tensor<4x2xf32>' does not split into the group's 3 parts}}
+  %0 = zero.all_to_all %x on @m : tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+zero.mesh @m(shape = [2])
+func.func @all_to_all_scalar(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'zero.all_to_all' op splits dimension 0, but its input is a scalar}}
+  %0 = zero.all_to_all %x on @m : tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+zero.mesh @m(shape = [2])
+func.func @all_to_all_buffer_types(%a: memref<4xf32>, %b: memref<4xi8>) {
+  // expected-error @+1 {{'zero.all_to_all_buffer' op input and output differ in shape or element type: 'memref<4xf32>' and 'memref<4xi8>'}}
+  zero.all_to_all_buffer %a, %b on @m : memref<4xf32>, memref<4xi8>
+  return
+}

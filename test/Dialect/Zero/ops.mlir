@@ -144,3 +144,21 @@ func.func @block_quantization(%w: tensor<3x5000xf32>) -> tensor<3x5000xbf16> {
   %d = zero.dequantize %q, %s block = 4096 : tensor<3x5000xi8>, tensor<3x2xf32> -> tensor<3x5000xbf16>
   return %d : tensor<3x5000xbf16>
 }
+
+// -----
+
+zero.mesh @hybrid(shape = [2, 4])
+// CHECK-LABEL: func.func @all_to_all
+func.func @all_to_all(%q: tensor<8x64xi8>, %s: tensor<4x3xf32>,
+                      %a: memref<8x64xi8>, %b: memref<8x64xi8>) -> (tensor<8x64xi8>, tensor<4x3xf32>) {
+  // CHECK: zero.all_to_all %{{.*}} on @hybrid : tensor<8x64xi8>
+  %0 = zero.all_to_all %q on @hybrid : tensor<8x64xi8>
+  // CHECK: zero.all_to_all %{{.*}} on @hybrid axes = [1] : tensor<4x3xf32>
+  %1 = zero.all_to_all %s on @hybrid axes = [1] : tensor<4x3xf32>
+  // CHECK: zero.all_to_all_buffer %{{.*}}, %{{.*}} on @hybrid : memref<8x64xi8>, memref<8x64xi8>
+  zero.all_to_all_buffer %a, %b on @hybrid : memref<8x64xi8>, memref<8x64xi8>
+  // CHECK: zero.all_to_all_buffer %{{.*}}, %{{.*}} on @hybrid axes = [0] : memref<8x64xi8>, memref<8x64xi8> -> !zero.request
+  %r = zero.all_to_all_buffer %a, %b on @hybrid axes = [0] : memref<8x64xi8>, memref<8x64xi8> -> !zero.request
+  zero.wait %r, %a, %b : memref<8x64xi8>, memref<8x64xi8>
+  return %0, %1 : tensor<8x64xi8>, tensor<4x3xf32>
+}

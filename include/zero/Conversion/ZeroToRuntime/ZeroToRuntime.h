@@ -31,7 +31,8 @@ public:
 };
 
 /// Conversion patterns to runtime calls: `zero.all_reduce_buffer`,
-/// `zero.reduce_scatter_buffer` and `zero.all_gather_buffer` to
+/// `zero.reduce_scatter_buffer`, `zero.all_gather_buffer` and
+/// `zero.all_to_all_buffer` to
 /// `zero_rt_<collective>` (blocking) or `zero_rt_<collective>_start` (with a
 /// request, which becomes the handle); `zero.wait` to `zero_rt_wait`;
 /// `zero.completed_request` to a null handle; `zero.replica_index` to

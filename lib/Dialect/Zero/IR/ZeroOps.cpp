@@ -341,6 +341,48 @@ OpFoldResult AllGatherOp::fold(FoldAdaptor) {
 }
 
 //===----------------------------------------------------------------------===//
+// AllToAllOp
+//===----------------------------------------------------------------------===//
+
+/// What an all-to-all checks without its mesh, in tensor or buffer form.
+template <typename OpTy> static LogicalResult verifyAllToAllLike(OpTy op) {
+  if (failed(verifyAxesShape(op, op.getAxesAttr())))
+    return failure();
+  if (op.getInput().getType().getRank() == 0)
+    return op->emitOpError("splits dimension 0, but its input is a scalar");
+  return success();
+}
+
+/// Checks that dimension 0 of `type` splits into as many parts as the
+/// all-to-all's group has ranks.
+static LogicalResult verifyAllToAllAgainstMesh(Operation *op,
+                                               FlatSymbolRefAttr meshName,
+                                               DenseI64ArrayAttr axes,
+                                               SymbolTableCollection &table,
+                                               ShapedType type) {
+  FailureOr<MeshOp> mesh = verifyMeshAndAxes(op, meshName, axes, table);
+  if (failed(mesh))
+    return failure();
+  int64_t groupSize = zero::getGroupSize(*mesh, axes);
+  if (type.getDimSize(0) % groupSize != 0)
+    return op->emitOpError()
+           << "dimension 0 of " << type << " does not split into the group's "
+           << groupSize << " parts";
+  return success();
+}
+
+LogicalResult AllToAllOp::verify() { return verifyAllToAllLike(*this); }
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyAllToAllAgainstMesh(*this, getMeshAttr(), getAxesAttr(), table,
+                                   getInput().getType());
+}
+
+OpFoldResult AllToAllOp::fold(FoldAdaptor) {
+  return foldWithoutCommunication(*this);
+}
+
+//===----------------------------------------------------------------------===//
 // ShardSliceOp
 //===----------------------------------------------------------------------===//
 
@@ -372,6 +414,7 @@ template <typename OpTy> static int64_t bufferGroupSize(OpTy op) {
 int64_t AllReduceBufferOp::getGroupSize() { return bufferGroupSize(*this); }
 int64_t ReduceScatterBufferOp::getGroupSize() { return bufferGroupSize(*this); }
 int64_t AllGatherBufferOp::getGroupSize() { return bufferGroupSize(*this); }
+int64_t AllToAllBufferOp::getGroupSize() { return bufferGroupSize(*this); }
 
 LogicalResult AllReduceBufferOp::verify() {
   if (failed(verifyAllReduceLike(*this)))
@@ -407,6 +450,22 @@ AllGatherBufferOp::verifySymbolUses(SymbolTableCollection &table) {
   return verifySplitAgainstMesh(*this, getMeshAttr(), getAxesAttr(), table,
                                 getOutput().getType(), getInput().getType(),
                                 getGatherDim(), "output", "input");
+}
+
+LogicalResult AllToAllBufferOp::verify() {
+  if (failed(verifyAllToAllLike(*this)))
+    return failure();
+  if (getInput().getType().getShape() != getOutput().getType().getShape() ||
+      getInput().getType().getElementType() !=
+          getOutput().getType().getElementType())
+    return emitOpError("input and output differ in shape or element type: ")
+           << getInput().getType() << " and " << getOutput().getType();
+  return success();
+}
+
+LogicalResult AllToAllBufferOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyAllToAllAgainstMesh(*this, getMeshAttr(), getAxesAttr(), table,
+                                   getInput().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -515,7 +574,7 @@ void AwaitOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 bool zero::isBufferCollective(Operation *op) {
   return isa_and_present<AllReduceBufferOp, ReduceScatterBufferOp,
-                         AllGatherBufferOp>(op);
+                         AllGatherBufferOp, AllToAllBufferOp>(op);
 }
 
 LogicalResult WaitOp::verify() {

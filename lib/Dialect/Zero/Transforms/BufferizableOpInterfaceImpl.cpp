@@ -101,8 +101,8 @@ LogicalResult bufferizeIntoNewBuffer(Operation *op, RewriterBase &rewriter,
   return success();
 }
 
-/// The model shared by all_reduce, reduce_scatter and all_gather; `build`
-/// creates the `*_buffer` op from the input and output buffers.
+/// The model shared by reduce_scatter, all_gather and all_to_all (whose
+/// output is never its input): the `*_buffer` op writes a new buffer.
 template <typename OpTy>
 struct CommunicatingOpInterface
     : public ReadsOperandsAllocatesResult<CommunicatingOpInterface<OpTy>,
@@ -332,6 +332,7 @@ void zero::registerBufferizableOpInterfaceExternalModels(
         *context);
     AllGatherOp::attachInterface<CommunicatingOpInterface<AllGatherOp>>(
         *context);
+    AllToAllOp::attachInterface<CommunicatingOpInterface<AllToAllOp>>(*context);
     ShardSliceOp::attachInterface<ShardSliceOpInterface>(*context);
     zero::YieldOp::attachInterface<YieldOpInterface>(*context);
     AwaitOp::attachInterface<AwaitOpInterface>(*context);

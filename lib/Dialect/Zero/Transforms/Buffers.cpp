@@ -58,6 +58,9 @@ Operation *zero::createBufferCollective(OpBuilder &b,
     bufferOp = AllGatherBufferOp::create(b, loc, request, input, output,
                                          op.getMeshAttr(), op.getAxesAttr(),
                                          op.getGatherDimAttr());
+  else if (auto op = dyn_cast<AllToAllOp>(collective.getOperation()))
+    bufferOp = AllToAllBufferOp::create(b, loc, request, input, output,
+                                        op.getMeshAttr(), op.getAxesAttr());
   else
     return nullptr;
   for (NamedAttribute attr : collective->getDiscardableAttrs())

@@ -48,7 +48,7 @@ int64_t getChunkElements(CollectiveOpInterface op) {
 /// a static, non-empty tensor of whole-byte elements, not already scheduled in
 /// a zero.async; reduce-scatters and all-gathers on 1-D tensors (the flat
 /// shards zero-shard-weight-update makes), so that a member's part of the
-/// bucket is one contiguous run per rank.
+/// bucket is one contiguous run per rank. All-to-alls are not packed.
 bool isCandidate(CollectiveOpInterface op) {
   if (!op.communicates() || isa<AsyncOp>(op->getParentOp()) ||
       !getTensorBytes(op.getInput().getType()) ||
@@ -56,6 +56,9 @@ bool isCandidate(CollectiveOpInterface op) {
     return false; // (A tensor of no elements has no part in a bucket.)
   if (isa<AllReduceOp>(op))
     return true;
+  // An all-to-all's parts are whole rows of its own layout.
+  if (isa<AllToAllOp>(op))
+    return false;
   return op.getInput().getType().getRank() == 1;
 }
 

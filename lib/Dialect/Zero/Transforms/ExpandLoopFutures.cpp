@@ -145,7 +145,7 @@ private:
   }
 
   static bool createBufferCollectiveIsDefined(AsyncOp async) {
-    return isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(
+    return isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp>(
         async.getCollective().getOperation());
   }
 

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
 
 using namespace mlir;
+using namespace zero;
 
 Value zero::flattenAndPad(OpBuilder &b, Location loc, Value value,
                           const GroupPartition &layout) {

@@ -1,9 +1,10 @@
 //===- Elements.h - the elements of the runtime's dtypes ---------*- C++
 //-*-===//
 //
-// Names, sizes and values of the elements a collective moves (zero_dtype):
-// what a tool needs that fills a backend's buffers and checks its results,
-// without the runtime's internals.
+// Names, sizes and values of the elements a collective moves (zero_dtype),
+// and the names of the collectives: what a tool needs that fills a
+// backend's buffers and checks or prints its results, without the runtime's
+// internals.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,12 @@ const char *dtypeName(zero_dtype dtype);
 size_t dtypeSize(zero_dtype dtype);
 /// Whether `dtype` is an integer type (whose mean is not exact).
 bool isIntegerDtype(zero_dtype dtype);
+
+/// "all_reduce", "reduce_scatter", ...
+const char *kindName(zero_collective_kind kind);
+/// Whether `kind` reduces (all-reduce, reduce-scatter): its reduction code
+/// is then meaningful.
+bool kindReduces(zero_collective_kind kind);
 
 /// Element `i` of a buffer of `dtype`, as a double (exact for every dtype
 /// but i64 beyond 2^53).

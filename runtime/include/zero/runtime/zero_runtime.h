@@ -64,7 +64,8 @@ typedef enum zero_collective_kind {
   ZERO_ALL_REDUCE = 0,
   ZERO_REDUCE_SCATTER = 1,
   ZERO_ALL_GATHER = 2,
-  ZERO_NUM_COLLECTIVE_KINDS = 3
+  ZERO_ALL_TO_ALL = 3,
+  ZERO_NUM_COLLECTIVE_KINDS = 4
 } zero_collective_kind;
 
 /* The tracks of a rank in a trace (zero-launch --trace, Chrome's format):
@@ -106,7 +107,8 @@ typedef struct zero_options {
 
 /* Per-rank counters. Bytes are what a ring algorithm sends per rank:
    all-reduce 2(n-1)/n of the buffer, reduce-scatter and all-gather (n-1)/n of
-   the whole buffer, n the group size. */
+   the whole buffer, all-to-all (n-1)/n of its buffer (the parts it sends to
+   the others), n the group size. */
 typedef struct zero_counters {
   uint64_t bytes_sent[ZERO_NUM_COLLECTIVE_KINDS];
   uint64_t issued[ZERO_NUM_COLLECTIVE_KINDS];
@@ -174,7 +176,10 @@ int zero_world_write_trace(const zero_world *world, const char *path,
 /* Explicit-rank collectives, non-blocking: each returns a handle (never NULL)
    to pass to zero_wait exactly once. `count` is the element count of `in`
    for all-reduce and reduce-scatter (the output holds count/n), and of `in`
-   for all-gather (the output holds count*n). */
+   for all-gather (the output holds count*n). All-to-all splits `in` into n
+   equal parts and sends part j to the member with group index j, which
+   stores it as part i of its `out` (count elements), i the sender's group
+   index. */
 zero_handle *zero_all_reduce(zero_rank *rank, const void *in, void *out,
                              int64_t count, zero_dtype dtype,
                              zero_reduction reduction, const int64_t *group);
@@ -183,6 +188,9 @@ zero_handle *zero_reduce_scatter(zero_rank *rank, const void *in, void *out,
                                  zero_reduction reduction,
                                  const int64_t *group);
 zero_handle *zero_all_gather(zero_rank *rank, const void *in, void *out,
+                             int64_t count, zero_dtype dtype,
+                             const int64_t *group);
+zero_handle *zero_all_to_all(zero_rank *rank, const void *in, void *out,
                              int64_t count, zero_dtype dtype,
                              const int64_t *group);
 /* Waits for the collective; returns 0, or non-zero when the world failed. */
@@ -269,6 +277,8 @@ void zero_rt_reduce_scatter(const void *in, void *out, int64_t count,
                             const int64_t *group);
 void zero_rt_all_gather(const void *in, void *out, int64_t count, int32_t dtype,
                         const int64_t *group);
+void zero_rt_all_to_all(const void *in, void *out, int64_t count, int32_t dtype,
+                        const int64_t *group);
 zero_handle *zero_rt_all_reduce_start(const void *in, void *out, int64_t count,
                                       int32_t dtype, int32_t reduction,
                                       const int64_t *group);
@@ -277,6 +287,8 @@ zero_handle *zero_rt_reduce_scatter_start(const void *in, void *out,
                                           int32_t reduction,
                                           const int64_t *group);
 zero_handle *zero_rt_all_gather_start(const void *in, void *out, int64_t count,
+                                      int32_t dtype, const int64_t *group);
+zero_handle *zero_rt_all_to_all_start(const void *in, void *out, int64_t count,
                                       int32_t dtype, const int64_t *group);
 /* Waits for a started collective; a null handle (a loop's first request,
    with nothing in flight) returns at once. */

@@ -166,6 +166,35 @@ def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather"> {
   }];
 }
 
+def Zero_AllToAllOp : Zero_CollectiveOp<"all_to_all",
+                                         [SameOperandsAndResultType]> {
+  let summary = "Each rank sends part j of its tensor to rank j";
+  let description = [{
+    Splits `input` along dimension 0 into as many equal parts as there are
+    ranks in the group and sends part `j` to the rank with group index `j`.
+    Part `i` of every rank's result is the part the rank with group index
+    `i` sent it. The result has the input's type; dimension 0 must be a
+    multiple of the group size, so that each part is contiguous.
+
+    It is what a compressed reduce-scatter moves (ZeRO++'s qgZ,
+    `zero-compress-reduce-scatter`): each rank sends every other rank that
+    rank's part of its gradient, quantized, and sums what it receives itself.
+
+    ```mlir
+    %parts = zero.all_to_all %q on @dp : tensor<8x4096xi8>
+    ```
+
+    On a group of size 1, or for a tensor of no elements, it folds to its
+    input.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh (`axes` `=` $axes^)? attr-dict `:` type($result)
+  }];
+}
+
 def Zero_ShardSliceOp : Zero_CollectiveOp<"shard_slice"> {
   let summary = "This rank's part of a tensor, without communication";
   let description = [{
@@ -280,6 +309,29 @@ def Zero_AllGatherBufferOp : Zero_BufferCollectiveOp<"all_gather_buffer"> {
   let results = (outs Optional<Zero_RequestType>:$request);
   let assemblyFormat = [{
     $input `,` $output `on` $mesh (`axes` `=` $axes^)? (`dim` `=` $gather_dim^)?
+    attr-dict `:` type($input) `,` type($output) (`->` type($request)^)?
+  }];
+}
+
+def Zero_AllToAllBufferOp : Zero_BufferCollectiveOp<"all_to_all_buffer"> {
+  let summary = "All-to-all from one buffer into another";
+  let description = [{
+    The destination-passing form of `zero.all_to_all`: reads `input`, writes
+    the part each rank sent this one, in group-index order, into `output`
+    (same shape and element type, a different buffer).
+
+    ```mlir
+    zero.all_to_all_buffer %q, %parts on @dp
+        : memref<8x4096xi8>, memref<8x4096xi8>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "", [MemRead]>:$input,
+                       Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$output,
+                       FlatSymbolRefAttr:$mesh,
+                       OptionalAttr<DenseI64ArrayAttr>:$axes);
+  let results = (outs Optional<Zero_RequestType>:$request);
+  let assemblyFormat = [{
+    $input `,` $output `on` $mesh (`axes` `=` $axes^)?
     attr-dict `:` type($input) `,` type($output) (`->` type($request)^)?
   }];
 }

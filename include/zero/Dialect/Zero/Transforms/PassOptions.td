@@ -59,9 +59,26 @@ defvar deferAllGatherOptions = [
            clEnumValN(::zero::GatherDtype::Int8, "int8",
                       "int8 blocks with an f32 scale each, dequantized into "
                       "the type the forward pass reads (qwZ)"))}]>,
+];
+
+// The block of a compressed collective, shared by qwZ (gather-dtype=int8)
+// and qgZ (reduce-dtype=int8).
+defvar quantizeBlockOptions = [
   Option<"quantizeBlock", "quantize-block", "int64_t", /*default=*/"4096",
-         "Elements a scale covers when gather-dtype=int8 (ZeRO++ uses about "
-         "4096)">,
+         "Elements a scale covers in a compressed collective (gather-dtype "
+         "or reduce-dtype int8; ZeRO++ uses about 4096)">,
+];
+
+defvar compressReduceScatterOptions = [
+  Option<"reduceDtype", "reduce-dtype", "::zero::ReduceDtype",
+         /*default=*/"::zero::ReduceDtype::Exact",
+         "What the gradients' reduce-scatter sends",
+         [{::llvm::cl::values(
+           clEnumValN(::zero::ReduceDtype::Exact, "exact",
+                      "the gradients' own type, summed by the collective"),
+           clEnumValN(::zero::ReduceDtype::Int8, "int8",
+                      "int8 blocks with an f32 scale each, exchanged "
+                      "all-to-all and summed in f32 by each rank (qgZ)"))}]>,
 ];
 
 defvar combineCollectivesOwnOptions = [
@@ -104,6 +121,8 @@ defvar weightUpdateShardingOptions = !listconcat(
           "Carry loop weights as shards and gather them for the next "
           "iteration (zero-defer-all-gather)">],
   deferAllGatherOptions,
+  compressReduceScatterOptions,
+  quantizeBlockOptions,
   combineCollectivesOwnOptions,
   [Option<"overlap", "overlap", "bool", /*default=*/"false",
           "Start collectives early and await them late "

@@ -14,6 +14,9 @@ namespace zero {
 /// The element type of the copy zero-defer-all-gather gathers (gather-dtype).
 enum class GatherDtype { Auto, BF16, F16, F32, Int8 };
 
+/// What the gradients' reduce-scatter sends (reduce-dtype).
+enum class ReduceDtype { Exact, Int8 };
+
 /// What zero-verify-collectives does with a collective it cannot prove
 /// (mode).
 enum class VerifyMode { Error, Warn };

@@ -287,9 +287,71 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
     are not gathered this way (stage 3, where each use gathers; weights that
     no gradient updates) are left unchanged.
   }];
-  let options = deferAllGatherOptions;
+  let options = !listconcat(deferAllGatherOptions, quantizeBlockOptions);
   let dependentDialects = ["::zero::ZeroDialect",
                            "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
+                                     "mlir::ModuleOp"> {
+  let summary = "Exchanges the gradients' reduce-scatter as int8 blocks, "
+                "all-to-all, summed in f32 by each rank (ZeRO++'s qgZ)";
+  let description = [{
+    Rewrites each `zero.reduce_scatter` (sum or mean, of floats, split along
+    dimension 0) so that it moves int8 instead of its element type:
+
+    1. the input, as `[N, S]` (N the group size, S the part each rank
+       keeps), is quantized row by row (`zero.quantize`, blocks of
+       `quantize-block` elements, one f32 scale each; a block never spans
+       two ranks' parts);
+    2. the levels and the scales go `zero.all_to_all`: each rank receives
+       every rank's part of its own shard;
+    3. each rank dequantizes them to f32 and sums the N rows in group
+       order (rank 0 first, as the exact collective does), divides by N
+       for a mean, and converts to the element type.
+
+    On a group over several mesh axes it goes in hops, the innermost axis
+    first (within a node, then across nodes): the partial sums of one hop
+    are quantized again for the next, so each hop moves int8.
+
+    **Bound.** Each element of the result is within `sum_j max|b_j| / 254`
+    of the exact sum, `b_j` being the block of rank j's contribution that
+    holds the element, plus float rounding: the half step of 127 levels of
+    each contribution (`zero.quantize`). Over hops, each hop adds its own
+    term, with the partial sums of the hop before as its contributions. A
+    mean's bound is the sum's divided by N. A block with an infinity or a
+    NaN gives NaN.
+
+    **Bytes.** An all-to-all sends `(N - 1) / N` of its buffer, as a ring
+    reduce-scatter does, so a rank sends `(1 + 4 / B) / 4` of the f32
+    bytes for blocks of `B` that divide S: 0.25 at large blocks.
+
+    It changes what the update computes: a remark at each rewritten
+    collective says so, and the pipelines run it only with
+    `reduce-dtype=int8`. Collectives it cannot compress stay exact, with a
+    remark that says why: a max or min, integers or f64, a split along
+    another dimension, a group of one rank (nothing to send).
+
+    ```mlir
+    %gs = zero.reduce_scatter %g on @dp reduce = sum
+        : tensor<4096xf32> -> tensor<1024xf32>
+    // becomes (quantize-block=512)
+    %rows = tensor.expand_shape %g [[0, 1]] output_shape [4, 1024]
+        : tensor<4096xf32> into tensor<4x1024xf32>
+    %q, %s = zero.quantize %rows block = 512
+        : tensor<4x1024xf32> -> tensor<4x1024xi8>, tensor<4x2xf32>
+    %qt = zero.all_to_all %q on @dp : tensor<4x1024xi8>
+    %st = zero.all_to_all %s on @dp : tensor<4x2xf32>
+    %d = zero.dequantize %qt, %st block = 512
+        : tensor<4x1024xi8>, tensor<4x2xf32> -> tensor<4x1024xf32>
+    %sum = linalg.reduce ins(%d : tensor<4x1024xf32>) ... dimensions = [0]
+    ```
+  }];
+  let options = quantizeBlockOptions;
+  let dependentDialects = ["::zero::ZeroDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect"];
 }
 
