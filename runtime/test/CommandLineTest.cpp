@@ -148,10 +148,14 @@ TEST(CommandLine, RunReportsAndComparisons) {
   run.seconds = 0.0025;
   run.counters.issued[ZERO_ALL_REDUCE] = 2;
   run.counters.bytes_sent[ZERO_ALL_REDUCE] = 64;
-  EXPECT_EQ(formatRun(run, false), "rank 1: all_reduce 2 (64 B) "
-                                   "reduce_scatter 0 (0 B) all_gather 0 (0 B)");
-  EXPECT_EQ(formatRun(run, true), "rank 1: 2.500 ms; all_reduce 2 (64 B) "
-                                  "reduce_scatter 0 (0 B) all_gather 0 (0 B)");
+  run.counters.issued[ZERO_ALL_TO_ALL] = 1;
+  run.counters.bytes_sent[ZERO_ALL_TO_ALL] = 24;
+  EXPECT_EQ(formatRun(run, false),
+            "rank 1: all_reduce 2 (64 B) reduce_scatter 0 (0 B) "
+            "all_gather 0 (0 B) all_to_all 1 (24 B)");
+  EXPECT_EQ(formatRun(run, true),
+            "rank 1: 2.500 ms; all_reduce 2 (64 B) reduce_scatter 0 (0 B) "
+            "all_gather 0 (0 B) all_to_all 1 (24 B)");
 
   Array a;
   a.dtype = "f32";
