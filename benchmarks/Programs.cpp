@@ -504,7 +504,7 @@ std::string zero::bench::adamwStep(const std::vector<Shape> &shapes,
 
 std::string zero::bench::mlpTrainingLoop(int layers, int64_t width,
                                          int64_t batch, int steps,
-                                         int64_t meshSize) {
+                                         int64_t meshSize, bool losses) {
   std::string out;
   llvm::raw_string_ostream os(out);
   auto t = [](int64_t rows, int64_t cols) {
@@ -520,11 +520,14 @@ std::string zero::bench::mlpTrainingLoop(int layers, int64_t width,
     return list;
   };
   std::string weightTypes = perLayer([&](int) { return w; });
+  std::string lossType = llvm::formatv("tensor<{0}xf32>", steps).str();
+  // What the loop carries and the function returns.
+  std::string carriedTypes = weightTypes + (losses ? ", " + lossType : "");
   os << "zero.mesh @dp(shape = [" << meshSize << "])\n";
   os << "func.func @train(";
   os << perLayer(
             [&](int l) { return llvm::formatv("%w{0}_0: {1}", l, w).str(); })
-     << ", %x: " << h << ") -> (" << weightTypes << ") {\n";
+     << ", %x: " << h << ") -> (" << carriedTypes << ") {\n";
   os << "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n";
   os << "  %steps = arith.constant " << steps << " : index\n";
   os << "  %zero = arith.constant 0.0 : f32\n";
@@ -539,11 +542,23 @@ std::string zero::bench::mlpTrainingLoop(int layers, int64_t width,
      << "\n";
   os << "  %fw = linalg.fill ins(%zero : f32) outs(%ew : " << w << ") -> " << w
      << "\n";
-  os << "  %r:" << layers
+  if (losses) {
+    os << "  %el = tensor.empty() : " << lossType << "\n";
+    os << "  %losses0 = linalg.fill ins(%zero : f32) outs(%el : " << lossType
+       << ") -> " << lossType << "\n";
+    os << "  %es = tensor.empty() : tensor<f32>\n";
+    os << "  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> "
+          "tensor<f32>\n";
+    os << "  %elements = arith.constant "
+       << llvm::formatv("{0:e}", static_cast<double>(batch * width))
+       << " : f32\n";
+  }
+  os << "  %r:" << layers + (losses ? 1 : 0)
      << " = scf.for %i = %c0 to %steps step %c1 iter_args(";
   os << perLayer(
             [](int l) { return llvm::formatv("%w{0} = %w{0}_0", l).str(); })
-     << ") -> (" << weightTypes << ") {\n";
+     << (losses ? ", %losses = %losses0" : "") << ") -> (" << carriedTypes
+     << ") {\n";
   // Forward.
   os << "    %h0 = arith.addf %x, %zh : " << h << "\n";
   for (int l = 1; l <= layers; ++l) {
@@ -562,6 +577,17 @@ std::string zero::bench::mlpTrainingLoop(int layers, int64_t width,
   // Loss gradient of the mean squared error against the identity.
   os << "    %d = arith.subf %h" << layers << ", %x : " << h << "\n";
   os << "    %g" << layers << " = arith.mulf %d, %scale : " << h << "\n";
+  if (losses) {
+    // This rank's sum of squares, the ranks' mean, per element.
+    os << "    %sq = arith.mulf %d, %d : " << h << "\n";
+    os << "    %ls = linalg.reduce { arith.addf } ins(%sq : " << h
+       << ") outs(%fs : tensor<f32>) dimensions = [0, 1]\n";
+    os << "    %lg = zero.all_reduce %ls on @dp reduce = mean : tensor<f32>\n";
+    os << "    %lt = tensor.extract %lg[] : tensor<f32>\n";
+    os << "    %loss = arith.divf %lt, %elements : f32\n";
+    os << "    %losses2 = tensor.insert %loss into %losses[%i] : " << lossType
+       << "\n";
+  }
   // Backward: each weight's gradient as soon as its layer is done, then the
   // gradient of the layer below.
   for (int l = layers; l >= 1; --l) {
@@ -588,10 +614,11 @@ std::string zero::bench::mlpTrainingLoop(int layers, int64_t width,
        << "\n";
   }
   os << "    scf.yield "
-     << perLayer([](int l) { return "%n" + std::to_string(l); }) << " : "
-     << weightTypes << "\n  }\n";
+     << perLayer([](int l) { return "%n" + std::to_string(l); })
+     << (losses ? ", %losses2" : "") << " : " << carriedTypes << "\n  }\n";
   os << "  return "
-     << perLayer([](int l) { return "%r#" + std::to_string(l - 1); }) << " : "
-     << weightTypes << "\n}\n";
+     << perLayer([](int l) { return "%r#" + std::to_string(l - 1); })
+     << (losses ? ", %r#" + std::to_string(layers) : "") << " : "
+     << carriedTypes << "\n}\n";
   return out;
 }

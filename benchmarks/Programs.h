@@ -108,9 +108,11 @@ std::string adamwStep(const std::vector<Shape> &shapes, int64_t meshSize);
 /// layers) fitting the identity on each rank's batch `x` of `batch` rows;
 /// forward and backward are linalg.matmul, the gradients zero.all_reduce
 /// means. `@train(w1, ..., wL, x)` returns the new weights; `x` is the only
-/// per-rank argument.
+/// per-rank argument. With `losses`, it also returns each step's loss (the
+/// mean squared error over every rank's batch, before that step's update)
+/// as a tensor<steps x f32>.
 std::string mlpTrainingLoop(int layers, int64_t width, int64_t batch, int steps,
-                            int64_t meshSize);
+                            int64_t meshSize, bool losses = false);
 
 } // namespace zero::bench
 

@@ -451,10 +451,11 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
             runs[0][g].counters.bytes_sent[ZERO_REDUCE_SCATTER];
         uint64_t sent = runs[1][g].counters.bytes_sent[ZERO_ALL_TO_ALL];
         EXPECT_EQ(runs[1][g].counters.bytes_sent[ZERO_REDUCE_SCATTER], 0u);
-        if (part % block == 0)
+        if (part % block == 0) {
           EXPECT_EQ(sent * 4 * block, exactBytes * (block + 4))
               << "rank " << g << ": " << sent << " bytes against "
               << exactBytes;
+        }
       }
     }
   }
