@@ -178,6 +178,15 @@ struct ZeroCompressReduceScatterPass
     }
     SmallVector<ReduceScatterOp> collectives;
     getOperation().walk([&](ReduceScatterOp op) { collectives.push_back(op); });
+    // Asked to compress, and there is nothing to: say so, at each function.
+    if (collectives.empty())
+      getOperation().walk([](FunctionOpInterface function) {
+        if (!function.isExternal())
+          function.emitRemark(
+              "zero-compress-reduce-scatter: no zero.reduce_scatter to "
+              "compress (with zero-weight-update-sharding: every gradient "
+              "was left replicated, or its group has one rank)");
+      });
     for (ReduceScatterOp op : collectives) {
       MeshOp mesh = lookupMesh(op, op.getMeshAttr());
       if (std::optional<std::string> why = whyNotCompressible(op, mesh)) {

@@ -332,10 +332,13 @@ struct ZeroDeferAllGatherPass
     Type forced = forcedGatherType();
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    // Functions where a loop's gather was deferred.
+    DenseSet<Operation *> deferredIn;
     for (scf::ForOp loop : loops) {
       SmallVector<DeferredWeight> weights = findWeights(loop, forced);
       if (weights.empty())
         continue;
+      deferredIn.insert(loop->getParentOfType<FunctionOpInterface>());
       for (DeferredWeight &weight : weights)
         if (quantizes())
           mlir::emitRemark(loop.getLoc(), "gathering a ")
@@ -351,6 +354,19 @@ struct ZeroDeferAllGatherPass
                  "which changes results";
       defer(loop, weights);
     }
+    // Asked to compress, and a function's gathers are not: say so rather
+    // than let the user believe they moved int8.
+    if (!quantizes())
+      return;
+    getOperation().walk([&](FunctionOpInterface function) {
+      if (!function.isExternal() && !deferredIn.contains(function))
+        function.emitRemark(
+            "zero-defer-all-gather: gather-dtype=int8 compresses nothing in "
+            "this function: no training loop (scf.for) in it all-gathers an "
+            "updated weight shard for its next iteration (a single step has "
+            "none; stage 3 gathers at each use; a group of one rank gathers "
+            "nothing)");
+    });
   }
 };
 

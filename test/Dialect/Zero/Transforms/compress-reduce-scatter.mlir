@@ -82,3 +82,15 @@ func.func @left_exact(%f: tensor<8xf32>, %d: tensor<8xf64>, %i: tensor<8xi32>,
   %4 = zero.reduce_scatter %f on @one reduce = sum : tensor<8xf32> -> tensor<8xf32>
   return %0, %1, %2, %3, %4 : tensor<1xf32>, tensor<1xf64>, tensor<1xi32>, tensor<2x1xf32>, tensor<8xf32>
 }
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// Nothing to compress: a remark says so.
+// CHECK-LABEL: func.func @nothing
+// expected-remark @+1 {{zero-compress-reduce-scatter: no zero.reduce_scatter to compress}}
+func.func @nothing(%g: tensor<8xf32>) -> tensor<8xf32> {
+  %a = zero.all_reduce %g on @dp reduce = sum : tensor<8xf32>
+  return %a : tensor<8xf32>
+}

@@ -78,9 +78,11 @@ func.func @f32_forward(%w0: tensor<8xf32>, %x: tensor<8xf32>) -> tensor<8xf32> {
 
 zero.mesh @dp(shape = [2])
 
-// No loop-carried weight gathered from an update: nothing is compressed.
+// No loop-carried weight gathered from an update: nothing is compressed,
+// and a remark says so.
 // CHECK-LABEL: func.func @no_loop
 // CHECK-NOT: zero.quantize
+// expected-remark @+1 {{zero-defer-all-gather: gather-dtype=int8 compresses nothing in this function: no training loop (scf.for) in it all-gathers an updated weight shard for its next iteration}}
 func.func @no_loop(%w: tensor<8xf32>, %gl: tensor<8xf32>) -> tensor<8xf32> {
   %g = zero.all_reduce %gl on @dp reduce = sum : tensor<8xf32>
   %w2 = arith.subf %w, %g : tensor<8xf32>

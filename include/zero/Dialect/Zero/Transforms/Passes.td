@@ -255,7 +255,9 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
     The first iteration reads the initial weight itself. A gather moves
     `(1 + 4 / B) / 4` of the f32 bytes for blocks of `B` that divide the
     shard. This changes what the forward pass computes: a remark says so,
-    and it is off unless asked for.
+    and it is off unless asked for. A function where `gather-dtype=int8`
+    compresses nothing (no loop of it defers a gather) gets a remark that
+    says so.
 
     ```mlir
     // before (after zero-shard-weight-update)
@@ -331,7 +333,8 @@ def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
     collective says so, and the pipelines run it only with
     `reduce-dtype=int8`. Collectives it cannot compress stay exact, with a
     remark that says why: a max or min, integers or f64, a split along
-    another dimension, a group of one rank (nothing to send).
+    another dimension, a group of one rank (nothing to send). A module with
+    no reduce-scatter at all gets a remark at each function.
 
     ```mlir
     %gs = zero.reduce_scatter %g on @dp reduce = sum
