@@ -88,14 +88,14 @@ def main():
               "2-%d, quantize-block %d" % (args.model, " ".join(MODELS[args.model]),
                                            args.ranks, args.steps,
                                            args.quantize_block))
-        print("%-8s %-6s %12s %16s" % ("backend", "run", "ms a step",
-                                       "bytes sent/rank"))
+        print("%-8s %-6s %12s %24s" % ("backend", "run", "ms a step",
+                                       "bytes sent/rank, %d steps" % args.steps))
         for backend in backends:
             times = {}
             for name, _ in variants:
                 ms, sent = launch(args, artifacts[name], backend)
                 times[name] = (ms, sent)
-                print("%-8s %-6s %12.2f %16d" % (backend, name, ms, sent))
+                print("%-8s %-6s %12.2f %24d" % (backend, name, ms, sent))
             (exact_ms, exact_b), (q_ms, q_b) = times["exact"], times["qgZ"]
             print("%-8s qgZ sends %.3f of the bytes and takes %.2fx the time: "
                   "compression %s here" % (backend, q_b / exact_b, q_ms / exact_ms,
