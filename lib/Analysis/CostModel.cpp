@@ -14,14 +14,19 @@ using namespace zero;
 FailureOr<CostModelParameters>
 zero::getCostModelParameters(Operation *op, StringRef pass,
                              double latencyMicroseconds, double bandwidthGBps,
-                             double gflops, double gelementsPerSecond) {
+                             double gflops, double gelementsPerSecond,
+                             double reduceBandwidthGBps) {
   CostModelParameters parameters;
   parameters.latency = latencyMicroseconds * 1e-6;
   parameters.bandwidth = bandwidthGBps * 1e9;
+  parameters.reduceBandwidth = reduceBandwidthGBps == 0
+                                   ? parameters.bandwidth
+                                   : reduceBandwidthGBps * 1e9;
   parameters.flopRate = gflops * 1e9;
   parameters.elementRate = gelementsPerSecond * 1e9;
-  if (parameters.bandwidth > 0 && parameters.flopRate > 0 &&
-      parameters.elementRate > 0 && parameters.latency >= 0)
+  if (parameters.bandwidth > 0 && parameters.reduceBandwidth > 0 &&
+      parameters.flopRate > 0 && parameters.elementRate > 0 &&
+      parameters.latency >= 0)
     return parameters;
   return op->emitError(pass) << ": the cost model's rates must be positive "
                                 "and its latency not negative";
@@ -37,7 +42,10 @@ double CostModel::communicationSeconds(CollectiveOpInterface op) const {
   if (groupSize <= 1)
     return 0;
   std::optional<int64_t> bytes = getBytesSentPerRank(op, groupSize);
-  return parameters.latency + (bytes ? *bytes / parameters.bandwidth : 0);
+  double bandwidth = isa<AllReduceOp, ReduceScatterOp>(op)
+                         ? parameters.reduceBandwidth
+                         : parameters.bandwidth;
+  return parameters.latency + (bytes ? *bytes / bandwidth : 0);
 }
 
 /// Elements of a statically shaped tensor, else 0.
@@ -63,6 +71,13 @@ double CostModel::computeSeconds(Operation *op) const {
     return double(iterations) * std::max<int64_t>(payload, 1) /
            parameters.elementRate;
   }
+  // Block quantization reads its input twice (the block's largest
+  // magnitude, then the levels); dequantization once.
+  if (auto quantize = dyn_cast<QuantizeOp>(op))
+    return 2.0 * staticElements(quantize.getInput().getType()) /
+           parameters.elementRate;
+  if (auto dequantize = dyn_cast<DequantizeOp>(op))
+    return staticElements(dequantize.getType()) / parameters.elementRate;
   if (op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1)
     return staticElements(op->getResult(0).getType()) / parameters.elementRate;
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))

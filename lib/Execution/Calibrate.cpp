@@ -1,6 +1,6 @@
 //===- Calibrate.cpp - measure the cost model on a runtime ----------------===//
 //
-// Four probe functions in one module, all with the same arguments, so that
+// Five probe functions in one module, all with the same arguments, so that
 // one world runs them all (under mpi a world is the job: it cannot be made
 // twice). Each probe is a loop whose iterations depend on each other, so
 // none is folded away or run ahead.
@@ -28,13 +28,13 @@ constexpr int64_t kElements = 1 << 20, kElementwiseCalls = 20;
 
 /// The module: @dp of `meshSize` ranks, and one function per probe, each
 /// taking (one: 1 f32, shard: the gathered part, a: MxK, w: KxK, x, y:
-/// kElements f32).
+/// kElements f32, whole: the reduce-scatter's input, meshSize shards).
 std::string probeModule(int64_t meshSize, int64_t shardElements) {
-  std::string args =
-      llvm::formatv("%one: tensor<1xf32>, %shard: tensor<{0}xf32>, "
-                    "%a: tensor<{1}x{2}xf32>, %w: tensor<{2}x{2}xf32>, "
-                    "%x: tensor<{3}xf32>, %y: tensor<{3}xf32>",
-                    shardElements, kMatmulM, kMatmulK, kElements);
+  std::string args = llvm::formatv(
+      "%one: tensor<1xf32>, %shard: tensor<{0}xf32>, "
+      "%a: tensor<{1}x{2}xf32>, %w: tensor<{2}x{2}xf32>, "
+      "%x: tensor<{3}xf32>, %y: tensor<{3}xf32>, %whole: tensor<{4}xf32>",
+      shardElements, kMatmulM, kMatmulK, kElements, meshSize * shardElements);
   auto loop = [](int64_t calls, StringRef init, StringRef type,
                  StringRef body) {
     return llvm::formatv(R"mlir(
@@ -65,6 +65,18 @@ std::string probeModule(int64_t meshSize, int64_t shardElements) {
     scf.yield %s : {0})mlir",
                          shard, meshSize * shardElements, shardElements)
                .str()));
+  // The reduced part written back into the input: the next call reduces
+  // what this one made.
+  std::string whole =
+      llvm::formatv("tensor<{0}xf32>", meshSize * shardElements);
+  text += llvm::formatv("func.func @reduce({0}) -> {1} {{{2}}\n", args, whole,
+                        loop(kGatherCalls, "%whole", whole,
+                             llvm::formatv(R"mlir(
+    %s = zero.reduce_scatter %v on @dp reduce = sum : {1} -> {0}
+    %n = tensor.insert_slice %s into %v[0] [{2}] [1] : {0} into {1}
+    scf.yield %n : {1})mlir",
+                                           shard, whole, shardElements)
+                                 .str()));
   std::string rows = llvm::formatv("tensor<{0}x{1}xf32>", kMatmulM, kMatmulK);
   text += llvm::formatv(
       "func.func @matmul({0}) -> {1} {{\n"
@@ -94,10 +106,12 @@ std::string probeModule(int64_t meshSize, int64_t shardElements) {
 
 std::string Calibration::asOptions() const {
   return llvm::formatv("latency-us={0:F1} bandwidth-gbps={1:F3} "
-                       "gflops={2:F3} gelements-per-s={3:F3}",
+                       "reduce-bandwidth-gbps={4:F3} gflops={2:F3} "
+                       "gelements-per-s={3:F3}",
                        parameters.latency * 1e6, parameters.bandwidth * 1e-9,
                        parameters.flopRate * 1e-9,
-                       parameters.elementRate * 1e-9)
+                       parameters.elementRate * 1e-9,
+                       parameters.reduceBandwidth * 1e-9)
       .str();
 }
 
@@ -113,7 +127,9 @@ llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
         static_cast<long long>(meshSize));
   int64_t shardElements = std::max<int64_t>(gatherBytes / 4, 1);
   std::string text = probeModule(meshSize, shardElements);
-  const char *names[] = {"latency", "bandwidth", "matmul", "elementwise"};
+  const char *names[] = {"latency", "bandwidth", "matmul", "elementwise",
+                         "reduce"};
+  constexpr int kProbes = std::size(names);
   std::vector<std::unique_ptr<Executable>> executables;
   for (const char *name : names) {
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
@@ -140,37 +156,44 @@ llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
     return llvm::createStringError("%s", error.c_str());
   Calibration calibration;
   calibration.repeats = std::max(repeats, 1);
-  double best[4] = {0, 0, 0, 0};
+  double best[kProbes] = {};
   for (auto [p, programRuns] : llvm::enumerate(runs)) {
     double slowest = 0;
     for (const rt::RankRun &run : programRuns) {
       slowest = std::max(slowest, run.seconds);
       calibration.holdsRankZero |= run.rank == 0;
     }
-    double &b = best[p % 4];
+    double &b = best[p % kProbes];
     b = b == 0 ? slowest : std::min(b, slowest);
   }
-  int64_t calls[4] = {kLatencyCalls, kGatherCalls, kMatmulCalls,
-                      kElementwiseCalls};
-  std::string what[4] = {
+  int64_t calls[kProbes] = {kLatencyCalls, kGatherCalls, kMatmulCalls,
+                            kElementwiseCalls, kGatherCalls};
+  std::string what[kProbes] = {
       "zero.all_reduce of 1 f32",
       llvm::formatv("zero.all_gather of {0} f32 per rank", shardElements),
       llvm::formatv("linalg.matmul {0}x{1} by {1}x{1}", kMatmulM, kMatmulK),
-      llvm::formatv("arith.addf of {0} f32", kElements)};
-  double amount[4] = {0, double(meshSize - 1) * shardElements * 4,
-                      2.0 * kMatmulM * kMatmulK * kMatmulK, double(kElements)};
-  for (int i = 0; i < 4; ++i)
+      llvm::formatv("arith.addf of {0} f32", kElements),
+      llvm::formatv("zero.reduce_scatter to {0} f32 per rank", shardElements)};
+  // Both collectives send (N - 1) shards a rank (Communication.h).
+  double sent = double(meshSize - 1) * shardElements * 4;
+  double amount[kProbes] = {0, sent, 2.0 * kMatmulM * kMatmulK * kMatmulK,
+                            double(kElements), sent};
+  for (int i = 0; i < kProbes; ++i)
     calibration.probes.push_back({what[i], best[i] / calls[i], amount[i]});
   const Probe &latency = calibration.probes[0], &gather = calibration.probes[1],
               &matmul = calibration.probes[2],
-              &elementwise = calibration.probes[3];
+              &elementwise = calibration.probes[3],
+              &reduce = calibration.probes[4];
   CostModelParameters &parameters = calibration.parameters;
   parameters.latency = latency.seconds;
   // What the gather takes beyond the latency is the bytes' time; at least
   // a tenth of the gather, should its latency measure as large.
-  parameters.bandwidth =
-      gather.amount /
-      std::max(gather.seconds - latency.seconds, gather.seconds / 10);
+  auto bytesPerSecond = [&](const Probe &collective) {
+    return collective.amount / std::max(collective.seconds - latency.seconds,
+                                        collective.seconds / 10);
+  };
+  parameters.bandwidth = bytesPerSecond(gather);
+  parameters.reduceBandwidth = bytesPerSecond(reduce);
   parameters.flopRate = matmul.amount / matmul.seconds;
   parameters.elementRate = elementwise.amount / elementwise.seconds;
   return calibration;

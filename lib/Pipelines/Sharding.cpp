@@ -32,6 +32,7 @@ template <typename PassOptions, typename Options>
 void copyCostModel(PassOptions &to, const Options &from) {
   to.latencyMicroseconds = from.latencyMicroseconds;
   to.bandwidthGBps = from.bandwidthGBps;
+  to.reduceBandwidthGBps = from.reduceBandwidthGBps;
   to.gflops = from.gflops;
   to.gelementsPerSecond = from.gelementsPerSecond;
 }
@@ -70,9 +71,11 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     pm.addPass(createZeroCombineCollectives(combine));
   }
   // Each bucket's reduce-scatter as one compressed exchange.
-  if (options.reduceDtype == ReduceDtype::Int8) {
+  if (options.reduceDtype != ReduceDtype::Exact) {
     ZeroCompressReduceScatterOptions compress;
     compress.quantizeBlock = options.quantizeBlock;
+    compress.onlyWhereFaster = options.reduceDtype == ReduceDtype::Auto;
+    copyCostModel(compress, options);
     pm.addPass(createZeroCompressReduceScatter(compress));
   }
   // One cleanup at the end: merges the slices and small constants each

@@ -264,7 +264,7 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
   void runOnOperation() override {
     FailureOr<CostModelParameters> parameters = getCostModelParameters(
         getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
-        gflops, gelementsPerSecond);
+        gflops, gelementsPerSecond, reduceBandwidthGBps);
     if (failed(parameters))
       return signalPassFailure();
     CostModel model(*parameters);

@@ -335,6 +335,8 @@ static int calibrate(MLIRContext &context, rt::LaunchOptions options) {
   row(probes[3], llvm::formatv("{0:F3} G elements/s",
                                probes[3].amount / probes[3].seconds / 1e9)
                      .str());
+  row(probes[4],
+      llvm::formatv("{0} B sent per rank", int64_t(probes[4].amount)).str());
   report << "cost model: " << calibration->asOptions() << "\n";
   return 0;
 }

@@ -30,6 +30,10 @@ struct CostModelParameters {
   double latency = 20e-6;
   /// Bytes per second one rank sends.
   double bandwidth = 10e9;
+  /// Bytes per second one rank sends in a collective that reduces
+  /// (all-reduce, reduce-scatter): an MPI's reduce-scatter may run far below
+  /// its all-gather.
+  double reduceBandwidth = 10e9;
   /// Floating-point operations per second of contractions (matmul).
   double flopRate = 50e9;
   /// Elements per second of elementwise ops and copies.
@@ -37,12 +41,14 @@ struct CostModelParameters {
 };
 
 /// The parameters that the passes' cost-model options give (latency-us,
-/// bandwidth-gbps, gflops, gelements-per-s), or an error on `op` that names
-/// `pass` when a rate is not positive or the latency is negative.
+/// bandwidth-gbps, gflops, gelements-per-s, reduce-bandwidth-gbps: 0 for
+/// bandwidth-gbps), or an error on `op` that names `pass` when a rate is
+/// not positive or the latency is negative.
 mlir::FailureOr<CostModelParameters>
 getCostModelParameters(mlir::Operation *op, llvm::StringRef pass,
                        double latencyMicroseconds, double bandwidthGBps,
-                       double gflops, double gelementsPerSecond);
+                       double gflops, double gelementsPerSecond,
+                       double reduceBandwidthGBps = 0);
 
 class CostModel {
 public:

@@ -30,7 +30,8 @@ def ZeroWeightUpdateSharding : Pass<"zero-weight-update-sharding",
     (with `accumulate-locally`), `zero-shard-weight-update`,
     `zero-defer-all-gather` (with `defer-all-gather`),
     `zero-combine-collectives` (unless `bucket-bytes=0`),
-    `zero-compress-reduce-scatter` (with `reduce-dtype=int8`), `cse`, and
+    `zero-compress-reduce-scatter` (with `reduce-dtype=int8`, or `auto`:
+    where the cost model says it pays), `cse`, and
     `zero-schedule-overlap` (with `overlap`), each with its options as given
     here. docs/Pipelines.md says what each step does and why in this order.
 

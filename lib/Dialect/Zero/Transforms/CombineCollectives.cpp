@@ -485,7 +485,7 @@ struct ZeroCombineCollectivesPass
   void runOnOperation() override {
     FailureOr<CostModelParameters> costs = getCostModelParameters(
         getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
-        gflops, gelementsPerSecond);
+        gflops, gelementsPerSecond, reduceBandwidthGBps);
     if (failed(costs))
       return signalPassFailure();
     if (alignment <= 0) {

@@ -7,9 +7,12 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "zero/Analysis/CostModel.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROCOMPRESSREDUCESCATTER
@@ -164,6 +167,32 @@ Value compress(OpBuilder &b, ReduceScatterOp op, MeshOp mesh, int64_t block) {
       b, loc, resultType, sum, ArrayRef<ReassociationIndices>{restored});
 }
 
+/// Records the ops a builder creates in `block` (not those in the regions
+/// of the ops it creates).
+struct CreatedOps : public OpBuilder::Listener {
+  explicit CreatedOps(Block *block) : block(block) {}
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    if (op->getBlock() == block)
+      ops.push_back(op);
+  }
+  Block *block;
+  SmallVector<Operation *> ops;
+};
+
+/// The cost model's seconds for `ops` (the compressed exchange): its
+/// collectives' communication and the rest's computation, one after the
+/// other.
+double secondsOf(ArrayRef<Operation *> ops, const CostModel &model) {
+  double seconds = 0;
+  for (Operation *op : ops) {
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+      seconds += model.communicationSeconds(collective);
+    else
+      seconds += model.computeSeconds(op);
+  }
+  return seconds;
+}
+
 struct ZeroCompressReduceScatterPass
     : public zero::impl::ZeroCompressReduceScatterBase<
           ZeroCompressReduceScatterPass> {
@@ -176,6 +205,12 @@ struct ZeroCompressReduceScatterPass
           << quantizeBlock.getValue();
       return signalPassFailure();
     }
+    FailureOr<CostModelParameters> costs = getCostModelParameters(
+        getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
+        gflops, gelementsPerSecond, reduceBandwidthGBps);
+    if (failed(costs))
+      return signalPassFailure();
+    CostModel model(*costs);
     SmallVector<ReduceScatterOp> collectives;
     getOperation().walk([&](ReduceScatterOp op) { collectives.push_back(op); });
     // Asked to compress, and there is nothing to: say so, at each function.
@@ -193,14 +228,29 @@ struct ZeroCompressReduceScatterPass
         op.emitRemark("zero-compress-reduce-scatter: left exact: ") << *why;
         continue;
       }
-      OpBuilder b(op);
+      CreatedOps created(op->getBlock());
+      OpBuilder b(op, &created);
       Value compressed = compress(b, op, mesh, quantizeBlock);
       int64_t groupSize = getGroupSize(mesh, op.getAxesAttr());
+      double exactUs = 1e6 * model.communicationSeconds(op);
+      double compressedUs = 1e6 * secondsOf(created.ops, model);
+      if (onlyWhereFaster && compressedUs >= exactUs) {
+        for (Operation *made : llvm::reverse(created.ops))
+          made->erase();
+        op.emitRemark("zero-compress-reduce-scatter: left exact: the cost "
+                      "model gives ")
+            << llvm::formatv("{0:f1}", exactUs).str() << " us exact against "
+            << llvm::formatv("{0:f1}", compressedUs).str()
+            << " us compressed in int8 blocks of " << quantizeBlock.getValue();
+        continue;
+      }
       op.emitRemark("zero-compress-reduce-scatter: exchanged as int8 blocks "
                     "of ")
           << quantizeBlock.getValue() << " over " << groupSize
           << " ranks; each element is within the sum of max|block| / 254 "
-             "of its contributions, not exact";
+             "of its contributions, not exact (cost model: "
+          << llvm::formatv("{0:f1}", compressedUs).str() << " us against "
+          << llvm::formatv("{0:f1}", exactUs).str() << " us exact)";
       op.replaceAllUsesWith(compressed);
       op.erase();
     }

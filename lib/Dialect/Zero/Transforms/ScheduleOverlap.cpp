@@ -660,7 +660,7 @@ struct ZeroScheduleOverlapPass
   void runOnOperation() override {
     FailureOr<CostModelParameters> parameters = getCostModelParameters(
         getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
-        gflops, gelementsPerSecond);
+        gflops, gelementsPerSecond, reduceBandwidthGBps);
     if (failed(parameters))
       return signalPassFailure();
     CostModel model(*parameters);

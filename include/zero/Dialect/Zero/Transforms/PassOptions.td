@@ -18,6 +18,11 @@ defvar costModelOptions = [
          "Cost model: microseconds every collective pays">,
   Option<"bandwidthGBps", "bandwidth-gbps", "double", /*default=*/"10",
          "Cost model: GB/s one rank sends">,
+  Option<"reduceBandwidthGBps", "reduce-bandwidth-gbps", "double",
+         /*default=*/"0",
+         "Cost model: GB/s one rank sends in a collective that reduces "
+         "(all-reduce, reduce-scatter), where it differs (0: "
+         "bandwidth-gbps)">,
   Option<"gflops", "gflops", "double", /*default=*/"50",
          "Cost model: GFLOP/s of contractions (matmul)">,
   Option<"gelementsPerSecond", "gelements-per-s", "double", /*default=*/"2",
@@ -78,7 +83,16 @@ defvar compressReduceScatterOptions = [
                       "the gradients' own type, summed by the collective"),
            clEnumValN(::zero::ReduceDtype::Int8, "int8",
                       "int8 blocks with an f32 scale each, exchanged "
-                      "all-to-all and summed in f32 by each rank (qgZ)"))}]>,
+                      "all-to-all and summed in f32 by each rank (qgZ)"),
+           clEnumValN(::zero::ReduceDtype::Auto, "auto",
+                      "int8 where the cost model says the compressed "
+                      "exchange is faster, else exact"))}]>,
+];
+
+defvar compressReduceScatterOwnOptions = [
+  Option<"onlyWhereFaster", "only-where-faster", "bool", /*default=*/"false",
+         "Compress a reduce-scatter only where the cost model says the "
+         "compressed exchange is faster (reduce-dtype=auto)">,
 ];
 
 defvar combineCollectivesOwnOptions = [

@@ -15,7 +15,7 @@ namespace zero {
 enum class GatherDtype { Auto, BF16, F16, F32, Int8 };
 
 /// What the gradients' reduce-scatter sends (reduce-dtype).
-enum class ReduceDtype { Exact, Int8 };
+enum class ReduceDtype { Exact, Int8, Auto };
 
 /// What zero-verify-collectives does with a collective it cannot prove
 /// (mode).

@@ -336,6 +336,16 @@ def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
     another dimension, a group of one rank (nothing to send). A module with
     no reduce-scatter at all gets a remark at each function.
 
+    **Planned** (`only-where-faster`, the pipelines' `reduce-dtype=auto`):
+    each reduce-scatter is compressed only where the cost model (its
+    options; `zero-run --calibrate` measures them) gives the compressed
+    exchange less time than the exact one: the exact collective costs its
+    latency plus its bytes over the bandwidth; the compressed one, each of
+    its all-to-alls the same, plus its quantization, dequantization and
+    sums, element by element, at the elementwise rate. A remark gives both
+    estimates either way. Between threads (a collective at memory speed)
+    it keeps the exact one; where bytes are slow it compresses.
+
     ```mlir
     %gs = zero.reduce_scatter %g on @dp reduce = sum
         : tensor<4096xf32> -> tensor<1024xf32>
@@ -351,7 +361,8 @@ def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
     %sum = linalg.reduce ins(%d : tensor<4x1024xf32>) ... dimensions = [0]
     ```
   }];
-  let options = quantizeBlockOptions;
+  let options = !listconcat(quantizeBlockOptions,
+                            compressReduceScatterOwnOptions, costModelOptions);
   let dependentDialects = ["::zero::ZeroDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::linalg::LinalgDialect",
