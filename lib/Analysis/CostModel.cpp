@@ -19,12 +19,10 @@ zero::getCostModelParameters(Operation *op, StringRef pass,
   CostModelParameters parameters;
   parameters.latency = latencyMicroseconds * 1e-6;
   parameters.bandwidth = bandwidthGBps * 1e9;
-  parameters.reduceBandwidth = reduceBandwidthGBps == 0
-                                   ? parameters.bandwidth
-                                   : reduceBandwidthGBps * 1e9;
+  parameters.reduceBandwidth = reduceBandwidthGBps * 1e9;
   parameters.flopRate = gflops * 1e9;
   parameters.elementRate = gelementsPerSecond * 1e9;
-  if (parameters.bandwidth > 0 && parameters.reduceBandwidth > 0 &&
+  if (parameters.bandwidth > 0 && parameters.reduceBandwidth >= 0 &&
       parameters.flopRate > 0 && parameters.elementRate > 0 &&
       parameters.latency >= 0)
     return parameters;
@@ -42,9 +40,10 @@ double CostModel::communicationSeconds(CollectiveOpInterface op) const {
   if (groupSize <= 1)
     return 0;
   std::optional<int64_t> bytes = getBytesSentPerRank(op, groupSize);
-  double bandwidth = isa<AllReduceOp, ReduceScatterOp>(op)
-                         ? parameters.reduceBandwidth
-                         : parameters.bandwidth;
+  double bandwidth =
+      isa<AllReduceOp, ReduceScatterOp>(op) && parameters.reduceBandwidth > 0
+          ? parameters.reduceBandwidth
+          : parameters.bandwidth;
   return parameters.latency + (bytes ? *bytes / bandwidth : 0);
 }
 

@@ -31,9 +31,9 @@ struct CostModelParameters {
   /// Bytes per second one rank sends.
   double bandwidth = 10e9;
   /// Bytes per second one rank sends in a collective that reduces
-  /// (all-reduce, reduce-scatter): an MPI's reduce-scatter may run far below
-  /// its all-gather.
-  double reduceBandwidth = 10e9;
+  /// (all-reduce, reduce-scatter), where it differs: an MPI's reduce-scatter
+  /// may run far below its all-gather. 0: `bandwidth`.
+  double reduceBandwidth = 0;
   /// Floating-point operations per second of contractions (matmul).
   double flopRate = 50e9;
   /// Elements per second of elementwise ops and copies.
