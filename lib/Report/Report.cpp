@@ -31,8 +31,19 @@ struct KindTraffic {
   int64_t unknown = 0; // collectives whose bytes could not be sized
 };
 
+/// One compressed exchange: the collective that moves a zero.quantize's
+/// levels.
+struct CompressedExchange {
+  StringRef kind;
+  int64_t block = 0;
+  /// Elements quantized (what the exchange sends, one level each).
+  int64_t elements = 0;
+  int64_t executions = 1;
+};
+
 struct FunctionTraffic {
   std::string name;
+  SmallVector<CompressedExchange> compressed;
   llvm::MapVector<StringRef, KindTraffic> kinds;
   KindTraffic total;
   /// Elements computed per call by elementwise ops on tensors: the update
@@ -157,6 +168,14 @@ FunctionTraffic measureFunction(FunctionOpInterface func,
       traffic.updateElements +=
           type.getNumElements() * getExecutionCount(op).value_or(1);
   });
+  func.walk([&](QuantizeOp quantize) {
+    for (Operation *user : quantize.getValues().getUsers())
+      if (auto collective = dyn_cast<CollectiveOpInterface>(user))
+        traffic.compressed.push_back(
+            {collective->getName().stripDialect(), quantize.getBlock(),
+             quantize.getInput().getType().getNumElements(),
+             getExecutionCount(quantize).value_or(1)});
+  });
   traffic.stateBytes = measureState(func);
   traffic.gradientBytes = measureGradients(func);
   traffic.estimate = simulate(func, model);
@@ -196,6 +215,13 @@ void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
     for (auto &[kind, traffic] : f.kinds)
       row(kind, traffic);
     row("total", f.total);
+    // What zero.quantize states for int8 blocks (ZeroOps.td), per
+    // contribution: a reduce-scatter's all-to-all sums N of them a hop.
+    for (const CompressedExchange &c : f.compressed)
+      os << llvm::formatv("  compressed {0}: int8, blocks of {1}, {2} "
+                          "elements x {3}; each element within max|block| / "
+                          "254 a contribution\n",
+                          c.kind, c.block, c.elements, c.executions);
     os << "  bytes sent per rank: "
        << withGiven(f.total.bytesPerRank, f.givenBytes) << "\n";
     os << "  update elements per rank: "
@@ -246,6 +272,16 @@ void printJson(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
              {"hidden_share", f.estimate.hiddenShare()
                                   ? llvm::json::Value(*f.estimate.hiddenShare())
                                   : llvm::json::Value(nullptr)}}}};
+    llvm::json::Array compressed;
+    for (const CompressedExchange &c : f.compressed)
+      compressed.push_back(
+          llvm::json::Object{{"collective", c.kind},
+                             {"format", "int8"},
+                             {"block", c.block},
+                             {"elements", c.elements},
+                             {"executions", c.executions},
+                             {"bound", "max|block| / 254 a contribution"}});
+    entry["compressed"] = std::move(compressed);
     if (f.givenBytes)
       entry["given"] =
           llvm::json::Object{{"bytes_per_rank", *f.givenBytes},

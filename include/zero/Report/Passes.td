@@ -24,7 +24,14 @@ def ZeroReport : Pass<"zero-report", "mlir::ModuleOp"> {
     | `zero.all_reduce` | 2 (N-1)/N B |
     | `zero.reduce_scatter` | (N-1)/N B, B the input |
     | `zero.all_gather` | (N-1)/N B, B the result |
+    | `zero.all_to_all` | (N-1)/N B |
     | `zero.shard_slice` | 0 |
+
+    Each compressed exchange (a collective that moves a `zero.quantize`'s
+    levels: qwZ's all-gather, qgZ's all-to-all) is listed with its format
+    (int8), its block, the elements it quantizes, how often it runs, and its
+    bound: each element within `max|block| / 254` a contribution (a
+    reduce-scatter's sum adds one such term per rank a hop).
 
     A collective inside an `scf.for` with constant bounds counts once per
     iteration; one inside a loop of unknown trip count, or on a tensor of
