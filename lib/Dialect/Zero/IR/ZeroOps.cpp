@@ -416,15 +416,21 @@ int64_t ReduceScatterBufferOp::getGroupSize() { return bufferGroupSize(*this); }
 int64_t AllGatherBufferOp::getGroupSize() { return bufferGroupSize(*this); }
 int64_t AllToAllBufferOp::getGroupSize() { return bufferGroupSize(*this); }
 
+/// That a buffer collective whose output mirrors its input (all-reduce,
+/// all-to-all) has buffers of one shape and element type.
+template <typename OpTy> static LogicalResult verifySameBufferShape(OpTy op) {
+  MemRefType input = op.getInput().getType(), output = op.getOutput().getType();
+  if (input.getShape() != output.getShape() ||
+      input.getElementType() != output.getElementType())
+    return op.emitOpError("input and output differ in shape or element type: ")
+           << input << " and " << output;
+  return success();
+}
+
 LogicalResult AllReduceBufferOp::verify() {
   if (failed(verifyAllReduceLike(*this)))
     return failure();
-  if (getInput().getType().getShape() != getOutput().getType().getShape() ||
-      getInput().getType().getElementType() !=
-          getOutput().getType().getElementType())
-    return emitOpError("input and output differ in shape or element type: ")
-           << getInput().getType() << " and " << getOutput().getType();
-  return success();
+  return verifySameBufferShape(*this);
 }
 
 LogicalResult
@@ -455,12 +461,7 @@ AllGatherBufferOp::verifySymbolUses(SymbolTableCollection &table) {
 LogicalResult AllToAllBufferOp::verify() {
   if (failed(verifyAllToAllLike(*this)))
     return failure();
-  if (getInput().getType().getShape() != getOutput().getType().getShape() ||
-      getInput().getType().getElementType() !=
-          getOutput().getType().getElementType())
-    return emitOpError("input and output differ in shape or element type: ")
-           << getInput().getType() << " and " << getOutput().getType();
-  return success();
+  return verifySameBufferShape(*this);
 }
 
 LogicalResult AllToAllBufferOp::verifySymbolUses(SymbolTableCollection &table) {
@@ -603,6 +604,13 @@ int64_t zero::getNumQuantBlocks(int64_t size, int64_t block) {
   return llvm::divideCeil(size, block);
 }
 
+RankedTensorType zero::getQuantScalesType(RankedTensorType floats,
+                                          int64_t block) {
+  SmallVector<int64_t> shape(floats.getShape());
+  shape.back() = getNumQuantBlocks(shape.back(), block);
+  return RankedTensorType::get(shape, Float32Type::get(floats.getContext()));
+}
+
 /// Checks the shapes that `zero.quantize` relates: `values` has the shape of
 /// `floats`, and `scales` has it too but with one element a block in the
 /// last dimension; all static, of rank 1 or more.
@@ -618,9 +626,8 @@ static LogicalResult verifyQuantShapes(Operation *op, RankedTensorType floats,
   if (values.getShape() != floats.getShape())
     return op->emitOpError("has values of shape ")
            << values << " for floats " << floats << ": they must match";
-  SmallVector<int64_t> scaleShape(floats.getShape());
-  scaleShape.back() = getNumQuantBlocks(scaleShape.back(), block);
-  if (scales.getShape() != ArrayRef<int64_t>(scaleShape))
+  ArrayRef<int64_t> scaleShape = getQuantScalesType(floats, block).getShape();
+  if (scales.getShape() != scaleShape)
     return op->emitOpError("has scales ")
            << scales << ", but blocks of " << block << " in " << floats
            << " need "

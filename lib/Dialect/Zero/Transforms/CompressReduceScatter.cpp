@@ -11,6 +11,7 @@
 #include "zero/Analysis/CostModel.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
+#include "zero/Utils/Tensors.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -97,16 +98,12 @@ Value sumRows(OpBuilder &b, Location loc, Value rows) {
 Value exchangeQuantized(OpBuilder &b, Location loc, Value rows,
                         FlatSymbolRefAttr mesh, int64_t axis, int64_t block) {
   auto type = cast<RankedTensorType>(rows.getType());
-  SmallVector<int64_t> scaleShape(type.getShape());
-  scaleShape.back() = getNumQuantBlocks(type.getShape().back(), block);
-  auto values = withElement(type, b.getI8Type());
-  auto scales = RankedTensorType::get(scaleShape, b.getF32Type());
-  auto quantize = QuantizeOp::create(b, loc, values, scales, rows, block);
+  auto quantize = QuantizeOp::create(b, loc, rows, block);
   DenseI64ArrayAttr axes = b.getDenseI64ArrayAttr({axis});
-  Value levels =
-      AllToAllOp::create(b, loc, values, quantize.getValues(), mesh, axes);
-  Value received =
-      AllToAllOp::create(b, loc, scales, quantize.getScales(), mesh, axes);
+  Value levels = AllToAllOp::create(b, loc, quantize.getValues().getType(),
+                                    quantize.getValues(), mesh, axes);
+  Value received = AllToAllOp::create(b, loc, quantize.getScales().getType(),
+                                      quantize.getScales(), mesh, axes);
   Value dequantized = DequantizeOp::create(
       b, loc, withElement(type, b.getF32Type()), levels, received, block);
   return sumRows(b, loc, dequantized);
@@ -127,17 +124,9 @@ Value compress(OpBuilder &b, ReduceScatterOp op, MeshOp mesh, int64_t block) {
   for (int64_t axis : axes)
     shape.push_back(mesh.getShape()[axis]);
   shape.push_back(part);
-  ReassociationIndices all = llvm::to_vector(
-      llvm::seq<int64_t>(0, static_cast<int64_t>(inputType.getRank())));
-  Value flat = op.getInput();
-  if (inputType.getRank() != 1)
-    flat = tensor::CollapseShapeOp::create(b, loc, op.getInput(),
-                                           ArrayRef<ReassociationIndices>{all});
-  ReassociationIndices split = llvm::to_vector(
-      llvm::seq<int64_t>(0, static_cast<int64_t>(shape.size())));
-  Value rows = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(shape, inputType.getElementType()), flat,
-      ArrayRef<ReassociationIndices>{split});
+  Value rows =
+      unflatten(b, loc, flatten(b, loc, op.getInput()),
+                RankedTensorType::get(shape, inputType.getElementType()));
 
   for (int64_t hop = static_cast<int64_t>(axes.size()) - 1; hop >= 0; --hop) {
     if (hop > 0)
@@ -159,12 +148,7 @@ Value compress(OpBuilder &b, ReduceScatterOp op, MeshOp mesh, int64_t block) {
   if (!element.isF32())
     sum = arith::TruncFOp::create(b, loc,
                                   RankedTensorType::get({part}, element), sum);
-  if (resultType.getRank() == 1)
-    return sum;
-  ReassociationIndices restored = llvm::to_vector(
-      llvm::seq<int64_t>(0, static_cast<int64_t>(resultType.getRank())));
-  return tensor::ExpandShapeOp::create(
-      b, loc, resultType, sum, ArrayRef<ReassociationIndices>{restored});
+  return unflatten(b, loc, sum, resultType);
 }
 
 /// Records the ops a builder creates in `block` (not those in the regions

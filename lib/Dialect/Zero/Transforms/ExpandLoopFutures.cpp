@@ -115,7 +115,7 @@ private:
     if (!async || async->getBlock() != &body || !yielded.hasOneUse())
       return loop.emitOpError("carries a future that its body does not start "
                               "with a zero.async of its own");
-    if (!createBufferCollectiveIsDefined(async))
+    if (!async.getCollective().communicates())
       return async.emitOpError("starts a collective that does not "
                                "communicate; it cannot be carried");
     FailureOr<AwaitOp> await =
@@ -142,11 +142,6 @@ private:
                    .attachNote(async.getLoc())
                << "the collective starts here";
     return success();
-  }
-
-  static bool createBufferCollectiveIsDefined(AsyncOp async) {
-    return isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp>(
-        async.getCollective().getOperation());
   }
 
   /// Copies the tensor `value` into `buffer` where `b` stands.

@@ -67,8 +67,7 @@ Value zero::gatherWholeQuantized(OpBuilder &b, Location loc, Value shard,
       b, loc, rowsOf(1, size, shardType.getElementType()), shard,
       ArrayRef<ReassociationIndices>{{0, 1}});
   Type i8 = b.getI8Type(), f32 = b.getF32Type();
-  auto quantize = QuantizeOp::create(b, loc, rowsOf(1, size, i8),
-                                     rowsOf(1, blocks, f32), row, block);
+  auto quantize = QuantizeOp::create(b, loc, row, block);
   auto levels =
       AllGatherOp::create(b, loc, rowsOf(ranks, size, i8), quantize.getValues(),
                           layout.mesh, layout.axes, /*gather_dim=*/0);

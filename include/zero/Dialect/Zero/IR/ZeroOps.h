@@ -40,7 +40,8 @@ bool isReducible(ReductionKind kind, mlir::Type elementType);
 namespace zero {
 /// Whether `op` (which may be null) is the destination-passing form of a
 /// communicating collective: `zero.all_reduce_buffer`,
-/// `zero.reduce_scatter_buffer` or `zero.all_gather_buffer`.
+/// `zero.reduce_scatter_buffer`, `zero.all_gather_buffer` or
+/// `zero.all_to_all_buffer`.
 bool isBufferCollective(mlir::Operation *op);
 
 /// Whether a collective can pass `type`'s buffer to the runtime as a pointer
@@ -51,6 +52,11 @@ bool isContiguousBuffer(mlir::MemRefType type);
 /// How many blocks of `block` elements `zero.quantize` cuts `size` elements
 /// into: the last one may be shorter.
 int64_t getNumQuantBlocks(int64_t size, int64_t block);
+
+/// The f32 scales `zero.quantize` gives `floats` (rank 1 or more) in blocks
+/// of `block`: its shape, with getNumQuantBlocks in the last dimension.
+mlir::RankedTensorType getQuantScalesType(mlir::RankedTensorType floats,
+                                          int64_t block);
 } // namespace zero
 
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_H

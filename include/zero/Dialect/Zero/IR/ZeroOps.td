@@ -535,6 +535,16 @@ def Zero_QuantizeOp : Zero_Op<"quantize", [Pure]> {
                        ConfinedAttr<I64Attr, [IntPositive]>:$block);
   let results = (outs RankedTensorOf<[I8]>:$values,
                       RankedTensorOf<[F32]>:$scales);
+  let builders = [
+    // The result types that `input` (rank 1 or more) and `block` give.
+    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$block), [{
+      auto floats = ::llvm::cast<::mlir::RankedTensorType>(input.getType());
+      build($_builder, $_state,
+            ::mlir::RankedTensorType::get(floats.getShape(),
+                                          $_builder.getI8Type()),
+            ::zero::getQuantScalesType(floats, block), input, block);
+    }]>
+  ];
   let assemblyFormat = [{
     $input `block` `=` $block attr-dict `:` type($input) `->` type($values)
     `,` type($scales)
