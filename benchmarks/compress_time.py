@@ -22,11 +22,8 @@ import subprocess
 import sys
 import tempfile
 
-MODELS = {
-    "small": ["--model=gpt2", "--layers", "4", "--width", "512", "--vocab",
-              "8192", "--context", "512"],
-    "gpt2": ["--model=gpt2"],
-}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vs_pytorch import MODELS  # noqa: E402
 
 
 def run(cmd, **kw):
