@@ -103,6 +103,8 @@ zero::pairNearestSources(MutableArrayRef<SmallVector<StateSource>> sources,
   llvm::SmallPtrSet<Value, 16> taken;
   for (bool pairedAny = true; pairedAny;) {
     pairedAny = false;
+    // This round's claims: each unpaired output's one nearest open source.
+    SmallVector<std::pair<size_t, StateSource>> claims;
     for (auto [index, candidates] : llvm::enumerate(sources)) {
       if (paired[index])
         continue;
@@ -118,9 +120,18 @@ zero::pairNearestSources(MutableArrayRef<SmallVector<StateSource>> sources,
       if (llvm::count_if(
               open, [&](const auto &c) { return c.distance == nearest; }) != 1)
         continue;
-      Value source = (*open.begin()).value;
-      pairs.push_back({index, source});
-      taken.insert(source);
+      claims.push_back({index, *open.begin()});
+    }
+    // Each claimed source goes to its one nearest claimant.
+    for (auto &[index, claim] : claims) {
+      bool nearest = llvm::none_of(claims, [&](const auto &other) {
+        return other.first != index && other.second.value == claim.value &&
+               other.second.distance <= claim.distance;
+      });
+      if (!nearest)
+        continue;
+      pairs.push_back({index, claim.value});
+      taken.insert(claim.value);
       paired[index] = true;
       pairedAny = true;
     }
@@ -136,13 +147,19 @@ SmallVector<std::optional<unsigned>> zero::findStateResults(func::FuncOp fn) {
   auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
   if (!ret)
     return pairs;
-  auto search = [&](Value result, bool *nearestOnly) {
+  // A result feeds an argument of its type and layout: a shard
+  // (`zero.shard`) feeds only a shard of the same whole, a whole value only
+  // a whole one, though the two may have the same tensor type.
+  auto search = [&](unsigned index, bool *nearestOnly) {
+    Value result = ret.getOperand(index);
+    Attribute layout = fn.getResultAttr(index, "zero.shard");
     return findStateSources(
         result,
         [&](Value value) {
           auto arg = dyn_cast<BlockArgument>(value);
           return arg && arg.getOwner() == &entry &&
-                 arg.getType() == result.getType();
+                 arg.getType() == result.getType() &&
+                 fn.getArgAttr(arg.getArgNumber(), "zero.shard") == layout;
         },
         [](Operation *) { return true; }, nearestOnly);
   };
@@ -150,15 +167,15 @@ SmallVector<std::optional<unsigned>> zero::findStateResults(func::FuncOp fn) {
   // whose nearest all pair with others.
   SmallVector<SmallVector<StateSource>> sources;
   SmallVector<bool> partial;
-  for (Value result : ret.getOperands()) {
+  for (unsigned index = 0; index < ret.getNumOperands(); ++index) {
     bool nearestOnly = true;
-    sources.push_back(search(result, &nearestOnly));
+    sources.push_back(search(index, &nearestOnly));
     partial.push_back(nearestOnly);
   }
   auto complete = [&](size_t index) {
     if (!partial[index])
       return;
-    sources[index] = search(ret.getOperand(index), nullptr);
+    sources[index] = search(index, nullptr);
     partial[index] = false;
   };
   for (auto [index, source] : pairNearestSources(sources, complete))

@@ -52,6 +52,7 @@ using namespace zero::exec;
 
 static void writeValue(llvm::json::OStream &json, const std::string &name,
                        Type type, const std::optional<rt::ShardLayout> &shard,
+                       bool inHostMemory,
                        std::optional<size_t> stateOf = std::nullopt) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   Type element = tensor ? tensor.getElementType() : type;
@@ -67,6 +68,8 @@ static void writeValue(llvm::json::OStream &json, const std::string &name,
     json.attribute("per_rank", shard.has_value());
     if (stateOf)
       json.attribute("state_of", static_cast<int64_t>(*stateOf));
+    if (inHostMemory)
+      json.attribute("memory", "host");
     if (!shard)
       return;
     json.attributeObject("shard", [&] {
@@ -86,12 +89,11 @@ static void writeValue(llvm::json::OStream &json, const std::string &name,
 /// The description of `entry` (with `signature` and the mesh's `ranks`);
 /// `memory` ("host", "device", "managed"; empty: not known yet) says where
 /// its buffers live, and `memoryReason` why they are not on the device.
-static std::string writeDescription(const EntrySignature &signature,
-                                    int64_t ranks, StringRef entry,
-                                    const ArtifactOptions &options,
-                                    StringRef gpuFormat, StringRef memory,
-                                    StringRef memoryReason,
-                                    bool collectivesUniform) {
+static std::string
+writeDescription(const EntrySignature &signature, int64_t ranks,
+                 StringRef entry, const ArtifactOptions &options,
+                 StringRef gpuFormat, StringRef memory, StringRef memoryReason,
+                 bool collectivesUniform, DictionaryAttr hostMemory) {
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::json::OStream json(os, /*IndentSize=*/2);
@@ -115,15 +117,22 @@ static std::string writeDescription(const EntrySignature &signature,
     json.attribute("collectives_uniform", collectivesUniform);
     json.attribute("entry", entry);
     json.attribute("ranks", ranks);
+    // Which values zero-offload-to-host kept in host memory.
+    auto inHost = [&](StringRef which, int64_t i) {
+      auto list = hostMemory ? hostMemory.getAs<DenseI64ArrayAttr>(which)
+                             : DenseI64ArrayAttr();
+      return list && llvm::is_contained(list.asArrayRef(), i);
+    };
     json.attributeArray("arguments", [&] {
       for (auto [i, type] : llvm::enumerate(signature.argTypes))
         writeValue(json, "arg" + std::to_string(i), type,
-                   signature.arguments[i].shard);
+                   signature.arguments[i].shard, inHost("arguments", i));
     });
     json.attributeArray("results", [&] {
       for (auto [i, type] : llvm::enumerate(signature.resultTypes))
         writeValue(json, "result" + std::to_string(i), type,
-                   signature.results[i].shard, signature.results[i].stateOf);
+                   signature.results[i].shard, inHost("results", i),
+                   signature.results[i].stateOf);
     });
   });
   return text;
@@ -409,6 +418,13 @@ static llvm::Error checkPtxIsLinked(ModuleOp module, StringRef toolkit) {
       missing.c_str(), toolkit.str().c_str());
 }
 
+/// What zero-offload-to-host kept in host memory of `entry`'s arguments
+/// and results (`{arguments = [...], results = [...]}`), or null.
+static DictionaryAttr hostMemoryOf(ModuleOp module, StringRef entry) {
+  auto all = module->getAttrOfType<DictionaryAttr>("zero.host_memory");
+  return all ? all.getAs<DictionaryAttr>(entry) : DictionaryAttr();
+}
+
 llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
                                         const ArtifactOptions &options,
                                         StringRef outputPath,
@@ -476,7 +492,8 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
                        : memoryAttr ? memoryAttr.getValue()
                                     : "managed",
                        reasonAttr ? reasonAttr.getValue() : "",
-                       module->hasAttr(kCollectivesUniformAttrName));
+                       module->hasAttr(kCollectivesUniformAttrName),
+                       hostMemoryOf(module, entry));
   if (descriptionOut)
     *descriptionOut = description;
 

@@ -180,7 +180,13 @@ void appendZeroToLLVM(OpPassManager &pm, const Options &options) {
     matmuls.gemm = zero::GemmLibrary::Host;
     pm.addPass(zero::createZeroGemmCalls(matmuls));
     addGpuLoopPasses(pm);
+    // The loops on offloaded state, on the host as the GPU's would be.
+    pm.addPass(zero::createZeroOffloadToHost());
   } else {
+    // A CPU program has no device to offload from: refuses the marks.
+    zero::ZeroOffloadToHostOptions offload;
+    offload.gpu = false;
+    pm.addPass(zero::createZeroOffloadToHost(offload));
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
   if (options.runtimeChecks) {
@@ -210,6 +216,8 @@ void appendZeroToNVVM(OpPassManager &pm, const Options &options) {
   if (options.cublas)
     pm.addPass(zero::createZeroGemmCalls());
   addGpuLoopPasses(pm);
+  // The loops on offloaded state run on the host, never as kernels.
+  pm.addPass(zero::createZeroOffloadToHost());
   pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
       {options.blockSize}, /*noMinMaxBounds=*/true));
   // Constant tile bounds for the mapping, by propagation only: the

@@ -94,6 +94,12 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     copyCostModel(schedule, options);
     pm.addPass(createZeroScheduleOverlap(schedule));
   }
+  // Where the state lives beside a GPU: marks only, for the lowering.
+  if (options.offload != Offload::None) {
+    ZeroOffloadStateOptions offload;
+    offload.offload = options.offload;
+    pm.addPass(createZeroOffloadState(offload));
+  }
   // And zero's own rewrites: what they made must be issued alike too.
   if (options.verifyCollectives)
     pm.addPass(createZeroVerifyCollectives());

@@ -52,6 +52,9 @@ struct FunctionTraffic {
   /// Model state a rank holds: the weights and optimizer state that go from
   /// one step to the next, and the reduced gradients.
   int64_t stateBytes = 0;
+  /// Of those, the bytes in host memory beside a GPU (arguments that
+  /// zero-offload-state placed there, `zero.memory = "host"`).
+  int64_t hostStateBytes = 0;
   int64_t gradientBytes = 0;
   int64_t modelStateBytes() const { return stateBytes + gradientBytes; }
   /// The cost model's time of one call.
@@ -127,6 +130,17 @@ int64_t measureState(FunctionOpInterface func) {
   return argState;
 }
 
+/// The bytes of `func`'s arguments placed in host memory (offload).
+int64_t measureHostState(FunctionOpInterface func) {
+  int64_t bytes = 0;
+  for (BlockArgument arg : func.getArguments())
+    if (auto memory = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        "zero.memory");
+        memory && memory.getValue() == "host")
+      bytes += tensorBytes(arg.getType());
+  return bytes;
+}
+
 /// Bytes of the reduced gradients a rank holds: the results of all-reduces
 /// (whole) and reduce-scatters (a shard) of tensors of rank 1 or more.
 int64_t measureGradients(FunctionOpInterface func) {
@@ -177,6 +191,7 @@ FunctionTraffic measureFunction(FunctionOpInterface func,
              getExecutionCount(quantize).value_or(1)});
   });
   traffic.stateBytes = measureState(func);
+  traffic.hostStateBytes = measureHostState(func);
   traffic.gradientBytes = measureGradients(func);
   traffic.estimate = simulate(func, model);
   return traffic;
@@ -230,6 +245,10 @@ void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
        << withGiven(f.modelStateBytes(), f.givenModelStateBytes) << "\n";
     os << "    weights and optimizer state: " << f.stateBytes
        << ", reduced gradients: " << f.gradientBytes << "\n";
+    if (f.hostStateBytes > 0)
+      os << "    offloaded: state in host memory " << f.hostStateBytes
+         << ", on the device " << f.modelStateBytes() - f.hostStateBytes
+         << "\n";
     const TimeEstimate &e = f.estimate;
     os << "  estimated time per call: " << formatSeconds(e.stepSeconds)
        << " (computation " << formatSeconds(e.computeSeconds)
@@ -260,9 +279,12 @@ void printJson(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
         {"total", toJson(f.total)},
         {"update_elements", f.updateElements},
         {"model_state_bytes",
-         llvm::json::Object{{"total", f.modelStateBytes()},
-                            {"weights_and_optimizer_state", f.stateBytes},
-                            {"reduced_gradients", f.gradientBytes}}},
+         llvm::json::Object{
+             {"total", f.modelStateBytes()},
+             {"weights_and_optimizer_state", f.stateBytes},
+             {"reduced_gradients", f.gradientBytes},
+             {"host", f.hostStateBytes},
+             {"device", f.modelStateBytes() - f.hostStateBytes}}},
         {"estimate",
          llvm::json::Object{
              {"step_seconds", f.estimate.stepSeconds},
@@ -315,7 +337,7 @@ struct ZeroReportPass : public zero::impl::ZeroReportBase<ZeroReportPass> {
         return signalPassFailure();
       measured = *converted;
     }
-    SmallVector<FunctionTraffic> functions;
+    std::vector<FunctionTraffic> functions;
     measured.walk([&](FunctionOpInterface func) {
       if (!func.isExternal())
         functions.push_back(measureFunction(func, model));

@@ -9,9 +9,10 @@
 //
 // It has one device, "zero fake GPU", of compute capability
 // ZERO_FAKE_CUDA_CC (default 90). Memory is host memory, at most
-// ZERO_FAKE_CUDA_MEMORY bytes (default 1 GiB) in all; more fails with
-// CUDA_ERROR_OUT_OF_MEMORY. Copies are memcpy; streams and events are
-// tokens, everything being done when it is asked for. It runs no kernel: a
+// ZERO_FAKE_CUDA_MEMORY bytes (default 1 GiB) in all, and pinned host
+// memory at most ZERO_FAKE_CUDA_HOST_MEMORY bytes (default 1 GiB); more
+// fails with CUDA_ERROR_OUT_OF_MEMORY. Copies are memcpy; streams and events
+// are tokens, everything being done when it is asked for. It runs no kernel: a
 // launch succeeds without doing anything, except the launch numbered
 // ZERO_FAKE_CUDA_FAIL_LAUNCH (counted from 1 over the process), which fails
 // with CUDA_ERROR_LAUNCH_FAILED. With ZERO_FAKE_CUDA_FAIL_SYNC set, every
@@ -45,15 +46,24 @@ struct Memory {
   std::mutex mutex;
   std::map<void *, size_t> blocks;
   size_t used = 0;
+  /// The variable that sets the capacity.
+  const char *capacityVariable;
 };
 
+/// The device's memory.
 Memory &memory() {
-  static Memory *instance = new Memory;
+  static Memory *instance = new Memory{{}, {}, 0, "ZERO_FAKE_CUDA_MEMORY"};
   return *instance;
 }
 
-size_t capacity() {
-  const char *value = std::getenv("ZERO_FAKE_CUDA_MEMORY");
+/// Pinned host memory (cuMemHostAlloc).
+Memory &pinnedMemory() {
+  static Memory *instance = new Memory{{}, {}, 0, "ZERO_FAKE_CUDA_HOST_MEMORY"};
+  return *instance;
+}
+
+size_t capacity(const Memory &m) {
+  const char *value = std::getenv(m.capacityVariable);
   return value ? std::strtoull(value, nullptr, 10) : size_t(1) << 30;
 }
 
@@ -62,10 +72,9 @@ int computeCapability() {
   return value ? std::atoi(value) : 90;
 }
 
-CUresult allocate(void **pointer, size_t bytes) {
-  Memory &m = memory();
+CUresult allocate(void **pointer, size_t bytes, Memory &m = memory()) {
   std::lock_guard<std::mutex> lock(m.mutex);
-  if (bytes > capacity() - m.used)
+  if (bytes > capacity(m) - m.used)
     return CUDA_ERROR_OUT_OF_MEMORY;
   void *block = std::calloc(1, bytes ? bytes : 1);
   if (!block)
@@ -147,8 +156,7 @@ CUresult cuMemAlloc_v2(void **pointer, size_t bytes) {
 CUresult cuMemAllocManaged(void **pointer, size_t bytes, unsigned) {
   return allocate(pointer, bytes);
 }
-CUresult cuMemFree_v2(void *pointer) {
-  Memory &m = memory();
+CUresult release(void *pointer, Memory &m) {
   std::lock_guard<std::mutex> lock(m.mutex);
   auto it = m.blocks.find(pointer);
   if (it == m.blocks.end())
@@ -158,17 +166,30 @@ CUresult cuMemFree_v2(void *pointer) {
   std::free(pointer);
   return CUDA_SUCCESS;
 }
-CUresult cuPointerGetAttribute(void *data, int, void *pointer) {
-  Memory &m = memory();
+CUresult cuMemFree_v2(void *pointer) { return release(pointer, memory()); }
+CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned) {
+  return allocate(pointer, bytes, pinnedMemory());
+}
+CUresult cuMemFreeHost(void *pointer) {
+  return release(pointer, pinnedMemory());
+}
+/// Whether `pointer` is inside a block of `m`.
+static bool holds(Memory &m, void *pointer) {
   std::lock_guard<std::mutex> lock(m.mutex);
   auto it = m.blocks.upper_bound(pointer);
   if (it == m.blocks.begin())
-    return CUDA_ERROR_INVALID_VALUE;
+    return false;
   --it;
   auto *begin = static_cast<char *>(it->first);
-  if (static_cast<char *>(pointer) >= begin + it->second)
+  return static_cast<char *>(pointer) < begin + it->second;
+}
+CUresult cuPointerGetAttribute(void *data, int, void *pointer) {
+  if (holds(memory(), pointer))
+    *static_cast<int *>(data) = 2; // CU_MEMORYTYPE_DEVICE
+  else if (holds(pinnedMemory(), pointer))
+    *static_cast<int *>(data) = 1; // CU_MEMORYTYPE_HOST
+  else
     return CUDA_ERROR_INVALID_VALUE;
-  *static_cast<int *>(data) = 2; // CU_MEMORYTYPE_DEVICE
   return CUDA_SUCCESS;
 }
 

@@ -20,6 +20,8 @@ zero.mesh @dp(shape = [8])
 // JSON-NEXT: "unknown": 0
 // JSON: "function": "step",
 // JSON-NEXT: "model_state_bytes": {
+// JSON-NEXT: "device": 4096000,
+// JSON-NEXT: "host": 0,
 // JSON-NEXT: "reduced_gradients": 2048000,
 // JSON-NEXT: "total": 4096000,
 // JSON-NEXT: "weights_and_optimizer_state": 2048000

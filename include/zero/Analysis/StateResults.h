@@ -36,9 +36,12 @@ findStateSources(mlir::Value value,
                  bool *nearestOnly = nullptr);
 
 /// Pairs outputs with sources: output i, whose sources are `sources[i]`
-/// (nearest first), pairs with its nearest source not yet taken when exactly
-/// one is nearest; a paired source leaves the race, and rounds repeat until
-/// none pairs. Returns the pairs (output index, source) in the order made.
+/// (nearest first), claims its nearest source not yet taken when exactly
+/// one is nearest, and of the outputs that claim one source the nearest
+/// takes it (none, when two are equally near): `w' = w - lr * m'`, whose
+/// nearest open source may be `m`, does not take it from `m' = b * m + g`.
+/// A paired source leaves the race, and rounds repeat until none pairs.
+/// Returns the pairs (output index, source) in the order made.
 /// `sources[i]` may hold only the nearest sources (findStateSources with
 /// `nearestOnly`): when all it holds are taken, `complete(i)` is asked to
 /// replace it by all of output i's sources, and the pairs are the same as

@@ -219,6 +219,62 @@ struct ReplicaIndexToCall : public OpConversionPattern<ReplicaIndexOp> {
   }
 };
 
+/// `zero.host_alloc` to `zero_rt_host_alloc` of its bytes, the pointer made
+/// the buffer's descriptor (allocated and aligned pointer, offset 0, its
+/// static sizes and row-major strides), which the memref lowering that
+/// follows takes through an unrealized cast.
+struct HostAllocToCall : public OpConversionPattern<HostAllocOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(HostAllocOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MemRefType type = op.getType();
+    if (!type.getElementType().isIntOrIndexOrFloat())
+      return rewriter.notifyMatchFailure(op, "not a buffer of numbers");
+    RuntimeCallBuilder calls(op->getParentOfType<ModuleOp>());
+    Location loc = op.getLoc();
+    unsigned elementBytes = type.getElementType().isIndex()
+                                ? 8
+                                : zero::elementBytes(type.getElementType());
+    Type i64 = rewriter.getI64Type();
+    Value bytes = arith::ConstantIntOp::create(
+        rewriter, loc, i64, type.getNumElements() * elementBytes);
+    Value pointer =
+        func::CallOp::create(
+            rewriter, loc,
+            calls.declare(rewriter, RuntimeFunction::zero_rt_host_alloc), bytes)
+            .getResult(0);
+    int64_t rank = type.getRank();
+    Type pointerType = calls.pointerType();
+    SmallVector<Type> fields = {pointerType, pointerType, i64};
+    if (rank > 0) {
+      fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+      fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+    }
+    auto descriptorType =
+        LLVM::LLVMStructType::getLiteral(rewriter.getContext(), fields);
+    Value descriptor = LLVM::PoisonOp::create(rewriter, loc, descriptorType);
+    auto insert = [&](Value value, ArrayRef<int64_t> position) {
+      descriptor = LLVM::InsertValueOp::create(rewriter, loc, descriptor, value,
+                                               position);
+    };
+    auto constant = [&](int64_t value) -> Value {
+      return LLVM::ConstantOp::create(rewriter, loc, i64, value);
+    };
+    insert(pointer, {0});
+    insert(pointer, {1});
+    insert(constant(0), {2});
+    auto [strides, offset] = type.getStridesAndOffset();
+    for (int64_t d = 0; d < rank; ++d) {
+      insert(constant(type.getDimSize(d)), {3, d});
+      insert(constant(strides[d]), {4, d});
+    }
+    rewriter.replaceOpWithNewOp<UnrealizedConversionCastOp>(op, type,
+                                                            descriptor);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Batches of started collectives
 //===----------------------------------------------------------------------===//
@@ -277,8 +333,8 @@ void zero::populateZeroToRuntimePatterns(TypeConverter &typeConverter,
                BufferCollectiveToCall<ReduceScatterBufferOp>,
                BufferCollectiveToCall<AllGatherBufferOp>,
                BufferCollectiveToCall<AllToAllBufferOp>, WaitToCall,
-               CompletedRequestToNull, ReplicaIndexToCall>(typeConverter,
-                                                           context);
+               CompletedRequestToNull, ReplicaIndexToCall, HostAllocToCall>(
+      typeConverter, context);
   scf::populateSCFStructuralTypeConversions(typeConverter, patterns);
 }
 
@@ -286,9 +342,11 @@ void zero::configureZeroToRuntimeTarget(ConversionTarget &target,
                                         TypeConverter &typeConverter) {
   target.addIllegalOp<AllReduceBufferOp, ReduceScatterBufferOp,
                       AllGatherBufferOp, AllToAllBufferOp, WaitOp,
-                      CompletedRequestOp, ReplicaIndexOp>();
+                      CompletedRequestOp, ReplicaIndexOp, HostAllocOp>();
   target.addLegalDialect<arith::ArithDialect, func::FuncDialect,
                          LLVM::LLVMDialect, memref::MemRefDialect>();
+  // A host buffer's descriptor, until the memref lowering takes it.
+  target.addLegalOp<UnrealizedConversionCastOp>();
   scf::populateSCFStructuralTypeConversionTarget(typeConverter, target);
 }
 

@@ -28,6 +28,7 @@ namespace zero {
 } // namespace zero
 
 using namespace mlir;
+using zero::inHostMemory;
 using zero::onHostStack;
 using zero::touchesElements;
 
@@ -129,11 +130,11 @@ void copyScalarsThroughStack(ModuleOp module) {
     if (op->getParentOfType<gpu::GPUModuleOp>())
       return;
     if (auto load = dyn_cast<memref::LoadOp>(op);
-        load && !onHostStack(load.getMemRef()) &&
+        load && !inHostMemory(load.getMemRef()) &&
         atFixedPlace(load.getIndices()))
       accesses.push_back(op);
     if (auto store = dyn_cast<memref::StoreOp>(op);
-        store && !onHostStack(store.getMemRef()) &&
+        store && !inHostMemory(store.getMemRef()) &&
         atFixedPlace(store.getIndices()))
       accesses.push_back(op);
   });
@@ -197,7 +198,7 @@ void writeConstantsFromHost(ModuleOp module) {
     if (!copy->getParentOfType<gpu::GPUModuleOp>() &&
         memref::skipViewLikeOps(cast<MemrefValue>(copy.getSource()))
             .getDefiningOp<memref::GetGlobalOp>() &&
-        !onHostStack(copy.getTarget()) &&
+        !inHostMemory(copy.getTarget()) &&
         source.getElementType().isIntOrFloat() &&
         memref::isStaticShapeAndContiguousRowMajor(source) &&
         memref::isStaticShapeAndContiguousRowMajor(target))
@@ -213,6 +214,42 @@ void writeConstantsFromHost(ModuleOp module) {
         b, loc, b.getI64Type(),
         type.getNumElements() * zero::elementBytes(type.getElementType()));
     func::CallOp::create(b, loc, write,
+                         ValueRange{calls.pointerTo(b, loc, copy.getTarget()),
+                                    calls.pointerTo(b, loc, copy.getSource()),
+                                    bytes});
+    copy->erase();
+  }
+}
+
+/// The copies between host memory and a GPU buffer (an offloaded update's
+/// staging, zero-offload-to-host) become stream-ordered copies that return
+/// once done (zero_rt_gpu_read, zero_rt_gpu_upload): the host reads what
+/// the kernels before wrote, and may reuse its buffer at once.
+void copyAcrossTheLink(ModuleOp module) {
+  zero::RuntimeCallBuilder calls(module);
+  SmallVector<memref::CopyOp> copies;
+  module.walk([&](memref::CopyOp copy) {
+    auto source = cast<MemRefType>(copy.getSource().getType());
+    auto target = cast<MemRefType>(copy.getTarget().getType());
+    if (!copy->getParentOfType<gpu::GPUModuleOp>() &&
+        inHostMemory(copy.getSource()) != inHostMemory(copy.getTarget()) &&
+        source.getElementType().isIntOrFloat() &&
+        memref::isStaticShapeAndContiguousRowMajor(source) &&
+        memref::isStaticShapeAndContiguousRowMajor(target))
+      copies.push_back(copy);
+  });
+  for (memref::CopyOp copy : copies) {
+    OpBuilder b(copy);
+    Location loc = copy.getLoc();
+    auto type = cast<MemRefType>(copy.getSource().getType());
+    bool download = inHostMemory(copy.getTarget());
+    func::FuncOp fn =
+        calls.declare(b, download ? zero::RuntimeFunction::zero_rt_gpu_read
+                                  : zero::RuntimeFunction::zero_rt_gpu_upload);
+    Value bytes = arith::ConstantIntOp::create(
+        b, loc, b.getI64Type(),
+        type.getNumElements() * zero::elementBytes(type.getElementType()));
+    func::CallOp::create(b, loc, fn,
                          ValueRange{calls.pointerTo(b, loc, copy.getTarget()),
                                     calls.pointerTo(b, loc, copy.getSource()),
                                     bytes});
@@ -247,6 +284,7 @@ struct ZeroGpuBufferPlacementPass
     ModuleOp module = getOperation();
     bool hostCollectives = gpuCollectives == zero::GpuCollectives::Host;
     moveHostBuffersToStack(module);
+    copyAcrossTheLink(module);
     if (!hostCollectives) {
       copyScalarsThroughStack(module);
       writeConstantsFromHost(module);
@@ -256,7 +294,8 @@ struct ZeroGpuBufferPlacementPass
     module.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<gpu::GPUModuleOp>(op) || stackOnly.contains(op))
         return WalkResult::skip();
-      std::string how = touchesElements(op, hostCollectives);
+      std::string how =
+          touchesElements(op, hostCollectives, /*hostMemoryIsOwn=*/true);
       if (how.empty())
         return WalkResult::advance();
       std::string where;

@@ -34,7 +34,8 @@ bool isStreamOrderedCall(func::CallOp call) {
       zero::lookupRuntimeFunction(call.getCallee());
   return function && llvm::is_contained({RuntimeFunction::zero_rt_gpu_matmul,
                                          RuntimeFunction::zero_rt_gpu_read,
-                                         RuntimeFunction::zero_rt_gpu_write},
+                                         RuntimeFunction::zero_rt_gpu_write,
+                                         RuntimeFunction::zero_rt_gpu_upload},
                                         *function);
 }
 

@@ -33,11 +33,17 @@ struct GpuHostMemory : public zero::impl::ZeroGpuHostMemoryBase<GpuHostMemory> {
         zero::getRuntimeSymbol(RuntimeFunction::_mlir_memref_to_llvm_alloc);
     StringRef genericFree =
         zero::getRuntimeSymbol(RuntimeFunction::_mlir_memref_to_llvm_free);
+    // What zero.host_alloc calls: pinned host memory beside the GPU.
+    StringRef hostAlloc =
+        zero::getRuntimeSymbol(RuntimeFunction::zero_rt_host_alloc);
+    StringRef pinnedAlloc =
+        zero::getRuntimeSymbol(RuntimeFunction::zero_rt_gpu_alloc_host);
     llvm::StringSet<> redirected;
     for (auto [from, to] : {std::pair<StringRef, StringRef>{"malloc", allocate},
                             {genericAlloc, allocate},
                             {"free", release},
-                            {genericFree, release}}) {
+                            {genericFree, release},
+                            {hostAlloc, pinnedAlloc}}) {
       auto function = module.lookupSymbol<LLVM::LLVMFuncOp>(from);
       if (!function)
         continue;

@@ -17,10 +17,40 @@ bool zero::onHostStack(Value value) {
              nullptr;
 }
 
-std::string zero::touchesElements(Operation *op, bool hostCollectives) {
-  auto hasBuffer = [](ValueRange values) {
-    return llvm::any_of(values, [](Value v) {
-      return isa<BaseMemRefType>(v.getType()) && !onHostStack(v);
+bool zero::inHostMemory(Value value) {
+  auto buffer = dyn_cast<MemrefValue>(value);
+  if (!buffer)
+    return false;
+  Value root = memref::skipViewLikeOps(buffer);
+  if (isa_and_present<memref::AllocaOp, HostAllocOp>(root.getDefiningOp()))
+    return true;
+  auto arg = dyn_cast<BlockArgument>(root);
+  if (!arg)
+    return false;
+  auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!fn || arg.getOwner() != &fn.getFunctionBody().front())
+    return false;
+  auto memory =
+      fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "zero.memory");
+  return memory && memory.getValue() == "host";
+}
+
+bool zero::hasHostArguments(FunctionOpInterface fn) {
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (auto memory = fn.getArgAttrOfType<StringAttr>(i, "zero.memory");
+        memory && memory.getValue() == "host")
+      return true;
+  return false;
+}
+
+std::string zero::touchesElements(Operation *op, bool hostCollectives,
+                                  bool hostMemoryIsOwn) {
+  auto own = [&](Value v) {
+    return hostMemoryIsOwn ? inHostMemory(v) : onHostStack(v);
+  };
+  auto hasBuffer = [&](ValueRange values) {
+    return llvm::any_of(values, [&](Value v) {
+      return isa<BaseMemRefType>(v.getType()) && !own(v);
     });
   };
   // A collective and the wait that completes a started one move data where
@@ -39,7 +69,7 @@ std::string zero::touchesElements(Operation *op, bool hostCollectives) {
   SmallVector<MemoryEffects::EffectInstance> instances;
   effects.getEffects(instances);
   for (const MemoryEffects::EffectInstance &effect : instances)
-    if (effect.getValue() && onHostStack(effect.getValue()))
+    if (effect.getValue() && own(effect.getValue()))
       continue; // the host's own memory
     else if (isa<MemoryEffects::Read>(effect.getEffect()))
       return "reads a buffer on the host";

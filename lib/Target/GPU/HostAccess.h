@@ -11,6 +11,7 @@
 #define ZERO_LIB_CONVERSION_HOSTACCESS_H
 
 #include "mlir/IR/Operation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <string>
 
@@ -19,11 +20,20 @@ namespace zero {
 /// Whether `value` is (a view of) a buffer on the host's stack.
 bool onHostStack(mlir::Value value);
 
+/// Whether `value` is (a view of) a buffer in host memory: on the host's
+/// stack, made by `zero.host_alloc`, or an argument that zero-offload-state
+/// placed there (`zero.memory = "host"`).
+bool inHostMemory(mlir::Value value);
+
+/// Whether an argument of `fn` is placed in host memory.
+bool hasHostArguments(mlir::FunctionOpInterface fn);
+
 /// How `op`, on the host, touches the elements of a buffer that is not on
-/// the host's stack ("" when it does not). With `hostCollectives`, a
-/// collective and the wait that completes it count: the backend moves data
-/// on host threads.
-std::string touchesElements(mlir::Operation *op, bool hostCollectives);
+/// the host's stack ("" when it does not); with `hostMemoryIsOwn`, nor in
+/// host memory (inHostMemory). With `hostCollectives`, a collective and the
+/// wait that completes it count: the backend moves data on host threads.
+std::string touchesElements(mlir::Operation *op, bool hostCollectives,
+                            bool hostMemoryIsOwn = false);
 
 } // namespace zero
 

@@ -25,6 +25,9 @@
 using namespace zero::rt::cuda;
 
 namespace {
+/// Where a buffer that zero_rt_gpu_alloc* gave lives.
+enum class GpuMemory { Managed, Device, PinnedHost };
+
 struct Gpu {
   std::once_flag once;
   std::string initError; // why there is no GPU; empty when there is one
@@ -42,8 +45,8 @@ struct Gpu {
   /// work is ordered after everything that used the buffer, collectives of
   /// cuda-local included (another rank's stream may not yet have waited for
   /// a collective that still reads the buffer). A buffer's kind in the
-  /// pool is whether it is managed memory.
-  zero::rt::BufferPool<bool> buffers;
+  /// pool is where it lives.
+  zero::rt::BufferPool<GpuMemory> buffers;
 };
 
 Gpu &gpu() {
@@ -79,6 +82,8 @@ void initialize(Gpu &g) {
       bindSymbol(library, "cuMemcpyDtoD_v2", d.cuMemcpyDtoD) &&
       bindSymbol(library, "cuMemcpyAsync", d.cuMemcpyAsync) &&
       bindSymbol(library, "cuMemFree_v2", d.cuMemFree) &&
+      bindSymbol(library, "cuMemHostAlloc", d.cuMemHostAlloc) &&
+      bindSymbol(library, "cuMemFreeHost", d.cuMemFreeHost) &&
       bindSymbol(library, "cuModuleLoadData", d.cuModuleLoadData) &&
       bindSymbol(library, "cuModuleLoadDataEx", d.cuModuleLoadDataEx) &&
       bindSymbol(library, "cuModuleUnload", d.cuModuleUnload) &&
@@ -385,34 +390,61 @@ const char *zero_gpu_error(void) {
   return g.firstError.empty() ? nullptr : g.firstError.c_str();
 }
 
-/// GPU memory (managed or device only) of `size` bytes from the rank's
-/// pool, or new (after returning every pool to the driver, once the device
-/// is idle, when the device is full).
-static CUresult allocate(Gpu &g, size_t size, bool managed, void *&pointer) {
+/// The driver's allocation of `size` bytes of `kind`.
+static CUresult allocateNew(const Driver &d, GpuMemory kind, size_t size,
+                            void *&pointer) {
+  switch (kind) {
+  case GpuMemory::Managed:
+    return d.cuMemAllocManaged(&pointer, size, CU_MEM_ATTACH_GLOBAL);
+  case GpuMemory::Device:
+    return d.cuMemAlloc(&pointer, size);
+  case GpuMemory::PinnedHost:
+    // Portable: every rank's context may copy from it; mapped: a kernel or
+    // a collective of cuda-local may read it where the host update's
+    // result is not copied first.
+    return d.cuMemHostAlloc(
+        &pointer, size, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+  }
+  return CUDA_SUCCESS;
+}
+
+/// Returns a buffer of `kind` to the driver.
+static CUresult releaseToDriver(const Driver &d, GpuMemory kind,
+                                void *pointer) {
+  return kind == GpuMemory::PinnedHost ? d.cuMemFreeHost(pointer)
+                                       : d.cuMemFree(pointer);
+}
+
+/// What the memory of `kind` is called in messages.
+static const char *memoryName(GpuMemory kind) {
+  return kind == GpuMemory::PinnedHost ? "pinned host memory" : "GPU memory";
+}
+
+/// Memory of `kind` of `size` bytes from the rank's pool, or new (after
+/// returning every pool to the driver, once the device is idle, when the
+/// memory is full).
+static CUresult allocate(Gpu &g, size_t size, GpuMemory kind, void *&pointer) {
   std::lock_guard<std::mutex> lock(g.mutex);
-  if ((pointer = g.buffers.take(managed, size)))
+  if ((pointer = g.buffers.take(kind, size)))
     return CUDA_SUCCESS;
-  auto fresh = [&] {
-    return managed ? g.driver.cuMemAllocManaged(&pointer, size,
-                                                CU_MEM_ATTACH_GLOBAL)
-                   : g.driver.cuMemAlloc(&pointer, size);
-  };
-  CUresult result = fresh();
+  CUresult result = allocateNew(g.driver, kind, size, pointer);
   if (result != CUDA_SUCCESS) {
     g.driver.cuCtxSynchronize(); // nothing in flight uses a cached buffer
-    g.buffers.drain([&](void *buffer) { g.driver.cuMemFree(buffer); });
-    result = fresh();
+    g.buffers.drain([&](void *buffer, GpuMemory kept) {
+      releaseToDriver(g.driver, kept, buffer);
+    });
+    result = allocateNew(g.driver, kind, size, pointer);
   }
   if (result == CUDA_SUCCESS) {
-    g.buffers.add(pointer, size, managed);
+    g.buffers.add(pointer, size, kind);
     zero::rt::noteSystemAllocation();
   }
   return result;
 }
 
-/// `bytes` of GPU memory, managed or device only; on failure the process
-/// ends with a message (the compiled code that asked cannot go on).
-static void *allocateOrExit(const char *caller, int64_t bytes, bool managed) {
+/// `bytes` of memory of `kind`; on failure the process ends with a message
+/// (the compiled code that asked cannot go on).
+static void *allocateOrExit(const char *caller, int64_t bytes, GpuMemory kind) {
   Gpu *g = ready(caller);
   void *pointer = nullptr;
   std::string message;
@@ -420,10 +452,10 @@ static void *allocateOrExit(const char *caller, int64_t bytes, bool managed) {
   if (!g) {
     message = std::string(caller) + ": " + gpu().initError;
     std::fprintf(stderr, "zero: error: %s\n", message.c_str());
-  } else if (CUresult result = allocate(*g, size, managed, pointer)) {
-    message =
-        report(*g, result,
-               "allocating " + std::to_string(bytes) + " bytes of GPU memory");
+  } else if (CUresult result = allocate(*g, size, kind, pointer)) {
+    message = report(*g, result,
+                     "allocating " + std::to_string(bytes) + " bytes of " +
+                         memoryName(kind));
   } else {
     return pointer;
   }
@@ -436,11 +468,15 @@ static void *allocateOrExit(const char *caller, int64_t bytes, bool managed) {
 }
 
 void *zero_rt_gpu_alloc(int64_t bytes) {
-  return allocateOrExit("zero_rt_gpu_alloc", bytes, /*managed=*/true);
+  return allocateOrExit("zero_rt_gpu_alloc", bytes, GpuMemory::Managed);
 }
 
 void *zero_rt_gpu_alloc_device(int64_t bytes) {
-  return allocateOrExit("zero_rt_gpu_alloc_device", bytes, /*managed=*/false);
+  return allocateOrExit("zero_rt_gpu_alloc_device", bytes, GpuMemory::Device);
+}
+
+void *zero_rt_gpu_alloc_host(int64_t bytes) {
+  return allocateOrExit("zero_rt_gpu_alloc_host", bytes, GpuMemory::PinnedHost);
 }
 
 int zero_gpu_copy_to_device(void *device, const void *host, size_t bytes) {
@@ -463,10 +499,10 @@ void zero_rt_gpu_read(void *host, const void *gpu, int64_t bytes) {
   CUstream stream = g ? threadStream() : nullptr;
   if (stream && !worldFailedOnGpu() &&
       check(*g, g->driver.cuMemcpyAsync(host, gpu, size_t(bytes), stream),
-            "cuMemcpyAsync (a scalar read of a GPU buffer)"))
+            "cuMemcpyAsync (the host's read of a GPU buffer)"))
     check(*g, g->driver.cuStreamSynchronize(stream),
           synchronization("cuStreamSynchronize",
-                          "a scalar read of a GPU buffer"));
+                          "the host's read of a GPU buffer"));
 }
 
 void zero_rt_gpu_write(void *gpu, const void *host, int64_t bytes) {
@@ -474,6 +510,17 @@ void zero_rt_gpu_write(void *gpu, const void *host, int64_t bytes) {
   if (CUstream stream = g ? threadStream() : nullptr)
     check(*g, g->driver.cuMemcpyAsync(gpu, host, size_t(bytes), stream),
           "cuMemcpyAsync (a scalar write of a GPU buffer)");
+}
+
+void zero_rt_gpu_upload(void *gpu, const void *host, int64_t bytes) {
+  Gpu *g = ready("zero_rt_gpu_upload");
+  CUstream stream = g ? threadStream() : nullptr;
+  if (stream && !worldFailedOnGpu() &&
+      check(*g, g->driver.cuMemcpyAsync(gpu, host, size_t(bytes), stream),
+            "cuMemcpyAsync (an offloaded update's result to the GPU)"))
+    check(*g, g->driver.cuStreamSynchronize(stream),
+          synchronization("cuStreamSynchronize",
+                          "an offloaded update's result to the GPU"));
 }
 
 void zero_rt_gpu_free(void *pointer) {

@@ -29,6 +29,8 @@ constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
+constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 1;
+constexpr unsigned CU_MEMHOSTALLOC_DEVICEMAP = 2;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
@@ -54,6 +56,8 @@ struct Driver {
   CUresult (*cuMemcpyDtoD)(void *, const void *, size_t);
   CUresult (*cuMemcpyAsync)(void *, const void *, size_t, CUstream);
   CUresult (*cuMemFree)(void *);
+  CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
+  CUresult (*cuMemFreeHost)(void *);
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
                                  void **);

@@ -57,12 +57,12 @@ public:
     return true;
   }
 
-  /// Forgets every kept buffer, calling `release` on each.
+  /// Forgets every kept buffer, calling `release` on each with its kind.
   template <typename Release> void drain(Release release) {
     for (auto &[key, pool] : freed)
       for (auto [size, pointer] : pool) {
         allocations.erase(pointer);
-        release(pointer);
+        release(pointer, key.second);
       }
     freed.clear();
   }

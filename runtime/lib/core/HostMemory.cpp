@@ -81,10 +81,12 @@ void zero_rt_free(void *pointer) {
     std::free(pointer); // not ours: the system allocator's
 }
 
+void *zero_rt_host_alloc(int64_t bytes) { return zero_rt_alloc(bytes); }
+
 void zero_host_memory_release(void) {
   HostPools &p = pools();
   std::lock_guard<std::mutex> lock(p.mutex);
-  p.buffers.drain(std::free);
+  p.buffers.drain([](void *buffer, bool) { std::free(buffer); });
 }
 
 // MLIR's hooks for the allocations of code lowered by finalize-memref-to-llvm

@@ -81,6 +81,13 @@ struct DescriptionReader {
       if (const Json *state = item.get("state_of");
           state && state->kind == Json::Number)
         value.stateOf = static_cast<size_t>(state->number);
+      if (const Json *memory = item.get("memory");
+          memory && memory->kind == Json::String) {
+        value.memory = memory->string;
+        if (error.empty() && value.memory != "host")
+          error = where + ".memory is '" + value.memory +
+                  "'; a value's own memory can only be \"host\"";
+      }
       out.push_back(std::move(value));
     }
   }
@@ -301,6 +308,10 @@ void *allocateDevice(size_t bytes) {
   return zero_rt_gpu_alloc_device(static_cast<int64_t>(bytes));
 }
 
+void *allocatePinnedHost(size_t bytes) {
+  return zero_rt_gpu_alloc_host(static_cast<int64_t>(bytes));
+}
+
 void copyBytes(void *to, const void *from, size_t bytes) {
   std::memcpy(to, from, bytes);
 }
@@ -320,6 +331,14 @@ Memory memoryOf(const ArtifactDescription &d) {
   if (d.memory == "device")
     return {allocateDevice, zero_rt_gpu_free, writeDevice, readDevice};
   return {allocateManaged, zero_rt_gpu_free, copyBytes, copyBytes};
+}
+
+/// Where `value` lives: its own memory (an offloaded state's pinned host
+/// memory, which the host reads and writes), else the program's.
+Memory memoryOf(const ArtifactDescription &d, const ArtifactValue &value) {
+  if (d.target == "cuda" && value.memory == "host")
+    return {allocatePinnedHost, zero_rt_gpu_free, copyBytes, copyBytes};
+  return memoryOf(d);
 }
 
 /// The types of `values`, as PackedCall takes them.
@@ -417,7 +436,8 @@ std::string Artifact::call(std::vector<Array> &inputs,
       continue;
     }
     void *buffer;
-    if (std::string error = copyIn(memory, i, inputs[i], buffer);
+    if (std::string error =
+            copyIn(memoryOf(d, d.arguments[i]), i, inputs[i], buffer);
         !error.empty()) {
       releaseOurs();
       return error;
@@ -431,8 +451,9 @@ std::string Artifact::call(std::vector<Array> &inputs,
   if (outputs)
     outputs->assign(resultTypes.size(), Array());
   for (size_t i = 0; i < resultTypes.size(); ++i)
-    if (void *allocated = call.unpackResult(
-            i, outputs ? &(*outputs)[i] : nullptr, memory.read);
+    if (void *allocated =
+            call.unpackResult(i, outputs ? &(*outputs)[i] : nullptr,
+                              memoryOf(d, d.results[i]).read);
         allocated && !ours.count(allocated))
       toFree.insert(allocated);
   for (void *buffer : toFree)
@@ -562,8 +583,9 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
           tensor ? static_cast<size_t>(argTypes[j].getNumElements() *
                                        getElementBytes(argTypes[j].dtype))
                  : 0;
+      Memory own = memoryOf(d, d.arguments[j]);
       if (wanted[j] && tensor && !staged[j] && typeBytes > 0) {
-        staged[j] = memory.allocate(typeBytes);
+        staged[j] = own.allocate(typeBytes);
         if (!staged[j]) {
           releaseStaged();
           releaseAll(used);
@@ -574,7 +596,7 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
       bool inPieces = false;
       PieceSink sink = [&](size_t offset, const void *data, size_t bytes) {
         inPieces = true;
-        memory.write(static_cast<char *>(staged[j]) + offset, data, bytes);
+        own.write(static_cast<char *>(staged[j]) + offset, data, bytes);
       };
       if (wanted[j])
         if (std::string error = inputsOf(step, j, inputs[j],
@@ -602,14 +624,14 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
         continue;
       }
       if (!staged[j]) {
-        if (std::string error = copyIn(memory, j, value, staged[j]);
+        if (std::string error = copyIn(own, j, value, staged[j]);
             !error.empty()) {
           releaseStaged();
           releaseAll(used);
           return error;
         }
       } else {
-        memory.write(staged[j], value.bytes.data(), value.bytes.size());
+        own.write(staged[j], value.bytes.data(), value.bytes.size());
       }
       buffers[j] = staged[j];
       // The host copy goes now, not with the step: a rank holds each value
@@ -629,11 +651,12 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
       std::vector<Array> state(argTypes.size());
       for (size_t i = 0; i < resultTypes.size(); ++i)
         if (std::optional<size_t> j = d.results[i].stateOf)
-          call.unpackResult(i, &state[*j], memory.read);
+          call.unpackResult(i, &state[*j], memoryOf(d, d.results[i]).read);
       if (std::string error = hooks.takeState(step, state); !error.empty()) {
         // This call's buffers and its results go; nothing is carried on.
         for (size_t i = 0; i < resultTypes.size(); ++i)
-          if (void *allocation = call.unpackResult(i, nullptr, memory.read))
+          if (void *allocation =
+                  call.unpackResult(i, nullptr, memoryOf(d, d.results[i]).read))
             used.insert(allocation);
         for (void *buffer : staged)
           used.erase(buffer);
@@ -652,7 +675,8 @@ std::string Artifact::callSteps(int64_t steps, const StepInputs &inputsOf,
       Array *copy = last && outputs  ? &(*outputs)[i]
                     : feeds && !data ? &carriedValues[*j]
                                      : nullptr;
-      void *allocation = call.unpackResult(i, copy, memory.read);
+      void *allocation =
+          call.unpackResult(i, copy, memoryOf(d, d.results[i]).read);
       if (allocation)
         used.insert(allocation);
       if (data) {

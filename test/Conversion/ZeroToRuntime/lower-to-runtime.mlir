@@ -178,3 +178,24 @@ func.func @exchange(%q: memref<4x8xi8>, %parts: memref<4x8xi8>,
   zero.wait %r, %s, %scales : memref<4x2xf32>, memref<4x2xf32>
   return
 }
+
+// -----
+
+// A buffer in host memory beside a GPU: the runtime's zero_rt_host_alloc of
+// its bytes, made a descriptor (pointer twice, offset 0, sizes, row-major
+// strides) that the memref lowering takes through an unrealized cast.
+// CHECK-LABEL: func.func @host_buffer
+// CHECK: %[[BYTES:.*]] = arith.constant 96 : i64
+// CHECK: %[[P:.*]] = call @zero_rt_host_alloc(%[[BYTES]]) : (i64) -> !llvm.ptr
+// CHECK: llvm.insertvalue %[[P]], %{{.*}}[0]
+// CHECK: llvm.insertvalue %[[P]], %{{.*}}[1]
+// CHECK: %[[S0:.*]] = llvm.mlir.constant(4 : i64) : i64
+// CHECK: llvm.insertvalue %[[S0]], %{{.*}}[3, 0]
+// CHECK: %[[T0:.*]] = llvm.mlir.constant(6 : i64) : i64
+// CHECK: llvm.insertvalue %[[T0]], %{{.*}}[4, 0]
+// CHECK: %[[D:.*]] = llvm.insertvalue %{{.*}}, %{{.*}}[4, 1]
+// CHECK: builtin.unrealized_conversion_cast %[[D]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<4x6xf32>
+func.func @host_buffer() -> memref<4x6xf32> {
+  %0 = zero.host_alloc : memref<4x6xf32>
+  return %0 : memref<4x6xf32>
+}

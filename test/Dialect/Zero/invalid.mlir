@@ -489,3 +489,11 @@ func.func @all_to_all_buffer_types(%a: memref<4xf32>, %b: memref<4xi8>) {
   zero.all_to_all_buffer %a, %b on @m : memref<4xf32>, memref<4xi8>
   return
 }
+
+// -----
+
+func.func @host_alloc_strided() {
+  // expected-error @+1 {{'zero.host_alloc' op must have the identity layout, not strided<[2]>}}
+  %0 = zero.host_alloc : memref<4xf32, strided<[2]>>
+  return
+}

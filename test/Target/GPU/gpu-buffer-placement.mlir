@@ -216,3 +216,35 @@ func.func @host_loop(%b: memref<8xf32>) -> f32 {
   }
   return %s : f32
 }
+
+// -----
+
+// An offloaded update: its loop runs on the host over host memory (an
+// argument placed there, zero.host_alloc's copies), which keeps nothing
+// out of device memory; the copies between host and device buffers
+// become stream-ordered copies that return once done.
+// CHECK: module attributes {zero.gpu_collectives = "device", zero.gpu_memory = "device"}
+// CHECK-LABEL: func.func @offloaded
+// CHECK: %[[GH:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: call @zero_rt_gpu_read(%{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// CHECK: scf.for
+// CHECK: call @zero_rt_gpu_upload(%{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// CHECK-NOT: memref.copy
+func.func @offloaded(%m: memref<4xf32> {zero.memory = "host"}, %g: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %gs = memref.subview %g[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %gh = zero.host_alloc : memref<4xf32>
+  memref.copy %gs, %gh : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %gh[%i] : memref<4xf32>
+    %s = arith.addf %mi, %gi : f32
+    memref.store %s, %m[%i] : memref<4xf32>
+    memref.store %s, %gh[%i] : memref<4xf32>
+  } {zero.host}
+  memref.copy %gh, %gs : memref<4xf32> to memref<4xf32, strided<[1], offset: 4>>
+  memref.dealloc %gh : memref<4xf32>
+  return
+}

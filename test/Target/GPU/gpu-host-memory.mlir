@@ -70,3 +70,20 @@ module attributes {zero.gpu_memory = "device"} {
     llvm.return
   }
 }
+
+// -----
+
+// zero.host_alloc's buffers (an offloaded update's) are pinned host memory
+// beside the GPU; they are freed like the others.
+// CHECK-LABEL: llvm.func @zero_rt_gpu_alloc_host(i64) -> !llvm.ptr
+// CHECK-LABEL: llvm.func @offloaded
+// CHECK: llvm.call @zero_rt_gpu_alloc_host(%{{.*}}) : (i64) -> !llvm.ptr
+// CHECK: llvm.call @zero_rt_gpu_free(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK-NOT: @zero_rt_host_alloc
+llvm.func @zero_rt_host_alloc(i64) -> !llvm.ptr
+llvm.func @free(!llvm.ptr)
+llvm.func @offloaded(%n: i64) {
+  %p = llvm.call @zero_rt_host_alloc(%n) : (i64) -> !llvm.ptr
+  llvm.call @free(%p) : (!llvm.ptr) -> ()
+  llvm.return
+}

@@ -173,6 +173,73 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
                            "mlir::scf::SCFDialect"];
 }
 
+def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
+  let summary = "Runs the loops on offloaded state on the host, with the "
+                "device buffers they read and write copied across";
+  let description = [{
+    Runs in `zero-to-nvvm` (and in `zero-to-llvm{gpu-loops}`, the GPU's CPU
+    replica) after the loop nests take the GPU's structure and before they
+    become kernels. It realizes the marks of `zero-offload-state`: each
+    argument with `zero.memory = "host"` lives in pinned host memory, and
+    the host runs every loop nest that writes one (the update of that
+    state); a nest that only reads one (a copy of the new state into a
+    gather's bucket) stays a kernel and reads the mapped pinned memory
+    across the link:
+
+    - each such top-level `scf.parallel` becomes a nest of `scf.for` (so it
+      never becomes a kernel), marked `zero.host`;
+    - a temporary that only host loops use is allocated in host memory
+      (`zero.host_alloc`);
+    - each other buffer such a loop reads or writes (the reduce-scatter's
+      gradient shard, a weight on the device, the forward pass's copy) is
+      copied to a host buffer before the loop (when it reads it) and back
+      after it (when it writes it): `memref.copy`, which the GPU lowering
+      makes stream-ordered copies (`zero-gpu-buffer-placement`);
+    - the function's results that are host buffers (state updated in place)
+      are noted too: the module gets `zero.host_memory = {<function> =
+      {arguments = [...], results = [...]}}`, which `zero-compile` writes
+      into the artifact's description (`"memory": "host"` on each value)
+      for the launcher.
+
+    The host runs the same loop bodies the device would, in the same
+    order of elements within each, and the CPU lowering neither contracts
+    a multiply and an add (no `contract` flags) nor approximates square
+    roots or divisions, which `zero-gpu-ieee-sqrt` and the NVVM lowering
+    also hold to on the device: the offloaded program gives the same bits.
+
+    A loop nest on offloaded state that it cannot run on the host (one that
+    reduces into results) leaves the whole function on the device, with a
+    remark that names it, and the marks are dropped. With `gpu=false` (a
+    CPU artifact, `zero-to-llvm` without `gpu-loops`) a marked argument is
+    an error: offload needs a device to offload from.
+
+    ```mlir
+    // before: a kernel-to-be on an offloaded moment %m
+    scf.parallel (%i) = (%c0) to (%c23) step (%c1) {
+      %g = memref.load %grad[%i] : memref<23xf32, strided<[1], offset: 4>>
+      ...
+      memref.store %m2, %m[%i] : memref<23xf32>
+    }
+    // after
+    %g_host = zero.host_alloc : memref<23xf32>
+    memref.copy %grad, %g_host : memref<23xf32, strided<[1], offset: 4>> to memref<23xf32>
+    scf.for %i = %c0 to %c23 step %c1 {
+      %g = memref.load %g_host[%i] : memref<23xf32>
+      ...
+    } {zero.host}
+    memref.dealloc %g_host : memref<23xf32>
+    ```
+  }];
+  let options = [
+    Option<"gpu", "gpu", "bool", /*default=*/"true",
+           "The program runs beside a GPU (zero-to-nvvm, or its CPU "
+           "replica); false: a CPU artifact, where offloaded state is an "
+           "error">,
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect", "zero::ZeroDialect"];
+}
+
 def ZeroGemmCalls : Pass<"zero-gemm-calls", "mlir::ModuleOp"> {
   let summary = "Turns matmuls on row-major buffers into calls of a GEMM "
                 "through the runtime: cuBLAS's, or its CPU replica";

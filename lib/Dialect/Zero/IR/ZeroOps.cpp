@@ -589,6 +589,13 @@ LogicalResult WaitOp::verify() {
   return success();
 }
 
+LogicalResult HostAllocOp::verify() {
+  if (!getType().getLayout().isIdentity())
+    return emitOpError("must have the identity layout, not ")
+           << getType().getLayout();
+  return success();
+}
+
 bool zero::isContiguousBuffer(MemRefType type) {
   if (!type.hasStaticShape())
     return false;

@@ -80,6 +80,10 @@ struct ArtifactValue {
   /// A result that is the next value of an argument (a weight, a moment):
   /// that argument's index. A launcher running many steps feeds it there.
   std::optional<size_t> stateOf;
+  /// "host" for a GPU artifact's value kept in pinned host memory (an
+  /// offloaded update's state); empty: where the description's "memory"
+  /// says.
+  std::string memory;
 };
 
 struct ArtifactDescription {

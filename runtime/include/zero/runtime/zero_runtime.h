@@ -234,8 +234,14 @@ void *zero_rt_gpu_alloc(int64_t bytes);
 /* Device memory, which only kernels and the copies below reach; failure as
    for zero_rt_gpu_alloc. */
 void *zero_rt_gpu_alloc_device(int64_t bytes);
-/* Frees either kind. Freed memory is kept for the next allocation of the
-   same size and kind by the same rank (a program allocates the same buffers
+/* Pinned host memory, mapped for the device (cuMemHostAlloc): where an
+   offloaded program keeps its optimizer state and runs its update (zero's
+   offload=optimizer); copies to and from it run at the link's speed, and
+   a kernel or collective may read it. Failure as for zero_rt_gpu_alloc,
+   naming the bytes asked for. */
+void *zero_rt_gpu_alloc_host(int64_t bytes);
+/* Frees any of the three kinds. Freed memory is kept for the next allocation of
+   the same size and kind by the same rank (a program allocates the same buffers
    every step; another rank's stream may not yet be ordered after the work
    that used it), and returned to the driver, once the device is idle, when
    an allocation does not fit. */
@@ -255,6 +261,11 @@ void zero_rt_gpu_synchronize(void);
    kernels see it. Errors fail the bound rank's world. */
 void zero_rt_gpu_read(void *host, const void *gpu, int64_t bytes);
 void zero_rt_gpu_write(void *gpu, const void *host, int64_t bytes);
+/* Copies `bytes` from host memory (pinned: an offloaded update's result)
+   to GPU memory in order on the calling thread's stream, and returns once
+   the copy is done, so that the host may reuse its buffer at once. Errors
+   fail the bound rank's world. */
+void zero_rt_gpu_upload(void *gpu, const void *host, int64_t bytes);
 /* C[m, n] += A[m, k] B[k, n], row-major with leading dimensions (row strides,
    in elements) lda, ldb, ldc, on the calling thread's stream with cuBLAS
    (cublasGemmEx, loaded at run time). Inputs f32, f64, bf16 or f16; the
@@ -314,6 +325,11 @@ void zero_rt_memref_copy(int64_t element_bytes, void *source, void *target);
    that is not the runtime's. */
 void *zero_rt_alloc(int64_t bytes);
 void zero_rt_free(void *pointer);
+/* A buffer that compiled code keeps in host memory beside a GPU (an
+   offloaded update's state and staging buffers, zero.host_alloc): on the
+   CPU, including the GPU's CPU replica, zero_rt_alloc's memory, freed by
+   zero_rt_free; a GPU artifact calls zero_rt_gpu_alloc_host instead. */
+void *zero_rt_host_alloc(int64_t bytes);
 /* Returns every rank's pooled host memory to the system (zero_world_destroy
    does). */
 void zero_host_memory_release(void);

@@ -576,4 +576,33 @@ def Zero_DequantizeOp : Zero_Op<"dequantize", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Host memory beside a GPU
+//===----------------------------------------------------------------------===//
+
+def Zero_HostAllocOp : Zero_Op<"host_alloc"> {
+  let summary = "A buffer in host memory, beside a GPU";
+  let description = [{
+    Allocates a buffer that the host's code reads and writes: in a program
+    lowered for a GPU, pinned host memory that the device may also reach
+    (`zero_rt_gpu_alloc_host`, CUDA's `cuMemHostAlloc`), so that copies to
+    and from the device run at the link's speed; on the CPU, including the
+    GPU's CPU replica (`zero-run --gpu-loops`), the runtime's host pool.
+    `zero-offload-to-host` makes these for an offloaded update: the
+    temporaries of its host loops, and the host copies of the device
+    buffers they read or write. `memref.dealloc` frees it.
+
+    The buffer has a static shape and the identity layout.
+
+    ```mlir
+    %staged = zero.host_alloc : memref<4096xf32>
+    memref.copy %gradient_shard, %staged : memref<4096xf32> to memref<4096xf32>
+    ```
+  }];
+  let results = (outs Res<AnyStaticShapeMemRef, "",
+                          [MemAlloc<DefaultResource>]>:$memref);
+  let assemblyFormat = "attr-dict `:` type($memref)";
+  let hasVerifier = 1;
+}
+
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_TD

@@ -95,6 +95,22 @@ defvar compressReduceScatterOwnOptions = [
          "compressed exchange is faster (reduce-dtype=auto)">,
 ];
 
+defvar offloadOptions = [
+  Option<"offload", "offload", "::zero::Offload",
+         /*default=*/"::zero::Offload::None",
+         "Which state of a GPU program lives in pinned host memory, updated "
+         "there (zero-offload-state)",
+         [{::llvm::cl::values(
+           clEnumValN(::zero::Offload::None, "none", "all on the device"),
+           clEnumValN(::zero::Offload::Optimizer, "optimizer",
+                      "the state only the update reads: the optimizer's "
+                      "moments, and weights the model reads only through "
+                      "another copy (ZeRO-Offload's offload_optimizer)"),
+           clEnumValN(::zero::Offload::Params, "params",
+                      "every state argument, the weights included "
+                      "(offload_param)"))}]>,
+];
+
 defvar combineCollectivesOwnOptions = [
     Option<"bucketBytes", "bucket-bytes", "int64_t",
            /*default=*/"25 * 1024 * 1024",
@@ -137,6 +153,7 @@ defvar weightUpdateShardingOptions = !listconcat(
   deferAllGatherOptions,
   compressReduceScatterOptions,
   quantizeBlockOptions,
+  offloadOptions,
   combineCollectivesOwnOptions,
   [Option<"overlap", "overlap", "bool", /*default=*/"false",
           "Start collectives early and await them late "

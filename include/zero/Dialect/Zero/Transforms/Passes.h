@@ -17,6 +17,9 @@ enum class GatherDtype { Auto, BF16, F16, F32, Int8 };
 /// What the gradients' reduce-scatter sends (reduce-dtype).
 enum class ReduceDtype { Exact, Int8, Auto };
 
+/// Which training state lives in host memory beside a GPU (offload).
+enum class Offload { None, Optimizer, Params };
+
 /// What zero-verify-collectives does with a collective it cannot prove
 /// (mode).
 enum class VerifyMode { Error, Warn };

@@ -721,4 +721,44 @@ def ZeroVerifyCollectives : Pass<"zero-verify-collectives",
   ];
 }
 
+def ZeroOffloadState : Pass<"zero-offload-state", "mlir::ModuleOp"> {
+  let summary = "Marks the training state that lives in pinned host memory "
+                "beside a GPU (ZeRO-Offload)";
+  let description = [{
+    Chooses which of a step's state arguments an offloaded GPU program keeps
+    in host memory, where its update then runs (`zero-offload-to-host` in
+    the GPU lowering does that), and marks each with the argument attribute
+    `zero.memory = "host"`:
+
+    - `offload=optimizer`: each state argument (one that a result of the
+      step is the next value of) that only the update reads: its uses,
+      through views, pads and slices, are elementwise ops, full reductions
+      (norms), collectives and the return. AdamW's moments qualify; a
+      weight the forward pass reads (a matmul, a convolution, a transpose
+      feeding one) does not, and stays on the device. A weight that the
+      model reads only through another copy (an fp32 master beside the bf16
+      weights the forward pass takes) qualifies, as ZeRO-Offload keeps it.
+    - `offload=params`: every state argument, the weights included.
+    - `offload=none` marks nothing.
+
+    A function with no state arguments, or whose state is carried by a
+    loop (offload covers a step's arguments), gets a remark that says why
+    nothing moved; so does each state argument that stays on the device
+    under `offload=optimizer`, naming the op that reads it. The numbers do
+    not change: the same loops run, on the host instead of the device, with
+    the same arithmetic (see `zero-offload-to-host`).
+
+    `zero-weight-update-sharding{offload=optimizer}` runs it last; a CPU
+    lowering (`zero-to-llvm` without `gpu-loops`) refuses a program it
+    marked.
+
+    ```mlir
+    func.func @step(%w: tensor<23xf32>, %m: tensor<23xf32>, ...)
+    // becomes
+    func.func @step(%w: tensor<23xf32>, %m: tensor<23xf32> {zero.memory = "host"}, ...)
+    ```
+  }];
+  let options = offloadOptions;
+}
+
 #endif // ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_TD

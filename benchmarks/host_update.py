@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""zero's compiled host update against PyTorch's CPU AdamW and the roofline.
+
+The host half of an offloaded step (issue: host offload) is zero's CPU
+lowering of the optimizer update. This measures it where it runs, on this
+machine, beside the peer and the limit, in one run:
+  - zero: the AdamW step of a model at N = 1 (zero-gen-step; the gradient's
+    all-reduce folds away on one rank, so the step is the update alone),
+    zero-compile'd for the host CPU and run by zero-launch --steps K: one
+    rank, one thread;
+  - torch foreach / torch for-loop: torch.optim.AdamW(foreach=True/False)
+    .step() on the same shapes (benchmarks/peer/torch_adamw.py), with the
+    same number of intra-op threads;
+  - the roofline: the update's bytes (28 per parameter: w, m, v read and
+    written, g read) over a STREAM-like triad's bandwidth on those threads.
+Each time is a median over steps 2..K (zero: the best of --repeat runs).
+
+  benchmarks/host_update.py [--build build] [--model gpt2] [--steps 6]
+                            [--threads 1] [--no-torch]
+"""
+import argparse
+import os
+import re
+import sys
+import tempfile
+
+import vs_pytorch
+from vs_pytorch import ADAMW_BYTES, generate, launch, run, triad
+
+
+def torch_adamw(python, shapes, threads, foreach, steps):
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peer",
+                          "torch_adamw.py")
+    out = run([python, script, "--shapes", shapes, "--threads", str(threads),
+               "--foreach", "true" if foreach else "false", "--steps",
+               str(steps - 1)]).stdout
+    step = float(re.search(r"step_ms=([0-9.]+)", out).group(1))
+    peak = float(re.search(r"peak_mb=([0-9.]+)", out).group(1))
+    return step, peak
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parser.add_argument("--build", default=os.path.join(root, "build"))
+    parser.add_argument("--model", default="gpt2",
+                        choices=sorted(vs_pytorch.MODELS))
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="intra-op threads of PyTorch and of the triad; "
+                        "zero's update runs on one thread a rank")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-torch", action="store_true")
+    args = parser.parse_args()
+    bin_dir = os.path.join(args.build, "bin")
+    for tool in ["zero-gen-step", "zero-compile", "zero-launch",
+                 "zero-bench-triad"]:
+        if not os.path.exists(os.path.join(bin_dir, tool)):
+            sys.exit("host_update: %s is not built (ninja -C %s %s)" %
+                     (tool, args.build, tool))
+    python = None if args.no_torch else vs_pytorch.torch_python()
+    if python:
+        version = run([python, "-c", "import torch; print(torch.__version__)"
+                       ]).stdout.strip()
+        print("peer: PyTorch %s (%s), torch.optim.AdamW, %d thread(s)" %
+              (version, python, args.threads))
+    elif not args.no_torch:
+        print("host_update: PyTorch is not available; zero's rows only")
+    print("machine: %d cores (%s); zero: zero-compile (host CPU default), "
+          "zero-launch, one rank" % (os.cpu_count(), vs_pytorch.cpu_model()))
+    with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
+        stem, shapes, shape_list, params = generate(bin_dir, work,
+                                                    args.model, 1)
+        run([os.path.join(bin_dir, "zero-compile"), stem + ".mlir", "-o",
+             stem + ".so"])
+        zero_ms, zero_mb, _ = launch(bin_dir, stem + ".so", 1, args.steps,
+                                     args.repeat)
+        bandwidth = triad(bin_dir, args.threads)
+        roof = ADAMW_BYTES * params / bandwidth / 1e6
+        rows = [("zero (1 thread)", zero_ms, zero_mb)]
+        if python:
+            for foreach, label in [(True, "torch AdamW foreach"),
+                                   (False, "torch AdamW for-loop")]:
+                step, peak = torch_adamw(python, shapes, args.threads,
+                                         foreach, args.steps)
+                rows.append(("%s (%d)" % (label, args.threads), step, peak))
+    print("\nAdamW update, %s: %d tensors, %d parameters, %.0f MB moved a "
+          "step; triad, %d thread(s): %.1f GB/s, roofline %.1f ms" %
+          (args.model, len(shape_list), params, ADAMW_BYTES * params / 1e6,
+           args.threads, bandwidth, roof))
+    print("  %-28s %9s %9s %10s %12s" % ("", "step ms", "GB/s",
+                                          "roofline", "peak MB"))
+    for label, step, peak in rows:
+        print("  %-28s %9.1f %9.1f %10.2f %12.0f" % (
+            label, step, ADAMW_BYTES * params / step / 1e6, roof / step,
+            peak))
+    for label, step, _ in rows[1:]:
+        print("  zero vs %s: %.2fx faster" % (label, step / zero_ms))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,310 @@
+//===- OffloadToHost.cpp - the update on offloaded state runs on the host -===//
+//
+// See Passes.td (zero-offload-to-host).
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostAccess.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Target/GPU/Passes.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace zero {
+#define GEN_PASS_DEF_ZEROOFFLOADTOHOST
+#include "zero/Target/GPU/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+
+namespace {
+
+/// The top-level parallel loop nests of `fn`: those not inside another.
+SmallVector<scf::ParallelOp> topLevelNests(func::FuncOp fn) {
+  SmallVector<scf::ParallelOp> nests;
+  fn.walk<WalkOrder::PreOrder>([&](scf::ParallelOp nest) {
+    nests.push_back(nest);
+    return WalkResult::skip();
+  });
+  return nests;
+}
+
+/// The buffers defined outside `nest` that ops inside it use.
+llvm::SetVector<Value> outsideBuffers(scf::ParallelOp nest) {
+  llvm::SetVector<Value> buffers;
+  nest.walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (isa<MemRefType>(operand.getType()) &&
+          !nest->isAncestor(operand.getParentRegion()->getParentOp()))
+        buffers.insert(operand);
+  });
+  return buffers;
+}
+
+/// Whether `nest` writes a buffer in host memory: the update of offloaded
+/// state, which the host runs. A nest that only reads host memory (a copy
+/// of the new state into a gather's bucket) stays a kernel, reading the
+/// mapped pinned memory across the link.
+bool writesHostMemory(scf::ParallelOp nest) {
+  return nest
+      .walk([](MemoryEffectOpInterface op) {
+        SmallVector<MemoryEffects::EffectInstance> effects;
+        op.getEffects(effects);
+        for (const MemoryEffects::EffectInstance &effect : effects)
+          if (isa<MemoryEffects::Write>(effect.getEffect()) &&
+              effect.getValue() && zero::inHostMemory(effect.getValue()))
+            return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Whether `op` is inside one of `nests`.
+bool insideAny(Operation *op, ArrayRef<scf::ParallelOp> nests) {
+  return llvm::any_of(
+      nests, [&](scf::ParallelOp nest) { return nest->isAncestor(op); });
+}
+
+/// Whether every use of `buffer` (through views) is inside one of `nests`
+/// or frees it.
+bool usedOnlyIn(Value buffer, ArrayRef<scf::ParallelOp> nests) {
+  for (Operation *user : buffer.getUsers()) {
+    if (isa<memref::DeallocOp>(user) || insideAny(user, nests))
+      continue;
+    if (isa<ViewLikeOpInterface>(user) &&
+        llvm::all_of(user->getResults(),
+                     [&](Value view) { return usedOnlyIn(view, nests); }))
+      continue;
+    return false;
+  }
+  return true;
+}
+
+/// Whether ops of `nest` read (`read`) or write `buffer`, each using it
+/// directly as the buffer it indexes. Sets `other` to an op that uses it
+/// otherwise (a view made inside the nest), which staging cannot follow.
+bool accesses(scf::ParallelOp nest, Value buffer, bool read,
+              Operation *&other) {
+  bool found = false;
+  for (Operation *user : buffer.getUsers()) {
+    if (!nest->isAncestor(user))
+      continue;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+    if (!effects || isa<ViewLikeOpInterface>(user)) {
+      other = user;
+      continue;
+    }
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffectsOnValue(buffer, instances);
+    for (const MemoryEffects::EffectInstance &effect : instances)
+      if (read ? isa<MemoryEffects::Read>(effect.getEffect())
+               : isa<MemoryEffects::Write>(effect.getEffect()))
+        found = true;
+  }
+  return found;
+}
+
+/// `nest` as a nest of `scf.for` over the same bounds, marked `zero.host`:
+/// the host runs it, never a kernel.
+void convertToHostLoops(scf::ParallelOp nest) {
+  OpBuilder b(nest);
+  Location loc = nest.getLoc();
+  scf::LoopNest loops = scf::buildLoopNest(
+      b, loc, nest.getLowerBound(), nest.getUpperBound(), nest.getStep(),
+      [&](OpBuilder &inner, Location, ValueRange ivs) {
+        IRMapping map;
+        map.map(nest.getInductionVars(), ivs);
+        for (Operation &op : nest.getBody()->without_terminator())
+          inner.clone(op, map);
+      });
+  if (!loops.loops.empty())
+    loops.loops.front()->setAttr("zero.host", b.getUnitAttr());
+  nest.erase();
+}
+
+struct ZeroOffloadToHostPass
+    : public zero::impl::ZeroOffloadToHostBase<ZeroOffloadToHostPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    Builder b(&getContext());
+    SmallVector<NamedAttribute> placed;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal() || !zero::hasHostArguments(fn))
+        continue;
+      if (!gpu) {
+        emitError(fn.getLoc())
+            << "zero-offload-to-host: @" << fn.getName()
+            << " keeps state in host memory (zero-offload-state, offload=), "
+               "but a CPU program has no device to offload from: compile it "
+               "for the GPU (zero-compile --target=cuda), or run it on the "
+               "GPU's CPU replica (zero-run --gpu-loops)";
+        return signalPassFailure();
+      }
+      if (failed(offload(fn))) {
+        for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+          fn.removeArgAttr(i, "zero.memory");
+        continue;
+      }
+      placed.push_back(b.getNamedAttr(fn.getName(), describe(fn)));
+    }
+    if (!placed.empty())
+      module->setAttr("zero.host_memory", b.getDictionaryAttr(placed));
+  }
+
+  /// Which arguments and results of `fn` live in host memory.
+  DictionaryAttr describe(func::FuncOp fn) {
+    Builder b(fn.getContext());
+    SmallVector<int64_t> arguments, results;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (zero::inHostMemory(fn.getArgument(i)))
+        arguments.push_back(i);
+    fn.walk([&](func::ReturnOp ret) {
+      for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+        if (zero::inHostMemory(value) && !llvm::is_contained(results, i))
+          results.push_back(i);
+    });
+    return b.getDictionaryAttr(
+        {b.getNamedAttr("arguments", b.getDenseI64ArrayAttr(arguments)),
+         b.getNamedAttr("results", b.getDenseI64ArrayAttr(results))});
+  }
+
+  /// The nests the host runs: those that write host memory, and those that
+  /// write a temporary that only host nests read (so that it can live in
+  /// host memory too), until no more join.
+  SmallVector<scf::ParallelOp> findHostNests(func::FuncOp fn) {
+    SmallVector<scf::ParallelOp> nests = topLevelNests(fn);
+    llvm::SetVector<Operation *> host;
+    for (scf::ParallelOp nest : nests)
+      if (writesHostMemory(nest))
+        host.insert(nest);
+    SmallVector<memref::AllocOp> temporaries;
+    fn.walk([&](memref::AllocOp alloc) {
+      if (!insideAny(alloc, nests) && alloc.getType().hasStaticShape() &&
+          alloc.getType().getLayout().isIdentity() &&
+          usedOnlyIn(alloc.getResult(), nests))
+        temporaries.push_back(alloc);
+    });
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (memref::AllocOp alloc : temporaries) {
+        SmallVector<Operation *> readers, writers;
+        for (scf::ParallelOp nest : nests)
+          for (Value buffer : outsideBuffers(nest)) {
+            if (memref::skipViewLikeOps(cast<MemrefValue>(buffer)) !=
+                alloc.getResult())
+              continue;
+            Operation *other = nullptr;
+            if (accesses(nest, buffer, /*read=*/true, other))
+              readers.push_back(nest);
+            if (accesses(nest, buffer, /*read=*/false, other))
+              writers.push_back(nest);
+          }
+        if (readers.empty() || !llvm::all_of(readers, [&](Operation *r) {
+              return host.contains(r);
+            }))
+          continue;
+        for (Operation *writer : writers)
+          changed |= host.insert(writer);
+      }
+    }
+    SmallVector<scf::ParallelOp> hostNests;
+    for (scf::ParallelOp nest : nests)
+      if (host.contains(nest))
+        hostNests.push_back(nest);
+    return hostNests;
+  }
+
+  LogicalResult offload(func::FuncOp fn) {
+    SmallVector<scf::ParallelOp> hostNests = findHostNests(fn);
+    for (scf::ParallelOp nest : hostNests)
+      if (nest.getNumResults() != 0) {
+        emitRemark(nest.getLoc())
+            << "zero-offload-to-host: @" << fn.getName()
+            << " stays on the device: this loop nest on offloaded state "
+               "reduces into results, which the host loops do not do";
+        return failure();
+      }
+    // Temporaries only host loops touch: host memory.
+    SmallVector<memref::AllocOp> temporaries;
+    fn.walk([&](memref::AllocOp alloc) {
+      if (!insideAny(alloc, hostNests) && alloc.getType().hasStaticShape() &&
+          alloc.getType().getLayout().isIdentity() &&
+          usedOnlyIn(alloc.getResult(), hostNests))
+        temporaries.push_back(alloc);
+    });
+    // Every other buffer a host loop reads or writes: a host copy.
+    struct Staging {
+      scf::ParallelOp nest;
+      Value buffer;
+      bool read, written;
+    };
+    SmallVector<Staging> stagings;
+    for (scf::ParallelOp nest : hostNests)
+      for (Value buffer : outsideBuffers(nest)) {
+        if (zero::inHostMemory(buffer) ||
+            llvm::any_of(temporaries, [&](memref::AllocOp alloc) {
+              return memref::skipViewLikeOps(cast<MemrefValue>(buffer)) ==
+                     alloc.getResult();
+            }))
+          continue;
+        auto type = cast<MemRefType>(buffer.getType());
+        Operation *other = nullptr;
+        bool read = accesses(nest, buffer, /*read=*/true, other);
+        bool written = accesses(nest, buffer, /*read=*/false, other);
+        if (!type.hasStaticShape() || other) {
+          InFlightDiagnostic remark = emitRemark(nest.getLoc());
+          remark << "zero-offload-to-host: @" << fn.getName()
+                 << " stays on the device: this loop nest on offloaded "
+                    "state also uses a device buffer of type "
+                 << type;
+          if (other)
+            remark << " through '" << other->getName()
+                   << "', which a host copy cannot stand in for";
+          else
+            remark << ", whose shape is not static";
+          return failure();
+        }
+        stagings.push_back({nest, buffer, read, written});
+      }
+    // The plan holds: rewrite.
+    for (memref::AllocOp alloc : temporaries) {
+      OpBuilder b(alloc);
+      auto host = zero::HostAllocOp::create(b, alloc.getLoc(), alloc.getType());
+      alloc.replaceAllUsesWith(host.getResult());
+      alloc.erase();
+    }
+    for (Staging &staging : stagings) {
+      auto type = cast<MemRefType>(staging.buffer.getType());
+      OpBuilder b(staging.nest);
+      Location loc = staging.nest.getLoc();
+      auto hostType = MemRefType::get(type.getShape(), type.getElementType());
+      Value host = zero::HostAllocOp::create(b, loc, hostType);
+      if (staging.read)
+        memref::CopyOp::create(b, loc, staging.buffer, host);
+      staging.buffer.replaceUsesWithIf(host, [&](OpOperand &use) {
+        return staging.nest->isAncestor(use.getOwner());
+      });
+      b.setInsertionPointAfter(staging.nest);
+      if (staging.written)
+        memref::CopyOp::create(b, loc, host, staging.buffer);
+      memref::DeallocOp::create(b, loc, host);
+    }
+    for (scf::ParallelOp nest : hostNests)
+      convertToHostLoops(nest);
+    emitRemark(fn.getLoc()) << "zero-offload-to-host: @" << fn.getName() << ": "
+                            << hostNests.size() << " loop nest(s) on the host, "
+                            << stagings.size() << " device buffer(s) copied";
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,160 @@
+// zero-offload-to-host: the loop nests on state placed in host memory
+// (zero.memory = "host") run on the host as scf.for nests; the device
+// buffers they read are copied to host buffers before, those they write
+// copied back after; temporaries only host loops use are host buffers.
+// What it cannot run on the host leaves the function on the device, with a
+// remark; a CPU program (gpu=false) refuses the marks.
+// RUN: zero-opt %s --split-input-file --zero-offload-to-host --verify-diagnostics | FileCheck %s
+// RUN: not zero-opt %s --split-input-file --zero-offload-to-host=gpu=false 2>&1 | FileCheck %s --check-prefix=CPU
+
+// CPU: error: zero-offload-to-host: @moment keeps state in host memory (zero-offload-state, offload=), but a CPU program has no device to offload from: compile it for the GPU (zero-compile --target=cuda), or run it on the GPU's CPU replica (zero-run --gpu-loops)
+
+// The gradient shard is a view of the reduce-scatter's bucket on the device:
+// copied in; the moment, in host memory, is updated in place; the new
+// weight shard (on the device) is written into a host buffer and copied
+// back.
+// The module records what the launcher keeps in host memory.
+// CHECK: module attributes {zero.host_memory = {moment = {arguments = array<i64: 0>, results = array<i64: 0>}}}
+// CHECK-LABEL: func.func @moment
+// CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[BUCKET:.*]]: memref<8xf32>, %[[W:.*]]: memref<4xf32>)
+// CHECK: %[[G:.*]] = memref.subview %[[BUCKET]][4] [4] [1]
+// CHECK: %[[GH:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: memref.copy %[[G]], %[[GH]] : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32>
+// CHECK: %[[WH:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: memref.copy %[[W]], %[[WH]]
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: memref.load %[[M]][%[[I]]]
+// CHECK: memref.load %[[GH]][%[[I]]]
+// CHECK: memref.store %{{.*}}, %[[M]][%[[I]]]
+// CHECK: memref.store %{{.*}}, %[[WH]][%[[I]]]
+// CHECK: } {zero.host}
+// CHECK-NOT: memref.copy %[[GH]]
+// CHECK: memref.copy %[[WH]], %[[W]]
+// CHECK: memref.dealloc %[[WH]]
+// CHECK: memref.dealloc %[[GH]]
+// A nest on device buffers only stays a parallel loop, for a kernel.
+// CHECK: scf.parallel
+// CHECK: return %[[M]]
+// expected-remark @below {{zero-offload-to-host: @moment: 1 loop nest(s) on the host, 2 device buffer(s) copied}}
+func.func @moment(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>,
+                  %w: memref<4xf32>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %b = arith.constant 0.9 : f32
+  %g = memref.subview %bucket[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32, strided<[1], offset: 4>>
+    %wi = memref.load %w[%i] : memref<4xf32>
+    %mb = arith.mulf %mi, %b : f32
+    %m2 = arith.addf %mb, %gi : f32
+    %w2 = arith.subf %wi, %m2 : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %w2, %w[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %gi = memref.load %bucket[%i] : memref<8xf32>
+    memref.store %gi, %bucket[%c4] : memref<8xf32>
+    scf.reduce
+  }
+  return %m : memref<4xf32>
+}
+
+// -----
+
+// A temporary that only host loops read lives in host memory, and the nest
+// that writes it (reading the offloaded %m) runs on the host too: no copies.
+// CHECK-LABEL: func.func @temporary
+// CHECK: %[[T:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK-NOT: memref.copy
+// CHECK: } {zero.host}
+// CHECK: } {zero.host}
+// CHECK: memref.dealloc %[[T]]
+// expected-remark @below {{zero-offload-to-host: @temporary: 2 loop nest(s) on the host, 0 device buffer(s) copied}}
+func.func @temporary(%m: memref<4xf32> {zero.memory = "host"},
+                     %v: memref<4xf32> {zero.memory = "host"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %t = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    memref.store %mi, %t[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %ti = memref.load %t[%i] : memref<4xf32>
+    memref.store %ti, %v[%i] : memref<4xf32>
+    scf.reduce
+  }
+  memref.dealloc %t : memref<4xf32>
+  return
+}
+
+// -----
+
+// A nest on offloaded state that reduces into results: the function stays
+// on the device, and the marks go.
+// CHECK-NOT: zero.host_memory
+// CHECK-LABEL: func.func @reduces
+// CHECK-SAME: (%{{.*}}: memref<4xf32>)
+// CHECK: scf.parallel
+func.func @reduces(%m: memref<4xf32> {zero.memory = "host"}) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-remark @below {{zero-offload-to-host: @reduces stays on the device: this loop nest on offloaded state reduces into results, which the host loops do not do}}
+  %s = scf.parallel (%i) = (%c0) to (%c4) step (%c1) init (%zero) -> f32 {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %m2 = arith.mulf %mi, %mi : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    scf.reduce(%mi : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %r = arith.addf %a, %b : f32
+      scf.reduce.return %r : f32
+    }
+  }
+  return %s : f32
+}
+
+// -----
+
+// A nest that only reads offloaded state stays a kernel, reading the mapped
+// pinned memory: nothing to copy.
+// CHECK-LABEL: func.func @reads_only
+// CHECK-NOT: zero.host_alloc
+// CHECK: scf.parallel
+// expected-remark @below {{zero-offload-to-host: @reads_only: 0 loop nest(s) on the host, 0 device buffer(s) copied}}
+func.func @reads_only(%m: memref<4xf32> {zero.memory = "host"}, %d: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %x = memref.load %m[%i] : memref<4xf32>
+    memref.store %x, %d[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A device buffer viewed inside the nest: a host copy cannot stand in.
+// CHECK-LABEL: func.func @view_inside
+// CHECK: scf.parallel
+func.func @view_inside(%m: memref<4xf32> {zero.memory = "host"}, %d: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  // expected-remark @below {{zero-offload-to-host: @view_inside stays on the device: this loop nest on offloaded state also uses a device buffer of type 'memref<8xf32>' through 'memref.subview', which a host copy cannot stand in for}}
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %v = memref.subview %d[%i] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: ?>>
+    %x = memref.load %v[%c0] : memref<4xf32, strided<[1], offset: ?>>
+    memref.store %x, %m[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return
+}
