@@ -108,6 +108,15 @@ prepare() {
       echo "prepared $name N=$n"
     done
   done
+  # Host offload (see run): AdamW sharded at its boundary, its state on the
+  # device and in pinned host memory (offload=optimizer).
+  mkdir -p "$dir/offload"
+  local boundary='zero-weight-update-sharding{shard-function-boundary'
+  "$bin/zero-compile" --target=cuda "$dir/adamw/4/program.mlir" \
+    --passes="$boundary}" -o "$dir/offload/device.so"
+  "$bin/zero-compile" --target=cuda "$dir/adamw/4/program.mlir" \
+    --passes="$boundary offload=optimizer}" -o "$dir/offload/host.so"
+  echo "prepared offload"
   # Bad input (see run): an artifact for another chip, and a step that
   # needs more GPU memory than any GPU has.
   mkdir -p "$dir/bad"
@@ -259,6 +268,19 @@ run() {
   else
     failures=$((failures + 1))
     printf 'adamw N=4 steps: FAIL\n%s\n' "$out"
+  fi
+  # Host offload: the update on the host over pinned memory, three steps,
+  # bit-identical to the state on the device.
+  local off=$dir/offload
+  runs=$((runs + 1))
+  rm -rf "$off/device-out" "$off/host-out"
+  if out=$(timeout 120 "$launch" "$off/device.so" "${gen[@]}" --steps 3 --output-dir "$off/device-out" 2>&1 &&
+           timeout 120 "$launch" "$off/host.so" "${gen[@]}" --steps 3 --output-dir "$off/host-out" 2>&1 &&
+           diff -r "$off/device-out" "$off/host-out" 2>&1); then
+    echo "adamw N=4 offload=optimizer: ok (3 steps, bit-identical to the state on the device)"
+  else
+    failures=$((failures + 1))
+    printf 'adamw N=4 offload=optimizer: FAIL\n%s\n' "$out"
   fi
   # Bad input: each run must end (every rank, within the timeout) with a
   # non-zero status and a message that names what is wrong.
