@@ -220,9 +220,7 @@ struct ReplicaIndexToCall : public OpConversionPattern<ReplicaIndexOp> {
 };
 
 /// `zero.host_alloc` to `zero_rt_host_alloc` of its bytes, the pointer made
-/// the buffer's descriptor (allocated and aligned pointer, offset 0, its
-/// static sizes and row-major strides), which the memref lowering that
-/// follows takes through an unrealized cast.
+/// the buffer (RuntimeCallBuilder::bufferAt).
 struct HostAllocToCall : public OpConversionPattern<HostAllocOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -244,33 +242,7 @@ struct HostAllocToCall : public OpConversionPattern<HostAllocOp> {
             rewriter, loc,
             calls.declare(rewriter, RuntimeFunction::zero_rt_host_alloc), bytes)
             .getResult(0);
-    int64_t rank = type.getRank();
-    Type pointerType = calls.pointerType();
-    SmallVector<Type> fields = {pointerType, pointerType, i64};
-    if (rank > 0) {
-      fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
-      fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
-    }
-    auto descriptorType =
-        LLVM::LLVMStructType::getLiteral(rewriter.getContext(), fields);
-    Value descriptor = LLVM::PoisonOp::create(rewriter, loc, descriptorType);
-    auto insert = [&](Value value, ArrayRef<int64_t> position) {
-      descriptor = LLVM::InsertValueOp::create(rewriter, loc, descriptor, value,
-                                               position);
-    };
-    auto constant = [&](int64_t value) -> Value {
-      return LLVM::ConstantOp::create(rewriter, loc, i64, value);
-    };
-    insert(pointer, {0});
-    insert(pointer, {1});
-    insert(constant(0), {2});
-    auto [strides, offset] = type.getStridesAndOffset();
-    for (int64_t d = 0; d < rank; ++d) {
-      insert(constant(type.getDimSize(d)), {3, d});
-      insert(constant(strides[d]), {4, d});
-    }
-    rewriter.replaceOpWithNewOp<UnrealizedConversionCastOp>(op, type,
-                                                            descriptor);
+    rewriter.replaceOp(op, calls.bufferAt(rewriter, loc, pointer, type));
     return success();
   }
 };

@@ -127,7 +127,11 @@ void copyScalarsThroughStack(ModuleOp module) {
   zero::RuntimeCallBuilder calls(module);
   SmallVector<Operation *> accesses;
   module.walk([&](Operation *op) {
-    if (op->getParentOfType<gpu::GPUModuleOp>())
+    if (op->getParentOfType<gpu::GPUModuleOp>() ||
+        op->getParentWithTrait<OpTrait::SymbolTable>() == nullptr)
+      return;
+    if (auto task = op->getParentOfType<func::FuncOp>();
+        task && task->hasAttr("zero.host_task"))
       return;
     if (auto load = dyn_cast<memref::LoadOp>(op);
         load && !inHostMemory(load.getMemRef()) &&
@@ -292,7 +296,9 @@ struct ZeroGpuBufferPlacementPass
     llvm::DenseSet<Operation *> stackOnly = stackOnlyFunctions(module);
     std::string reason;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<gpu::GPUModuleOp>(op) || stackOnly.contains(op))
+      // A host task (zero-offload-to-host) touches host memory only.
+      if (isa<gpu::GPUModuleOp>(op) || stackOnly.contains(op) ||
+          op->hasAttr("zero.host_task"))
         return WalkResult::skip();
       std::string how =
           touchesElements(op, hostCollectives, /*hostMemoryIsOwn=*/true);

@@ -2,6 +2,7 @@
 
 #include "HostAccess.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -11,6 +12,11 @@
 using namespace mlir;
 
 bool zero::onHostStack(Value value) {
+  // An address in an LLVM stack slot (a host task's context).
+  while (auto gep = value.getDefiningOp<LLVM::GEPOp>())
+    value = gep.getBase();
+  if (value.getDefiningOp<LLVM::AllocaOp>())
+    return true;
   auto buffer = dyn_cast<MemrefValue>(value);
   return buffer &&
          memref::skipViewLikeOps(buffer).getDefiningOp<memref::AllocaOp>() !=
@@ -18,6 +24,8 @@ bool zero::onHostStack(Value value) {
 }
 
 bool zero::inHostMemory(Value value) {
+  if (onHostStack(value))
+    return true;
   auto buffer = dyn_cast<MemrefValue>(value);
   if (!buffer)
     return false;

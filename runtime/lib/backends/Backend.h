@@ -151,6 +151,9 @@ std::unique_ptr<Backend> createNcclBackend(double timeout, bool check,
 /// from the system allocator or the CUDA driver (zero_counters'
 /// system_allocations).
 void noteSystemAllocation();
+/// The ranks this process runs (the bound rank's world's; 1 with none
+/// bound): threads of the local backends, one under mpi and nccl.
+int64_t ranksInProcess();
 
 } // namespace zero::rt
 

@@ -289,6 +289,10 @@ void zero::rt::noteSystemAllocation() {
     ++boundRank->systemAllocations;
 }
 
+int64_t zero::rt::ranksInProcess() {
+  return boundRank ? static_cast<int64_t>(boundRank->world->ranks.size()) : 1;
+}
+
 extern "C" {
 
 void zero_options_init(zero_options *options) {

@@ -4,7 +4,8 @@
 // copied back after; temporaries only host loops use are host buffers.
 // What it cannot run on the host leaves the function on the device, with a
 // remark; a CPU program (gpu=false) refuses the marks.
-// RUN: zero-opt %s --split-input-file --zero-offload-to-host --verify-diagnostics | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-offload-to-host=parallel=false --verify-diagnostics | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-offload-to-host 2>/dev/null | FileCheck %s --check-prefix=CORES
 // RUN: not zero-opt %s --split-input-file --zero-offload-to-host=gpu=false 2>&1 | FileCheck %s --check-prefix=CPU
 
 // CPU: error: zero-offload-to-host: @moment keeps state in host memory (zero-offload-state, offload=), but a CPU program has no device to offload from: compile it for the GPU (zero-compile --target=cuda), or run it on the GPU's CPU replica (zero-run --gpu-loops)
@@ -13,6 +14,29 @@
 // copied in; the moment, in host memory, is updated in place; the new
 // weight shard (on the device) is written into a host buffer and copied
 // back.
+// Across the host's cores (parallel, the default), the loop is a task over
+// a range of its iterations, its outside values passed through a context of
+// 64-bit slots (buffers as addresses), its constants copied in; the caller
+// fills the context and calls zero_rt_parallel_for.
+// CORES-LABEL: func.func @moment
+// CORES: %[[SLOTS:.*]] = llvm.mlir.constant(3 : i64) : i64
+// CORES: %[[CONTEXT:.*]] = llvm.alloca %[[SLOTS]] x i64 : (i64) -> !llvm.ptr
+// CORES-COUNT-3: llvm.store %{{.*}}, %{{.*}} : i64, !llvm.ptr
+// CORES: %[[TASK:.*]] = constant @moment_host0 : (!llvm.ptr, i64, i64) -> ()
+// CORES: %[[POINTER:.*]] = builtin.unrealized_conversion_cast %[[TASK]] : (!llvm.ptr, i64, i64) -> () to !llvm.ptr
+// CORES: call @zero_rt_parallel_for(%[[POINTER]], %[[CONTEXT]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// CORES-NOT: scf.for
+// CORES: memref.copy
+// CORES-LABEL: func.func private @moment_host0
+// CORES-SAME: (%[[C:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64) attributes {zero.host_task}
+// CORES: arith.constant 0.899999976 : f32
+// CORES: llvm.getelementptr %[[C]][0] : (!llvm.ptr) -> !llvm.ptr, i64
+// CORES: builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<4xf32>
+// CORES: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CORES: memref.store
+// CORES: } {zero.host}
+// CORES: return
+
 // The module records what the launcher keeps in host memory.
 // CHECK: module attributes {zero.host_memory = {moment = {arguments = array<i64: 0>, results = array<i64: 0>}}}
 // CHECK-LABEL: func.func @moment

@@ -173,6 +173,41 @@ public:
     return mlir::LLVM::LLVMPointerType::get(module.getContext());
   }
 
+  /// The buffer of `type` (a static shape and static strides and offset)
+  /// whose allocation starts at `base` (an !llvm.ptr): its descriptor
+  /// (allocated and aligned pointer, offset, sizes, strides), which the
+  /// memref lowering that follows takes through an unrealized cast.
+  mlir::Value bufferAt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value base,
+                       mlir::MemRefType type) {
+    mlir::Type i64 = b.getI64Type();
+    int64_t rank = type.getRank();
+    llvm::SmallVector<mlir::Type> fields = {pointerType(), pointerType(), i64};
+    if (rank > 0) {
+      fields.push_back(mlir::LLVM::LLVMArrayType::get(i64, rank));
+      fields.push_back(mlir::LLVM::LLVMArrayType::get(i64, rank));
+    }
+    mlir::Value descriptor = mlir::LLVM::PoisonOp::create(
+        b, loc,
+        mlir::LLVM::LLVMStructType::getLiteral(module.getContext(), fields));
+    auto insert = [&](mlir::Value value, llvm::ArrayRef<int64_t> position) {
+      descriptor = mlir::LLVM::InsertValueOp::create(b, loc, descriptor, value,
+                                                     position);
+    };
+    auto constant = [&](int64_t value) -> mlir::Value {
+      return mlir::LLVM::ConstantOp::create(b, loc, i64, value);
+    };
+    auto [strides, offset] = type.getStridesAndOffset();
+    insert(base, {0});
+    insert(base, {1});
+    insert(constant(offset), {2});
+    for (int64_t d = 0; d < rank; ++d) {
+      insert(constant(type.getDimSize(d)), {3, d});
+      insert(constant(strides[d]), {4, d});
+    }
+    return mlir::UnrealizedConversionCastOp::create(b, loc, type, descriptor)
+        .getResult(0);
+  }
+
   /// A pointer to a constant NUL-terminated copy of `text`.
   mlir::Value stringPointer(mlir::OpBuilder &b, mlir::Location loc,
                             llvm::StringRef text) {

@@ -195,6 +195,15 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       copied to a host buffer before the loop (when it reads it) and back
       after it (when it writes it): `memref.copy`, which the GPU lowering
       makes stream-ordered copies (`zero-gpu-buffer-placement`);
+    - each host loop of one level (the GPU's nests are 1-D) runs across
+      the host's cores (`parallel`, the default): its body becomes a task
+      `@<function>_host<i>(context, begin, end)`, marked
+      `zero.host_task`, over a range of its iterations, and the loop a call
+      of `zero_rt_parallel_for`, which gives each rank its share of the
+      cores; the values the body uses from outside go through the context,
+      a 64-bit slot each (a buffer as its address), and constants are
+      copied into the task. Iterations are independent (the nest was
+      parallel), so the split changes no result;
     - the function's results that are host buffers (state updated in place)
       are noted too: the module gets `zero.host_memory = {<function> =
       {arguments = [...], results = [...]}}`, which `zero-compile` writes
@@ -235,8 +244,14 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
            "The program runs beside a GPU (zero-to-nvvm, or its CPU "
            "replica); false: a CPU artifact, where offloaded state is an "
            "error">,
+    Option<"parallel", "parallel", "bool", /*default=*/"true",
+           "Run each host loop across the host's cores (a task called by "
+           "zero_rt_parallel_for); false: on the rank's thread">,
   ];
-  let dependentDialects = ["mlir::memref::MemRefDialect",
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect", "zero::ZeroDialect"];
 }
 

@@ -330,6 +330,17 @@ void zero_rt_free(void *pointer);
    CPU, including the GPU's CPU replica, zero_rt_alloc's memory, freed by
    zero_rt_free; a GPU artifact calls zero_rt_gpu_alloc_host instead. */
 void *zero_rt_host_alloc(int64_t bytes);
+/* Runs task(context, begin, end) over chunks that cover [0, iterations),
+   on the calling thread and the process's pool of host threads, and
+   returns when all are done: an offloaded update's host loop
+   (zero-offload-to-host) across the host's cores. The calling rank's share
+   is the host's cores over the ranks of the process (or over
+   LOCAL_WORLD_SIZE / OMPI_COMM_WORLD_LOCAL_SIZE when each process runs
+   one rank), at least one; ZERO_HOST_THREADS sets it. Chunks hold at least
+   4096 iterations (ZERO_HOST_CHUNK sets it). The rank stays bound while its
+   chunks run. */
+void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
+                          int64_t iterations);
 /* Returns every rank's pooled host memory to the system (zero_world_destroy
    does). */
 void zero_host_memory_release(void);
