@@ -135,6 +135,24 @@ scf::ForOp convertToHostLoops(scf::ParallelOp nest) {
   return loops.loops.front();
 }
 
+/// A parallel loop nest that copies `from` into `to` (of one shape), element
+/// by element: a kernel, once the GPU lowering maps it.
+void buildCopyNest(OpBuilder &b, Location loc, Value from, Value to) {
+  auto type = cast<MemRefType>(to.getType());
+  SmallVector<Value> lower, upper, steps;
+  for (int64_t size : type.getShape()) {
+    lower.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    upper.push_back(arith::ConstantIndexOp::create(b, loc, size));
+    steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+  }
+  scf::ParallelOp::create(
+      b, loc, lower, upper, steps,
+      [&](OpBuilder &inner, Location, ValueRange ivs) {
+        Value element = memref::LoadOp::create(inner, loc, from, ivs);
+        memref::StoreOp::create(inner, loc, element, to, ivs);
+      });
+}
+
 /// Whether `value`, used by a host loop, can pass to a task through its
 /// context of 64-bit slots: a number, or a buffer of static layout (passed
 /// as its allocation's address).
@@ -450,15 +468,29 @@ struct ZeroOffloadToHostPass
       Location loc = staging.nest.getLoc();
       auto hostType = MemRefType::get(type.getShape(), type.getElementType());
       Value host = zero::HostAllocOp::create(b, loc, hostType);
-      if (staging.read)
-        memref::CopyOp::create(b, loc, staging.buffer, host);
+      // A view that is not one contiguous range crosses the link through a
+      // contiguous device buffer, gathered and scattered by kernels.
+      Value device = staging.buffer;
+      bool contiguous = memref::isStaticShapeAndContiguousRowMajor(type);
+      if (!contiguous)
+        device = memref::AllocOp::create(b, loc, hostType);
+      if (staging.read) {
+        if (!contiguous)
+          buildCopyNest(b, loc, staging.buffer, device);
+        memref::CopyOp::create(b, loc, device, host);
+      }
       staging.buffer.replaceUsesWithIf(host, [&](OpOperand &use) {
         return staging.nest->isAncestor(use.getOwner());
       });
       b.setInsertionPointAfter(staging.nest);
-      if (staging.written)
-        memref::CopyOp::create(b, loc, host, staging.buffer);
+      if (staging.written) {
+        memref::CopyOp::create(b, loc, host, device);
+        if (!contiguous)
+          buildCopyNest(b, loc, device, staging.buffer);
+      }
       memref::DeallocOp::create(b, loc, host);
+      if (!contiguous)
+        memref::DeallocOp::create(b, loc, device);
     }
     unsigned tasks = 0;
     for (scf::ParallelOp nest : hostNests) {

@@ -182,3 +182,41 @@ func.func @view_inside(%m: memref<4xf32> {zero.memory = "host"}, %d: memref<8xf3
   }
   return
 }
+
+// -----
+
+// A device view that is not one contiguous range (a member's rows in a
+// bucket) crosses the link through a contiguous device buffer: a copy nest
+// (a kernel, once mapped) gathers it there before the host loop, and
+// scatters it back after.
+// CHECK-LABEL: func.func @rows
+// CHECK: %[[ROWS:.*]] = memref.subview
+// CHECK: %[[HOST:.*]] = zero.host_alloc : memref<2x2xf32>
+// CHECK: %[[DEVICE:.*]] = memref.alloc() : memref<2x2xf32>
+// CHECK: scf.parallel
+// CHECK: memref.load %[[ROWS]]
+// CHECK: memref.store %{{.*}}, %[[DEVICE]]
+// CHECK: memref.copy %[[DEVICE]], %[[HOST]] : memref<2x2xf32> to memref<2x2xf32>
+// CHECK: } {zero.host}
+// CHECK: memref.copy %[[HOST]], %[[DEVICE]]
+// CHECK: scf.parallel
+// CHECK: memref.load %[[DEVICE]]
+// CHECK: memref.store %{{.*}}, %[[ROWS]]
+// CHECK: memref.dealloc %[[HOST]]
+// CHECK: memref.dealloc %[[DEVICE]]
+// expected-remark @below {{zero-offload-to-host: @rows: 1 loop nest(s) on the host, 1 device buffer(s) copied}}
+func.func @rows(%m: memref<2x2xf32> {zero.memory = "host"}, %bucket: memref<4x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %rows = memref.subview %bucket[0, 1] [2, 2] [1, 1] : memref<4x4xf32> to memref<2x2xf32, strided<[4, 1], offset: 1>>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %c2) step (%c1, %c1) {
+    %x = memref.load %rows[%i, %j] : memref<2x2xf32, strided<[4, 1], offset: 1>>
+    %mi = memref.load %m[%i, %j] : memref<2x2xf32>
+    %s = arith.addf %x, %mi : f32
+    memref.store %s, %m[%i, %j] : memref<2x2xf32>
+    memref.store %s, %rows[%i, %j] : memref<2x2xf32, strided<[4, 1], offset: 1>>
+    scf.reduce
+  }
+  return
+}

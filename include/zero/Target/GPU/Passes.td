@@ -194,7 +194,10 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       gradient shard, a weight on the device, the forward pass's copy) is
       copied to a host buffer before the loop (when it reads it) and back
       after it (when it writes it): `memref.copy`, which the GPU lowering
-      makes stream-ordered copies (`zero-gpu-buffer-placement`);
+      makes stream-ordered copies (`zero-gpu-buffer-placement`); a view
+      that is not one contiguous range (a member's rows in a bucket) goes
+      through a contiguous device buffer that a kernel gathers it into, or
+      scatters it from;
     - each host loop of one level (the GPU's nests are 1-D) runs across
       the host's cores (`parallel`, the default): its body becomes a task
       `@<function>_host<i>(context, begin, end)`, marked
