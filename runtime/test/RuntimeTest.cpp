@@ -6,10 +6,12 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -488,4 +490,55 @@ TEST(MemRefCopy, TransposedElementByElement) {
   Unranked a{2, &src}, b{2, &dst};
   zero_rt_memref_copy(sizeof(float), &a, &b);
   EXPECT_EQ(to, (std::vector<float>{1, 4, 2, 5, 3, 6}));
+}
+
+namespace {
+/// Adds one to each element of its range: a chunk of a host loop.
+struct CountedRange {
+  std::vector<std::atomic<int>> visits;
+  std::atomic<int> chunks{0};
+  explicit CountedRange(size_t n) : visits(n) {}
+  static void task(void *context, int64_t begin, int64_t end) {
+    auto *self = static_cast<CountedRange *>(context);
+    ++self->chunks;
+    for (int64_t i = begin; i < end; ++i)
+      ++self->visits[i];
+  }
+};
+} // namespace
+
+TEST(HostParallel, EveryIterationRunsOnceOnEveryRankAtOnce) {
+  // Three chunks a call (ZERO_HOST_THREADS), of at least one iteration, on
+  // four ranks calling together: the pool's threads and the callers share
+  // the chunks, and every iteration of every call runs exactly once.
+  setenv("ZERO_HOST_THREADS", "3", 1);
+  setenv("ZERO_HOST_CHUNK", "1", 1);
+  LocalWorld world(4);
+  std::vector<std::unique_ptr<CountedRange>> ranges;
+  for (int i = 0; i < 4; ++i)
+    ranges.push_back(std::make_unique<CountedRange>(1000 + i));
+  world.run([&](zero_rank *, int32_t id) {
+    CountedRange &range = *ranges[id];
+    for (int call = 0; call < 20; ++call)
+      zero_rt_parallel_for(CountedRange::task, &range,
+                           static_cast<int64_t>(range.visits.size()));
+  });
+  unsetenv("ZERO_HOST_THREADS");
+  unsetenv("ZERO_HOST_CHUNK");
+  for (const auto &range : ranges) {
+    EXPECT_EQ(range->chunks.load(), 20 * 3);
+    for (const std::atomic<int> &visits : range->visits)
+      ASSERT_EQ(visits.load(), 20);
+  }
+}
+
+TEST(HostParallel, ASmallLoopRunsOnTheCaller) {
+  // Fewer iterations than a chunk's least (4096 by default): one chunk.
+  CountedRange range(100);
+  zero_rt_parallel_for(CountedRange::task, &range, 100);
+  EXPECT_EQ(range.chunks.load(), 1);
+  zero_rt_parallel_for(CountedRange::task, &range, 0);
+  EXPECT_EQ(range.chunks.load(), 1);
+  for (const std::atomic<int> &visits : range.visits)
+    EXPECT_EQ(visits.load(), 1);
 }
