@@ -53,12 +53,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-torch", action="store_true")
     args = parser.parse_args()
-    bin_dir = os.path.join(args.build, "bin")
-    for tool in ["zero-gen-step", "zero-compile", "zero-launch",
-                 "zero-bench-triad"]:
-        if not os.path.exists(os.path.join(bin_dir, tool)):
-            sys.exit("host_update: %s is not built (ninja -C %s %s)" %
-                     (tool, args.build, tool))
+    bin_dir = vs_pytorch.require_tools(args.build, "host_update")
     python = None if args.no_torch else vs_pytorch.torch_python()
     if python:
         version = run([python, "-c", "import torch; print(torch.__version__)"

@@ -110,6 +110,18 @@ def triad(bin_dir, threads):
     return float(re.search(r"GB/s=([0-9.]+)", out).group(1))
 
 
+def require_tools(build, caller):
+    """The build's bin directory, once every tool these benchmarks run is
+    there; else exits naming the one to build."""
+    bin_dir = os.path.join(build, "bin")
+    for tool in ["zero-gen-step", "zero-compile", "zero-launch",
+                 "zero-bench-triad"]:
+        if not os.path.exists(os.path.join(bin_dir, tool)):
+            sys.exit("%s: %s is not built (ninja -C %s %s)" %
+                     (caller, tool, build, tool))
+    return bin_dir
+
+
 def has_torch(python):
     return os.path.exists(python) and subprocess.run(
         [python, "-c", "import torch"], capture_output=True).returncode == 0
@@ -233,12 +245,7 @@ def main():
                         "machine's noise moves a run by a third")
     parser.add_argument("--no-torch", action="store_true")
     args = parser.parse_args()
-    bin_dir = os.path.join(args.build, "bin")
-    for tool in ["zero-gen-step", "zero-compile", "zero-launch",
-                 "zero-bench-triad"]:
-        if not os.path.exists(os.path.join(bin_dir, tool)):
-            sys.exit("vs_pytorch: %s is not built (ninja -C %s %s)" %
-                     (tool, args.build, tool))
+    bin_dir = require_tools(args.build, "vs_pytorch")
     python = None if args.no_torch else torch_python()
     if not python and not args.no_torch:
         print("vs_pytorch: PyTorch is not available; zero's columns only")

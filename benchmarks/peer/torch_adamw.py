@@ -15,15 +15,7 @@ import statistics
 import sys
 import time
 
-
-def parse_shapes(path):
-    shapes = []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                shapes.append(tuple(int(d) for d in line.split("x")))
-    return shapes
+from torch_step import parse_shapes
 
 
 def main():

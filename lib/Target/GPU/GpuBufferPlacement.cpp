@@ -188,6 +188,34 @@ void copyScalarsThroughStack(ModuleOp module) {
   }
 }
 
+/// Whether `copy` is the host's, of numbers, from one contiguous range to
+/// another: what a runtime copy call can do.
+bool isHostCopyOfRanges(memref::CopyOp copy) {
+  auto source = cast<MemRefType>(copy.getSource().getType());
+  auto target = cast<MemRefType>(copy.getTarget().getType());
+  return !copy->getParentOfType<gpu::GPUModuleOp>() &&
+         source.getElementType().isIntOrFloat() &&
+         memref::isStaticShapeAndContiguousRowMajor(source) &&
+         memref::isStaticShapeAndContiguousRowMajor(target);
+}
+
+/// `copy` (contiguous buffers) as a call of the runtime's copy `function`
+/// (target, source, bytes).
+void replaceByCopyCall(memref::CopyOp copy, zero::RuntimeFunction function,
+                       zero::RuntimeCallBuilder &calls) {
+  OpBuilder b(copy);
+  Location loc = copy.getLoc();
+  auto type = cast<MemRefType>(copy.getSource().getType());
+  Value bytes = arith::ConstantIntOp::create(
+      b, loc, b.getI64Type(),
+      type.getNumElements() * zero::elementBytes(type.getElementType()));
+  func::CallOp::create(b, loc, calls.declare(b, function),
+                       ValueRange{calls.pointerTo(b, loc, copy.getTarget()),
+                                  calls.pointerTo(b, loc, copy.getSource()),
+                                  bytes});
+  copy->erase();
+}
+
 /// The host's copies of a constant (a reduction's initial value, which
 /// bufferization copies into the buffer the reduction writes) become
 /// stream-ordered writes of the constant's bytes (zero_rt_gpu_write), so
@@ -197,32 +225,14 @@ void writeConstantsFromHost(ModuleOp module) {
   zero::RuntimeCallBuilder calls(module);
   SmallVector<memref::CopyOp> copies;
   module.walk([&](memref::CopyOp copy) {
-    auto source = cast<MemRefType>(copy.getSource().getType());
-    auto target = cast<MemRefType>(copy.getTarget().getType());
-    if (!copy->getParentOfType<gpu::GPUModuleOp>() &&
+    if (isHostCopyOfRanges(copy) &&
         memref::skipViewLikeOps(cast<MemrefValue>(copy.getSource()))
             .getDefiningOp<memref::GetGlobalOp>() &&
-        !inHostMemory(copy.getTarget()) &&
-        source.getElementType().isIntOrFloat() &&
-        memref::isStaticShapeAndContiguousRowMajor(source) &&
-        memref::isStaticShapeAndContiguousRowMajor(target))
+        !inHostMemory(copy.getTarget()))
       copies.push_back(copy);
   });
-  for (memref::CopyOp copy : copies) {
-    OpBuilder b(copy);
-    Location loc = copy.getLoc();
-    auto type = cast<MemRefType>(copy.getSource().getType());
-    func::FuncOp write =
-        calls.declare(b, zero::RuntimeFunction::zero_rt_gpu_write);
-    Value bytes = arith::ConstantIntOp::create(
-        b, loc, b.getI64Type(),
-        type.getNumElements() * zero::elementBytes(type.getElementType()));
-    func::CallOp::create(b, loc, write,
-                         ValueRange{calls.pointerTo(b, loc, copy.getTarget()),
-                                    calls.pointerTo(b, loc, copy.getSource()),
-                                    bytes});
-    copy->erase();
-  }
+  for (memref::CopyOp copy : copies)
+    replaceByCopyCall(copy, zero::RuntimeFunction::zero_rt_gpu_write, calls);
 }
 
 /// The copies between host memory and a GPU buffer (an offloaded update's
@@ -233,32 +243,16 @@ void copyAcrossTheLink(ModuleOp module) {
   zero::RuntimeCallBuilder calls(module);
   SmallVector<memref::CopyOp> copies;
   module.walk([&](memref::CopyOp copy) {
-    auto source = cast<MemRefType>(copy.getSource().getType());
-    auto target = cast<MemRefType>(copy.getTarget().getType());
-    if (!copy->getParentOfType<gpu::GPUModuleOp>() &&
-        inHostMemory(copy.getSource()) != inHostMemory(copy.getTarget()) &&
-        source.getElementType().isIntOrFloat() &&
-        memref::isStaticShapeAndContiguousRowMajor(source) &&
-        memref::isStaticShapeAndContiguousRowMajor(target))
+    if (isHostCopyOfRanges(copy) &&
+        inHostMemory(copy.getSource()) != inHostMemory(copy.getTarget()))
       copies.push_back(copy);
   });
-  for (memref::CopyOp copy : copies) {
-    OpBuilder b(copy);
-    Location loc = copy.getLoc();
-    auto type = cast<MemRefType>(copy.getSource().getType());
-    bool download = inHostMemory(copy.getTarget());
-    func::FuncOp fn =
-        calls.declare(b, download ? zero::RuntimeFunction::zero_rt_gpu_read
-                                  : zero::RuntimeFunction::zero_rt_gpu_upload);
-    Value bytes = arith::ConstantIntOp::create(
-        b, loc, b.getI64Type(),
-        type.getNumElements() * zero::elementBytes(type.getElementType()));
-    func::CallOp::create(b, loc, fn,
-                         ValueRange{calls.pointerTo(b, loc, copy.getTarget()),
-                                    calls.pointerTo(b, loc, copy.getSource()),
-                                    bytes});
-    copy->erase();
-  }
+  for (memref::CopyOp copy : copies)
+    replaceByCopyCall(copy,
+                      inHostMemory(copy.getTarget())
+                          ? zero::RuntimeFunction::zero_rt_gpu_read
+                          : zero::RuntimeFunction::zero_rt_gpu_upload,
+                      calls);
 }
 
 /// The module's private functions that are only ever given buffers on the

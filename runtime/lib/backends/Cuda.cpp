@@ -491,18 +491,25 @@ int zero_gpu_copy_to_host(void *host, const void *device, size_t bytes) {
                       "cuMemcpyDtoH");
 }
 
+/// Copies `bytes` in order on the calling rank's stream, named `what` in
+/// errors, and waits until the stream has done it.
+static void copyOnStreamAndWait(const char *caller, void *to, const void *from,
+                                int64_t bytes, const std::string &what) {
+  Gpu *g = ready(caller);
+  CUstream stream = g ? threadStream() : nullptr;
+  if (stream && !worldFailedOnGpu() &&
+      check(*g, g->driver.cuMemcpyAsync(to, from, size_t(bytes), stream),
+            "cuMemcpyAsync (" + what + ")"))
+    check(*g, g->driver.cuStreamSynchronize(stream),
+          synchronization("cuStreamSynchronize", what.c_str()));
+}
+
 // On the calling rank's stream, so that a read comes after the kernels
 // (and collectives) that wrote the element, and a write before the kernels
 // that read it; a copy from pageable memory is staged before it returns.
 void zero_rt_gpu_read(void *host, const void *gpu, int64_t bytes) {
-  Gpu *g = ready("zero_rt_gpu_read");
-  CUstream stream = g ? threadStream() : nullptr;
-  if (stream && !worldFailedOnGpu() &&
-      check(*g, g->driver.cuMemcpyAsync(host, gpu, size_t(bytes), stream),
-            "cuMemcpyAsync (the host's read of a GPU buffer)"))
-    check(*g, g->driver.cuStreamSynchronize(stream),
-          synchronization("cuStreamSynchronize",
-                          "the host's read of a GPU buffer"));
+  copyOnStreamAndWait("zero_rt_gpu_read", host, gpu, bytes,
+                      "the host's read of a GPU buffer");
 }
 
 void zero_rt_gpu_write(void *gpu, const void *host, int64_t bytes) {
@@ -513,14 +520,8 @@ void zero_rt_gpu_write(void *gpu, const void *host, int64_t bytes) {
 }
 
 void zero_rt_gpu_upload(void *gpu, const void *host, int64_t bytes) {
-  Gpu *g = ready("zero_rt_gpu_upload");
-  CUstream stream = g ? threadStream() : nullptr;
-  if (stream && !worldFailedOnGpu() &&
-      check(*g, g->driver.cuMemcpyAsync(gpu, host, size_t(bytes), stream),
-            "cuMemcpyAsync (an offloaded update's result to the GPU)"))
-    check(*g, g->driver.cuStreamSynchronize(stream),
-          synchronization("cuStreamSynchronize",
-                          "an offloaded update's result to the GPU"));
+  copyOnStreamAndWait("zero_rt_gpu_upload", gpu, host, bytes,
+                      "an offloaded update's result to the GPU");
 }
 
 void zero_rt_gpu_free(void *pointer) {
