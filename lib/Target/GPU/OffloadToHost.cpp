@@ -309,6 +309,56 @@ bool runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index) {
   return true;
 }
 
+/// Moves each buffer collective of `fn` that reads or writes host memory
+/// through device buffers: its input copied to the device before it, its
+/// output copied back once it completes (at its `zero.wait` when started).
+/// The weights' shards of `offload=params` go up before their gather so,
+/// and NCCL, which takes device buffers only, can run every collective.
+/// Returns how many it moved.
+unsigned stageCollectives(func::FuncOp fn) {
+  SmallVector<Operation *> collectives;
+  fn.walk([&](Operation *op) {
+    if (zero::isBufferCollective(op) && op->getNumOperands() >= 2 &&
+        (zero::inHostMemory(op->getOperand(0)) ||
+         zero::inHostMemory(op->getOperand(1))))
+      collectives.push_back(op);
+  });
+  for (Operation *op : collectives) {
+    Operation *done = op;
+    for (Operation *user : op->getUsers())
+      if (isa<zero::WaitOp>(user))
+        done = user;
+    Location loc = op->getLoc();
+    Value input = op->getOperand(0), output = op->getOperand(1);
+    OpBuilder before(op), after(done->getBlock(), ++done->getIterator());
+    auto onDevice = [&](Value buffer) -> Value {
+      auto type = cast<MemRefType>(buffer.getType());
+      return memref::AllocOp::create(
+          before, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    };
+    Value deviceInput = input, deviceOutput = output;
+    if (zero::inHostMemory(input)) {
+      deviceInput = onDevice(input);
+      memref::CopyOp::create(before, loc, input, deviceInput);
+    }
+    if (output == input)
+      deviceOutput = deviceInput;
+    else if (zero::inHostMemory(output))
+      deviceOutput = onDevice(output);
+    if (deviceOutput != output)
+      memref::CopyOp::create(after, loc, deviceOutput, output);
+    if (deviceInput != input)
+      memref::DeallocOp::create(after, loc, deviceInput);
+    if (deviceOutput != output && deviceOutput != deviceInput)
+      memref::DeallocOp::create(after, loc, deviceOutput);
+    for (Operation *user : {op, done}) {
+      user->setOperand(user == op ? 0 : 1, deviceInput);
+      user->setOperand(user == op ? 1 : 2, deviceOutput);
+    }
+  }
+  return collectives.size();
+}
+
 struct ZeroOffloadToHostPass
     : public zero::impl::ZeroOffloadToHostBase<ZeroOffloadToHostPass> {
   using Base::Base;
@@ -334,6 +384,10 @@ struct ZeroOffloadToHostPass
           fn.removeArgAttr(i, "zero.memory");
         continue;
       }
+      if (unsigned moved = stageCollectives(fn))
+        emitRemark(fn.getLoc())
+            << "zero-offload-to-host: @" << fn.getName() << ": " << moved
+            << " collective(s) on host memory moved through device buffers";
       placed.push_back(b.getNamedAttr(fn.getName(), describe(fn)));
     }
     if (!placed.empty())

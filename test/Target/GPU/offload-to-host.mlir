@@ -220,3 +220,33 @@ func.func @rows(%m: memref<2x2xf32> {zero.memory = "host"}, %bucket: memref<4x4x
   }
   return
 }
+
+// -----
+
+// Collectives on host memory (offload=params: a weight's shard gathered for
+// the forward pass; an all-reduce in place) go through device buffers: the
+// input copied up before, the output copied back once the collective is
+// done, at its wait when started. NCCL takes device buffers only.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @gathers
+// CHECK-SAME: (%[[W:.*]]: memref<4xf32> {zero.memory = "host"}, %[[OUT:.*]]: memref<8xf32>, %[[S:.*]]: memref<4xf32> {zero.memory = "host"})
+// CHECK: %[[UP:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: memref.copy %[[W]], %[[UP]]
+// CHECK: zero.all_gather_buffer %[[UP]], %[[OUT]] on @dp
+// CHECK: memref.dealloc %[[UP]]
+// CHECK: %[[INPLACE:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: memref.copy %[[S]], %[[INPLACE]]
+// CHECK: %[[R:.*]] = zero.all_reduce_buffer %[[INPLACE]], %[[INPLACE]] on @dp reduce = sum
+// CHECK: zero.wait %[[R]], %[[INPLACE]], %[[INPLACE]]
+// CHECK: memref.copy %[[INPLACE]], %[[S]]
+// CHECK: memref.dealloc %[[INPLACE]]
+// CHECK-NOT: memref.dealloc %[[INPLACE]]
+// expected-remark @below {{zero-offload-to-host: @gathers: 0 loop nest(s) on the host, 0 device buffer(s) copied}}
+// expected-remark @below {{zero-offload-to-host: @gathers: 2 collective(s) on host memory moved through device buffers}}
+func.func @gathers(%w: memref<4xf32> {zero.memory = "host"}, %out: memref<8xf32>,
+                   %s: memref<4xf32> {zero.memory = "host"}) {
+  zero.all_gather_buffer %w, %out on @dp : memref<4xf32>, memref<8xf32>
+  %r = zero.all_reduce_buffer %s, %s on @dp reduce = sum : memref<4xf32>, memref<4xf32> -> !zero.request
+  zero.wait %r, %s, %s : memref<4xf32>, memref<4xf32>
+  return
+}

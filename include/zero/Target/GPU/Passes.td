@@ -207,6 +207,11 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       a 64-bit slot each (a buffer as its address), and constants are
       copied into the task. Iterations are independent (the nest was
       parallel), so the split changes no result;
+    - a collective whose input or output is in host memory (a weight's
+      shard gathered for the forward pass under `offload=params`) goes
+      through device buffers: the input copied up before it, the output
+      copied back once it completes (at its `zero.wait` when started), so
+      that every backend, NCCL's included, moves device buffers;
     - the function's results that are host buffers (state updated in place)
       are noted too: the module gets `zero.host_memory = {<function> =
       {arguments = [...], results = [...]}}`, which `zero-compile` writes
