@@ -14,11 +14,15 @@ machine, beside the peer and the limit, in one run:
   - the roofline: the update's bytes (28 per parameter: w, m, v read and
     written, g read) over a STREAM-like triad's bandwidth on those threads.
 Each time is a median over steps 2..K (zero: the best of --repeat runs).
+Then the device state per rank that offload=optimizer saves (zero-report),
+against its formula.
 
   benchmarks/host_update.py [--build build] [--model gpt2] [--steps 6]
                             [--threads 1] [--no-torch]
 """
 import argparse
+import json
+import math
 import os
 import re
 import sys
@@ -37,6 +41,39 @@ def torch_adamw(python, shapes, threads, foreach, steps):
     step = float(re.search(r"step_ms=([0-9.]+)", out).group(1))
     peak = float(re.search(r"peak_mb=([0-9.]+)", out).group(1))
     return step, peak
+
+
+def offloaded_state(bin_dir, work, ranks=4):
+    """zero-report's state per rank for GPT-2 small with its forward and
+    backward (zero-gen-step --batch 2) on `ranks` ranks, sharded at the
+    function boundary, without and with offload=optimizer, against the
+    formula: the moments (K = 2) move to the host, K * 4 * S / N bytes."""
+    gen = os.path.join(bin_dir, "zero-gen-step")
+    program = os.path.join(work, "forward.mlir")
+    with open(program, "w") as f:
+        f.write(run([gen, "--model=gpt2", "--batch", "2", "--mesh",
+                     str(ranks)]).stdout)
+    params = sum(math.prod(int(d) for d in shape.split("x")) for shape in
+                 run([gen, "--model=gpt2", "--shapes"]).stdout.split())
+    states = []
+    for options in ["shard-function-boundary",
+                    "shard-function-boundary offload=optimizer"]:
+        report = os.path.join(work, "report.json")
+        run([os.path.join(bin_dir, "zero-opt"), program,
+             "--zero-weight-update-sharding=" + options,
+             "--zero-report=format=json output=" + report, "-o", os.devnull])
+        with open(report) as f:
+            states.append(json.load(f)["functions"][0]["model_state_bytes"])
+    formula = 2 * 4 * params / ranks
+    mb = 1 / (1 << 20)
+    print("\ndevice state per rank, gpt2 with forward and backward, N = %d "
+          "(zero-report):" % ranks)
+    print("  without offload: device %.1f MB" % (states[0]["device"] * mb))
+    print("  offload=optimizer: device %.1f MB, host %.1f MB" %
+          (states[1]["device"] * mb, states[1]["host"] * mb))
+    print("  device drop %.1f MB against K * 4 * S / N = %.1f MB: %.4f" %
+          ((states[0]["device"] - states[1]["device"]) * mb, formula * mb,
+           (states[0]["device"] - states[1]["device"]) / formula))
 
 
 def main():
@@ -92,6 +129,8 @@ def main():
             peak))
     for label, step, _ in rows[1:]:
         print("  zero vs %s: %.2fx faster" % (label, step / zero_ms))
+    with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
+        offloaded_state(bin_dir, work)
     return 0
 
 
