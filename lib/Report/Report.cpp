@@ -134,9 +134,7 @@ int64_t measureState(FunctionOpInterface func) {
 int64_t measureHostState(FunctionOpInterface func) {
   int64_t bytes = 0;
   for (BlockArgument arg : func.getArguments())
-    if (auto memory = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                        "zero.memory");
-        memory && memory.getValue() == "host")
+    if (isHostArgument(func, arg.getArgNumber()))
       bytes += tensorBytes(arg.getType());
   return bytes;
 }

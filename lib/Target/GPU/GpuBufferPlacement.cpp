@@ -126,13 +126,9 @@ bool atFixedPlace(ValueRange indices) {
 void copyScalarsThroughStack(ModuleOp module) {
   zero::RuntimeCallBuilder calls(module);
   SmallVector<Operation *> accesses;
-  module.walk([&](Operation *op) {
-    if (op->getParentOfType<gpu::GPUModuleOp>() ||
-        op->getParentWithTrait<OpTrait::SymbolTable>() == nullptr)
-      return;
-    if (auto task = op->getParentOfType<func::FuncOp>();
-        task && task->hasAttr("zero.host_task"))
-      return;
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (zero::isOutsidePlacement(op))
+      return WalkResult::skip();
     if (auto load = dyn_cast<memref::LoadOp>(op);
         load && !inHostMemory(load.getMemRef()) &&
         atFixedPlace(load.getIndices()))
@@ -141,6 +137,7 @@ void copyScalarsThroughStack(ModuleOp module) {
         store && !inHostMemory(store.getMemRef()) &&
         atFixedPlace(store.getIndices()))
       accesses.push_back(op);
+    return WalkResult::advance();
   });
   for (Operation *op : accesses) {
     auto function = op->getParentOfType<FunctionOpInterface>();
@@ -291,8 +288,7 @@ struct ZeroGpuBufferPlacementPass
     std::string reason;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) {
       // A host task (zero-offload-to-host) touches host memory only.
-      if (isa<gpu::GPUModuleOp>(op) || stackOnly.contains(op) ||
-          op->hasAttr("zero.host_task"))
+      if (zero::isOutsidePlacement(op) || stackOnly.contains(op))
         return WalkResult::skip();
       std::string how =
           touchesElements(op, hostCollectives, /*hostMemoryIsOwn=*/true);

@@ -38,15 +38,16 @@ bool zero::inHostMemory(Value value) {
   auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
   if (!fn || arg.getOwner() != &fn.getFunctionBody().front())
     return false;
-  auto memory =
-      fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "zero.memory");
-  return memory && memory.getValue() == "host";
+  return isHostArgument(fn, arg.getArgNumber());
+}
+
+bool zero::isOutsidePlacement(Operation *op) {
+  return isa<gpu::GPUModuleOp>(op) || op->hasAttr(kHostTaskAttrName);
 }
 
 bool zero::hasHostArguments(FunctionOpInterface fn) {
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    if (auto memory = fn.getArgAttrOfType<StringAttr>(i, "zero.memory");
-        memory && memory.getValue() == "host")
+    if (isHostArgument(fn, i))
       return true;
   return false;
 }

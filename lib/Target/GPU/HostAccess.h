@@ -25,6 +25,14 @@ bool onHostStack(mlir::Value value);
 /// placed there (`zero.memory = "host"`).
 bool inHostMemory(mlir::Value value);
 
+/// The attribute of a host task (zero-offload-to-host): a function that
+/// the host runs over host memory only.
+inline constexpr llvm::StringLiteral kHostTaskAttrName = "zero.host_task";
+
+/// Whether `op` is code the GPU's placement of buffers does not look into:
+/// a GPU module (kernels), or a host task.
+bool isOutsidePlacement(mlir::Operation *op);
+
 /// Whether an argument of `fn` is placed in host memory.
 bool hasHostArguments(mlir::FunctionOpInterface fn);
 

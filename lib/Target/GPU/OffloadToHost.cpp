@@ -91,6 +91,20 @@ bool usedOnlyIn(Value buffer, ArrayRef<scf::ParallelOp> nests) {
   return true;
 }
 
+/// The buffers `fn` allocates (of static shape and identity layout, outside
+/// `nests`) that only `nests` use.
+SmallVector<memref::AllocOp>
+temporariesOnlyOf(func::FuncOp fn, ArrayRef<scf::ParallelOp> nests) {
+  SmallVector<memref::AllocOp> temporaries;
+  fn.walk([&](memref::AllocOp alloc) {
+    if (!insideAny(alloc, nests) && alloc.getType().hasStaticShape() &&
+        alloc.getType().getLayout().isIdentity() &&
+        usedOnlyIn(alloc.getResult(), nests))
+      temporaries.push_back(alloc);
+  });
+  return temporaries;
+}
+
 /// Whether ops of `nest` read (`read`) or write `buffer`, each using it
 /// directly as the buffer it indexes. Sets `other` to an op that uses it
 /// otherwise (a view made inside the nest), which staging cannot follow.
@@ -186,6 +200,13 @@ Value toSlot(OpBuilder &b, Location loc, Value value) {
   return width == 64 ? value : arith::ExtUIOp::create(b, loc, i64, value);
 }
 
+/// The address of 64-bit slot `slot` of a task's `context`.
+Value slotAddress(OpBuilder &b, Location loc, Value context, size_t slot) {
+  return LLVM::GEPOp::create(
+      b, loc, context.getType(), b.getI64Type(), context,
+      ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(slot)});
+}
+
 /// The value of `type` that `bits` (a context slot) holds.
 Value fromSlot(OpBuilder &b, Location loc, Value bits, Type type,
                zero::RuntimeCallBuilder &calls) {
@@ -245,7 +266,7 @@ bool runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index) {
   auto taskType = FunctionType::get(context, {pointer, i64, i64}, {});
   auto task = func::FuncOp::create(top, loc, name, taskType);
   task.setPrivate();
-  task->setAttr("zero.host_task", top.getUnitAttr());
+  task->setAttr(zero::kHostTaskAttrName, top.getUnitAttr());
   SymbolTable(module).insert(task);
   Block *entry = task.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockBegin(entry);
@@ -253,9 +274,7 @@ bool runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index) {
   for (Value value : copied)
     map.map(value, b.clone(*value.getDefiningOp())->getResult(0));
   for (auto [slot, value] : llvm::enumerate(passed)) {
-    Value address =
-        LLVM::GEPOp::create(b, loc, pointer, i64, entry->getArgument(0),
-                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(slot)});
+    Value address = slotAddress(b, loc, entry->getArgument(0), slot);
     Value bits = LLVM::LoadOp::create(b, loc, i64, address);
     map.map(value, fromSlot(b, loc, bits, value.getType(), calls));
   }
@@ -288,10 +307,8 @@ bool runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index) {
   Value contextPointer =
       LLVM::AllocaOp::create(entryBuilder, loc, pointer, i64, slots);
   for (auto [slot, value] : llvm::enumerate(passed)) {
-    Value address =
-        LLVM::GEPOp::create(at, loc, pointer, i64, contextPointer,
-                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(slot)});
-    LLVM::StoreOp::create(at, loc, toSlot(at, loc, value), address);
+    LLVM::StoreOp::create(at, loc, toSlot(at, loc, value),
+                          slotAddress(at, loc, contextPointer, slot));
   }
   Value span = arith::SubIOp::create(at, loc, loop.getUpperBound(),
                                      loop.getLowerBound());
@@ -381,7 +398,7 @@ struct ZeroOffloadToHostPass
       }
       if (failed(offload(fn))) {
         for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-          fn.removeArgAttr(i, "zero.memory");
+          zero::setHostArgument(fn, i, /*host=*/false);
         continue;
       }
       if (unsigned moved = stageCollectives(fn))
@@ -420,13 +437,7 @@ struct ZeroOffloadToHostPass
     for (scf::ParallelOp nest : nests)
       if (writesHostMemory(nest))
         host.insert(nest);
-    SmallVector<memref::AllocOp> temporaries;
-    fn.walk([&](memref::AllocOp alloc) {
-      if (!insideAny(alloc, nests) && alloc.getType().hasStaticShape() &&
-          alloc.getType().getLayout().isIdentity() &&
-          usedOnlyIn(alloc.getResult(), nests))
-        temporaries.push_back(alloc);
-    });
+    SmallVector<memref::AllocOp> temporaries = temporariesOnlyOf(fn, nests);
     for (bool changed = true; changed;) {
       changed = false;
       for (memref::AllocOp alloc : temporaries) {
@@ -468,13 +479,7 @@ struct ZeroOffloadToHostPass
         return failure();
       }
     // Temporaries only host loops touch: host memory.
-    SmallVector<memref::AllocOp> temporaries;
-    fn.walk([&](memref::AllocOp alloc) {
-      if (!insideAny(alloc, hostNests) && alloc.getType().hasStaticShape() &&
-          alloc.getType().getLayout().isIdentity() &&
-          usedOnlyIn(alloc.getResult(), hostNests))
-        temporaries.push_back(alloc);
-    });
+    SmallVector<memref::AllocOp> temporaries = temporariesOnlyOf(fn, hostNests);
     // Every other buffer a host loop reads or writes: a host copy.
     struct Staging {
       scf::ParallelOp nest;

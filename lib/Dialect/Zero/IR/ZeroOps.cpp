@@ -573,6 +573,21 @@ void AwaitOp::getCanonicalizationPatterns(RewritePatternSet &results,
 // WaitOp
 //===----------------------------------------------------------------------===//
 
+static constexpr llvm::StringLiteral kMemoryAttrName = "zero.memory";
+
+bool zero::isHostArgument(FunctionOpInterface fn, unsigned index) {
+  auto memory = fn.getArgAttrOfType<StringAttr>(index, kMemoryAttrName);
+  return memory && memory.getValue() == "host";
+}
+
+void zero::setHostArgument(FunctionOpInterface fn, unsigned index, bool host) {
+  if (host)
+    fn.setArgAttr(index, kMemoryAttrName,
+                  StringAttr::get(fn->getContext(), "host"));
+  else
+    fn.removeArgAttr(index, kMemoryAttrName);
+}
+
 bool zero::isBufferCollective(Operation *op) {
   return isa_and_present<AllReduceBufferOp, ReduceScatterBufferOp,
                          AllGatherBufferOp, AllToAllBufferOp>(op);

@@ -108,7 +108,6 @@ struct ZeroOffloadStatePass
                   : "");
       return;
     }
-    Builder b(fn.getContext());
     unsigned marked = 0;
     for (unsigned i : state) {
       if (offload == Offload::Optimizer) {
@@ -120,7 +119,7 @@ struct ZeroOffloadStatePass
           continue;
         }
       }
-      fn.setArgAttr(i, "zero.memory", b.getStringAttr("host"));
+      setHostArgument(fn, i, /*host=*/true);
       ++marked;
     }
     emitRemark(fn.getLoc())

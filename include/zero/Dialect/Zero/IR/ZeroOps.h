@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
@@ -43,6 +44,13 @@ namespace zero {
 /// `zero.reduce_scatter_buffer`, `zero.all_gather_buffer` or
 /// `zero.all_to_all_buffer`.
 bool isBufferCollective(mlir::Operation *op);
+
+/// Where an argument of a GPU program lives when zero-offload-state placed
+/// it in pinned host memory: the argument attribute `zero.memory = "host"`.
+/// The one place that spells it: zero-offload-state sets it,
+/// zero-offload-to-host and zero-report read it.
+bool isHostArgument(mlir::FunctionOpInterface fn, unsigned index);
+void setHostArgument(mlir::FunctionOpInterface fn, unsigned index, bool host);
 
 /// Whether a collective can pass `type`'s buffer to the runtime as a pointer
 /// and an element count: a static shape, row-major and dense (a buffer
