@@ -516,6 +516,7 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
     if (!f.isDeclaration())
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
   selectEntryQuickly(makePackedEntry(*function));
+  makeLaunchSlotsStatic(*llvmModule);
   addDescription(*llvmModule, description);
   TimingScope optimization = root.nest("LLVM optimization");
   if (llvm::Error error = optimizeModule(*llvmModule, 3, machine->get()))

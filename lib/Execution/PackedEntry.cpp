@@ -252,36 +252,24 @@ scopedAllocas(llvm::IntrinsicInst *save, llvm::Instruction *&restore) {
   return allocas;
 }
 
-/// Makes the allocas of each stacksave-stackrestore scope of one block
-/// (MLIR's lowering of a copy between layouts puts two descriptors on the
-/// stack that way for the runtime's memrefCopy) static: allocas of the
-/// entry block, one per type and place in a scope, which the scopes share
-/// since none outlives its restore. The save and the restore go. Code
-/// generation's fast path handles only static allocas: at the first other
-/// one it hands the rest of the block, here the whole step, to the slow
-/// one.
-static void makeScopedAllocasStatic(llvm::Function &function) {
-  llvm::SmallVector<llvm::IntrinsicInst *> saves;
-  for (llvm::Instruction &inst : llvm::instructions(function))
-    if (auto *intrinsic = dyn_cast<llvm::IntrinsicInst>(&inst))
-      if (intrinsic->getIntrinsicID() == llvm::Intrinsic::stacksave)
-        saves.push_back(intrinsic);
-  llvm::BasicBlock &entryBlock = function.getEntryBlock();
-  llvm::DenseMap<std::tuple<llvm::Type *, uint64_t, unsigned>,
-                 llvm::AllocaInst *>
-      shared;
-  for (llvm::IntrinsicInst *save : saves) {
-    llvm::Instruction *restore = nullptr;
-    auto allocas = scopedAllocas(save, restore);
-    if (!allocas)
-      continue;
+/// Static slots of a function's entry block, one per type, count and place,
+/// that groups of constant-size allocas share when no group outlives the
+/// next's start: each group's i-th alloca of a type and count becomes the
+/// shared i-th slot of them.
+class SharedSlots {
+public:
+  explicit SharedSlots(llvm::Function &function)
+      : entryBlock(function.getEntryBlock()) {}
+
+  /// Replaces `group`'s allocas (each of a constant count) by the slots.
+  void share(ArrayRef<llvm::AllocaInst *> group) {
     llvm::DenseMap<std::pair<llvm::Type *, uint64_t>, unsigned> places;
-    for (llvm::AllocaInst *alloca : *allocas) {
+    for (llvm::AllocaInst *alloca : group) {
       uint64_t count =
           cast<llvm::ConstantInt>(alloca->getArraySize())->getZExtValue();
       llvm::Type *type = alloca->getAllocatedType();
       unsigned place = places[{type, count}]++;
-      llvm::AllocaInst *&slot = shared[{type, count, place}];
+      llvm::AllocaInst *&slot = slots[{type, count, place}];
       if (!slot)
         slot = new llvm::AllocaInst(type, alloca->getAddressSpace(),
                                     alloca->getArraySize(), alloca->getAlign(),
@@ -290,8 +278,126 @@ static void makeScopedAllocasStatic(llvm::Function &function) {
       alloca->replaceAllUsesWith(slot);
       alloca->eraseFromParent();
     }
+  }
+
+private:
+  llvm::BasicBlock &entryBlock;
+  llvm::DenseMap<std::tuple<llvm::Type *, uint64_t, unsigned>,
+                 llvm::AllocaInst *>
+      slots;
+};
+
+/// Makes the allocas of each stacksave-stackrestore scope of one block
+/// (MLIR's lowering of a copy between layouts puts two descriptors on the
+/// stack that way for the runtime's memrefCopy) static: allocas of the
+/// entry block, which the scopes share since none outlives its restore.
+/// The save and the restore go. Code generation's fast path handles only
+/// static allocas: at the first other one it hands the rest of the block,
+/// here the whole step, to the slow one.
+static void makeScopedAllocasStatic(llvm::Function &function) {
+  llvm::SmallVector<llvm::IntrinsicInst *> saves;
+  for (llvm::Instruction &inst : llvm::instructions(function))
+    if (auto *intrinsic = dyn_cast<llvm::IntrinsicInst>(&inst))
+      if (intrinsic->getIntrinsicID() == llvm::Intrinsic::stacksave)
+        saves.push_back(intrinsic);
+  SharedSlots shared(function);
+  for (llvm::IntrinsicInst *save : saves) {
+    llvm::Instruction *restore = nullptr;
+    auto allocas = scopedAllocas(save, restore);
+    if (!allocas)
+      continue;
+    shared.share(*allocas);
     restore->eraseFromParent();
     save->eraseFromParent();
+  }
+}
+
+/// The alloca that `pointer` is, or that a GEP of it indexes; else null.
+static llvm::AllocaInst *slotOf(llvm::Value *pointer) {
+  if (auto *gep = dyn_cast<llvm::GetElementPtrInst>(pointer))
+    pointer = gep->getPointerOperand();
+  return dyn_cast<llvm::AllocaInst>(pointer);
+}
+
+/// Whether `slot`, and each GEP of it, is only stored into, stored into
+/// another of `slots`, or passed to `launch`.
+static bool
+onlyFillsLaunch(llvm::AllocaInst *slot, llvm::CallBase *launch,
+                const llvm::SmallPtrSetImpl<llvm::AllocaInst *> &slots) {
+  auto fills = [&](llvm::Value *address, llvm::User *user) {
+    if (user == launch)
+      return true;
+    auto *store = dyn_cast<llvm::StoreInst>(user);
+    if (!store)
+      return false;
+    if (store->getValueOperand() != address)
+      return true; // a value stored into the slot
+    return slots.contains(slotOf(store->getPointerOperand()));
+  };
+  for (llvm::User *user : slot->users()) {
+    if (auto *gep = dyn_cast<llvm::GetElementPtrInst>(user)) {
+      if (gep->getPointerOperand() != slot)
+        return false;
+      for (llvm::User *gepUser : gep->users())
+        if (!fills(gep, gepUser))
+          return false;
+    } else if (!fills(slot, user)) {
+      return false;
+    }
+  }
+  return !slot->isUsedWithInAlloca() &&
+         isa<llvm::ConstantInt>(slot->getArraySize());
+}
+
+/// The allocas a kernel launch fills and passes (MLIR's translation of
+/// gpu.launch_func: its arguments' struct and the array of pointers to its
+/// fields, at the launch), when nothing else uses them.
+static std::optional<llvm::SmallVector<llvm::AllocaInst *>>
+launchSlots(llvm::CallBase *launch) {
+  llvm::SmallPtrSet<llvm::AllocaInst *, 4> slots;
+  llvm::SmallVector<llvm::AllocaInst *> order;
+  auto add = [&](llvm::AllocaInst *slot) {
+    if (slot && slots.insert(slot).second)
+      order.push_back(slot);
+  };
+  for (llvm::Value *operand : launch->args())
+    add(dyn_cast<llvm::AllocaInst>(operand));
+  // The struct whose fields' addresses the array holds.
+  auto addStoredSlots = [&](llvm::Value *address) {
+    for (llvm::User *user : address->users())
+      if (auto *store = dyn_cast<llvm::StoreInst>(user))
+        if (store->getPointerOperand() == address)
+          add(slotOf(store->getValueOperand()));
+  };
+  for (unsigned i = 0, e = order.size(); i < e; ++i) {
+    llvm::AllocaInst *array = order[i];
+    addStoredSlots(array);
+    for (llvm::User *user : array->users())
+      if (isa<llvm::GetElementPtrInst>(user))
+        addStoredSlots(user);
+  }
+  if (order.empty())
+    return std::nullopt;
+  for (llvm::AllocaInst *slot : order)
+    if (!onlyFillsLaunch(slot, launch, slots))
+      return std::nullopt;
+  return order;
+}
+
+void zero::exec::makeLaunchSlotsStatic(llvm::Module &module) {
+  llvm::Function *launchKernel = module.getFunction("mgpuLaunchKernel");
+  if (!launchKernel)
+    return;
+  llvm::DenseMap<llvm::Function *, SharedSlots> shared;
+  for (llvm::User *user : llvm::make_early_inc_range(launchKernel->users())) {
+    auto *launch = dyn_cast<llvm::CallBase>(user);
+    if (!launch || launch->getCalledOperand() != launchKernel)
+      continue;
+    auto slots = launchSlots(launch);
+    if (!slots)
+      continue;
+    llvm::Function &function = *launch->getFunction();
+    shared.try_emplace(&function, function).first->second.share(*slots);
   }
 }
 

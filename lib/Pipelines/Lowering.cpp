@@ -158,6 +158,8 @@ static void addHostToLLVMPasses(OpPassManager &pm) {
 /// independent ones merged, each nest 1-D.
 static void addGpuLoopPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(zero::createZeroGpuCopies());
+  // A reduction over rows: one kernel, not a host loop of them.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroGpuParallelFirst());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // 16-byte loads and stores in elementwise loops.
   pm.addNestedPass<func::FuncOp>(zero::createZeroGpuWideAccess());

@@ -12,6 +12,7 @@
 
 namespace llvm {
 class Function;
+class Module;
 } // namespace llvm
 
 namespace zero::exec {
@@ -32,6 +33,16 @@ llvm::Function &makePackedEntry(llvm::Function &entry);
 /// outlined nests and the runtime. Its descriptors are stored field by
 /// field first, as the optimizer would have stored them.
 void selectEntryQuickly(llvm::Function &entry);
+
+/// Before optimization: makes the stack slots of each kernel launch (the
+/// struct of its arguments and the array of pointers to them, which MLIR's
+/// translation of gpu.launch_func allocates where the launch is) static
+/// slots of its function's entry block, which the launches share: the
+/// launch reads them when it is made. Allocated at the launch, a loop of
+/// launches (a training loop's steps, a nest's sequential loop around its
+/// kernel) grew the stack by them each iteration until it overflowed, and
+/// code generation's fast path stopped at the first of them.
+void makeLaunchSlotsStatic(llvm::Module &module);
 
 } // namespace zero::exec
 

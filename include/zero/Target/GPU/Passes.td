@@ -50,6 +50,37 @@ def ZeroGpuCopies : Pass<"zero-gpu-copies"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def ZeroGpuParallelFirst : Pass<"zero-gpu-parallel-first"> {
+  let summary = "Puts each loop nest's parallel loops outside its reductions";
+  let description = [{
+    Runs in `zero-to-nvvm` (and `zero-to-llvm{gpu-loops}`) after
+    bufferization, before linalg ops become parallel loops. A loop nest
+    becomes a kernel from its outer parallel loops; a reduction loop outside
+    them stays on the host. So a partial reduction over its first dimension
+    (a bias's or a norm's gradient, summed over a batch's rows) would launch
+    one kernel per row, B launches a step where one does. This pass moves
+    every parallel dimension of a linalg op before its reduction
+    dimensions, keeping each kind's order (named ops such as `linalg.reduce`
+    go through their generic form): each thread of the kernel then sums its
+    own column over the rows.
+
+    Each result element is still summed over the same elements in the same
+    order, so results do not change. An op it cannot rewrite stays as it
+    is, with a remark.
+
+    ```mlir
+    linalg.reduce ins(%x : memref<512x768xf32>) outs(%db : memref<768xf32>)
+        dimensions = [0]
+    // becomes
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>,
+                                     affine_map<(d0, d1) -> (d0)>],
+                    iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<512x768xf32>) outs(%db : memref<768xf32>)
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def ZeroGpuCollapseLoops : Pass<"zero-gpu-collapse-loops"> {
   let summary = "Collapses each multi-dimensional parallel loop nest into one "
                 "dimension";

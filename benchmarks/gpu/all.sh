@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Every GPU script in one call of a lent GPU machine, in two halves because
+# the GPU machine has no LLVM or MLIR:
+#
+#   benchmarks/gpu/all.sh prepare DIR   (here, with zero built in build/)
+#       check.sh, step.sh, bench.sh and offload.sh prepared in DIR/<script>
+#       (about 60 MB: it travels as one carried path);
+#   benchmarks/gpu/all.sh run DIR       (on the GPU machine)
+#       runs check.sh, step.sh twice (its first run warms the GPU and
+#       cuBLAS), bench.sh and offload.sh, each under a time limit that keeps
+#       the whole within one call's ten minutes, and writes each one's
+#       output to RESULTS/<script>.txt (RESULTS: $OUT where the device tool
+#       sets it, else DIR), with its wall time and status in
+#       RESULTS/summary.txt. A script that fails or runs out of time does not
+#       stop the others.
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
+# script:seconds, in the order they run.
+runs=(check:200 step:60 step:60 bench:120 offload:150)
+
+prepare() {
+  mkdir -p "$dir"
+  for script in check step bench offload; do
+    bash "$root/benchmarks/gpu/$script.sh" prepare "$dir/$script"
+  done
+}
+
+run() {
+  local results=${OUT:-$dir} count=0
+  mkdir -p "$results"
+  for entry in "${runs[@]}"; do
+    local script=${entry%%:*} limit=${entry#*:} log status=0 start=$SECONDS
+    count=$((count + 1))
+    log=$results/$script.txt
+    [[ $script != step || ! -f $log ]] || log=$results/$script-2.txt
+    timeout "$limit" bash "$root/benchmarks/gpu/$script.sh" run "$dir/$script" \
+      >"$log" 2>&1 || status=$?
+    printf '%-8s %4d s  status %d%s\n' "$script" $((SECONDS - start)) "$status" \
+      "$([[ $status == 124 ]] && echo " (out of its ${limit} s)")" |
+      tee -a "$results/summary.txt"
+  done
+}
+
+"$mode"

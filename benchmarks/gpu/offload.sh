@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Host offload on the GPU: a whole training step with its optimizer state in
+# device memory against the same step with that state in pinned host memory
+# (offload=optimizer), in two halves because the GPU machine has no LLVM or
+# MLIR:
+#
+#   benchmarks/gpu/offload.sh prepare DIR   (here, with zero built in build/)
+#       GPT-2 small's AdamW step with each tensor's forward and backward over
+#       BATCHES rows of per-rank data (zero-gen-step --batch; default 512
+#       and 2048), on N = 4 ranks, sharded at the function boundary, compiled
+#       for the GPU without offload and with offload=optimizer; and
+#       zero-report's state per rank for each (device and host bytes);
+#   benchmarks/gpu/offload.sh run DIR       (on the GPU machine)
+#       builds the runtime alone and runs each artifact with zero-launch on
+#       cuda-local for STEPS steps (default 4; the moments' second moment and
+#       the step count generated in their valid ranges), and prints the step
+#       time (the slowest rank's median of steps 2..STEPS), the step time
+#       with offload against without (the issue's goal: at most 1.10x), the
+#       GPU's peak memory in use during each run (nvidia-smi, sampled every
+#       20 ms, less the memory in use before it) beside zero-report's state
+#       per rank, and whether the offloaded results equal the results
+#       without offload, bit for bit.
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
+batches=(${BATCHES:-512 2048})
+steps=${STEPS:-4}
+ranks=4
+boundary=zero-weight-update-sharding{shard-function-boundary
+
+# The launch flags of GPT-2's step: per-rank data (argument 4i+3), second
+# moments in [0, 1) (argument 4i+2) and a positive step count (the last).
+launch_flags() {
+  local tensors=$1 per_rank=() flags=()
+  for ((i = 0; i < tensors; ++i)); do
+    per_rank+=($((4 * i + 3)))
+    flags+=(--range "$((4 * i + 2))=0:1")
+  done
+  flags+=(--range "$((4 * tensors))=1:100")
+  echo "--per-rank $(IFS=,; echo "${per_rank[*]}") ${flags[*]}"
+}
+
+prepare() {
+  mkdir -p "$dir"
+  local tensors
+  tensors=$("$bin/zero-gen-step" --model=gpt2 --shapes | wc -l)
+  launch_flags "$tensors" >"$dir/flags"
+  for b in "${batches[@]}"; do
+    "$bin/zero-gen-step" --model=gpt2 --batch "$b" --mesh "$ranks" \
+      >"$dir/gpt2-b$b.mlir"
+    for variant in "device=" "host= offload=optimizer"; do
+      local name=${variant%%=*} options=${variant#*=}
+      # Their remarks (the weights the forward pass reads stay on the
+      # device) go to a log.
+      "$bin/zero-compile" --target=cuda "$dir/gpt2-b$b.mlir" \
+        --passes="$boundary$options}" -o "$dir/$name-b$b.so" \
+        2>>"$dir/remarks.log"
+      "$bin/zero-opt" "$dir/gpt2-b$b.mlir" \
+        "--zero-weight-update-sharding=shard-function-boundary$options" \
+        "--zero-report=format=json output=$dir/$name-b$b.json" -o /dev/null \
+        2>>"$dir/remarks.log"
+    done
+    rm "$dir/gpt2-b$b.mlir"
+    echo "prepared GPT-2 small, batch $b, N = $ranks"
+  done
+}
+
+# The slowest rank's median of steps 2.. in ms, from zero-launch's lines.
+slowest_median() {
+  sed -n 's/^rank [0-9]*: .*steps 2-[0-9]*: median \([0-9.]*\) ms.*/\1/p' |
+    sort -g | tail -1
+}
+
+# MB of GPU memory in use now.
+gpu_used() {
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1
+}
+
+# zero-report's state per rank in MB: "device D host H".
+reported_state() {
+  python3 -c '
+import json, sys
+state = json.load(open(sys.argv[1]))["functions"][0]["model_state_bytes"]
+print("device %.1f MB, host %.1f MB" % (state["device"] / 2**20, state.get("host", 0) / 2**20))' "$1"
+}
+
+run() {
+  local rt=$dir/runtime-build
+  build_runtime "$rt"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+  echo "host threads a rank: ${ZERO_HOST_THREADS:-cores / $ranks} of $(nproc) cores"
+  # shellcheck disable=SC2207
+  local flags=($(cat "$dir/flags"))
+  for b in "${batches[@]}"; do
+    echo "== GPT-2 small, AdamW with forward and backward, batch $b rows a rank, N = $ranks, $steps steps"
+    declare -A ms
+    for name in device host; do
+      local against=(--output-dir "$dir/out-$name-b$b") before peak out
+      [[ $name == device ]] || against+=(--expect "$dir/out-device-b$b" --max-ulp 0)
+      before=$(gpu_used)
+      nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits \
+        -lms 20 >"$dir/memory-$name-b$b.txt" &
+      local sampler=$!
+      out=$(timeout 300 "$rt/zero-launch" "$dir/$name-b$b.so" --generate \
+        --ranks "$ranks" "${flags[@]}" --steps "$steps" "${against[@]}" 2>&1) ||
+        { kill "$sampler"; echo "$name: FAIL"; echo "$out"; exit 1; }
+      kill "$sampler"; wait "$sampler" 2>/dev/null || true
+      peak=$(sort -g "$dir/memory-$name-b$b.txt" | tail -1)
+      ms[$name]=$(slowest_median <<<"$out")
+      printf '%-7s %9.3f ms a step; GPU memory in use at peak %6d MB (zero-report: %s)\n' \
+        "$name" "${ms[$name]}" "$((peak - before))" \
+        "$(reported_state "$dir/$name-b$b.json")"
+      grep -E "^rank 0:|bit-identical|differ" <<<"$out" | head -2 | sed 's/^/  /'
+    done
+    awk -v d="${ms[device]}" -v h="${ms[host]}" \
+      'BEGIN { printf "offload=optimizer: %.2fx the step time without offload (goal: at most 1.10x)\n", h / d }'
+    unset ms
+  done
+}
+
+"$mode"
