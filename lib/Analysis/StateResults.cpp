@@ -150,35 +150,59 @@ SmallVector<std::optional<unsigned>> zero::findStateResults(func::FuncOp fn) {
   // A result feeds an argument of its type and layout: a shard
   // (`zero.shard`) feeds only a shard of the same whole, a whole value only
   // a whole one, though the two may have the same tensor type.
+  auto feeds = [&](unsigned index, unsigned argument) {
+    return argument < fn.getNumArguments() &&
+           fn.getArgument(argument).getType() ==
+               ret.getOperand(index).getType() &&
+           fn.getArgAttr(argument, "zero.shard") ==
+               fn.getResultAttr(index, "zero.shard");
+  };
+  // The marked pairs first.
+  llvm::SmallDenseSet<unsigned> marked;
+  for (unsigned index = 0; index < ret.getNumOperands(); ++index)
+    if (auto mark =
+            fn.getResultAttrOfType<IntegerAttr>(index, kStateOfAttrName))
+      if (unsigned argument = mark.getInt();
+          feeds(index, argument) && marked.insert(argument).second)
+        pairs[index] = argument;
   auto search = [&](unsigned index, bool *nearestOnly) {
-    Value result = ret.getOperand(index);
-    Attribute layout = fn.getResultAttr(index, "zero.shard");
     return findStateSources(
-        result,
+        ret.getOperand(index),
         [&](Value value) {
           auto arg = dyn_cast<BlockArgument>(value);
           return arg && arg.getOwner() == &entry &&
-                 arg.getType() == result.getType() &&
-                 fn.getArgAttr(arg.getArgNumber(), "zero.shard") == layout;
+                 !marked.contains(arg.getArgNumber()) &&
+                 feeds(index, arg.getArgNumber());
         },
         [](Operation *) { return true; }, nearestOnly);
   };
-  // The nearest sources of each result first; the rest only for a result
-  // whose nearest all pair with others.
+  // The nearest sources of each unmarked result first; the rest only for a
+  // result whose nearest all pair with others.
+  SmallVector<unsigned> unmarked;
   SmallVector<SmallVector<StateSource>> sources;
   SmallVector<bool> partial;
   for (unsigned index = 0; index < ret.getNumOperands(); ++index) {
+    if (pairs[index])
+      continue;
     bool nearestOnly = true;
+    unmarked.push_back(index);
     sources.push_back(search(index, &nearestOnly));
     partial.push_back(nearestOnly);
   }
-  auto complete = [&](size_t index) {
-    if (!partial[index])
+  auto complete = [&](size_t i) {
+    if (!partial[i])
       return;
-    sources[index] = search(index, nullptr);
-    partial[index] = false;
+    sources[i] = search(unmarked[i], nullptr);
+    partial[i] = false;
   };
-  for (auto [index, source] : pairNearestSources(sources, complete))
-    pairs[index] = cast<BlockArgument>(source).getArgNumber();
+  for (auto [i, source] : pairNearestSources(sources, complete))
+    pairs[unmarked[i]] = cast<BlockArgument>(source).getArgNumber();
   return pairs;
+}
+
+void zero::markStateResults(func::FuncOp fn) {
+  Builder b(fn.getContext());
+  for (auto [index, argument] : llvm::enumerate(findStateResults(fn)))
+    if (argument)
+      fn.setResultAttr(index, kStateOfAttrName, b.getI64IntegerAttr(*argument));
 }

@@ -50,15 +50,29 @@ llvm::SmallVector<std::pair<size_t, mlir::Value>> pairNearestSources(
     llvm::MutableArrayRef<llvm::SmallVector<StateSource>> sources,
     llvm::function_ref<void(size_t)> complete = nullptr);
 
+/// The result attribute that names the argument whose next value the result
+/// is (an index), set by markStateResults.
+inline constexpr llvm::StringLiteral kStateOfAttrName = "zero.state_of";
+
 /// For each result of `fn`, the index of the argument whose next value it
-/// is, if any: the argument of the result's type that is nearest to it in
-/// the data flow (fewest ops between them), when exactly one is nearest;
-/// paired arguments leave the race, rounds repeat until no result pairs.
-/// `w' = w - lr * m'` pairs with `w` (one op away), `m' = b * m + g'` with
-/// `m` (`g'` is an all-reduce further from the gradient argument). A result
-/// with two nearest candidates pairs with none.
+/// is, if any. A result marked `zero.state_of` pairs with the argument it
+/// names, when that argument has its type and layout (`zero.shard`). Each
+/// other result pairs with the unmarked argument of its type and layout
+/// that is nearest to it in the data flow (fewest ops between them), when
+/// exactly one is nearest; paired arguments leave the race, rounds repeat
+/// until no result pairs. `w' = w - lr * m'` pairs with `w` (one op away),
+/// `m' = b * m + g'` with `m` (`g'` is an all-reduce further from the
+/// gradient argument). A result with two nearest candidates pairs with
+/// none.
 llvm::SmallVector<std::optional<unsigned>>
 findStateResults(mlir::func::FuncOp fn);
+
+/// Marks each result of `fn` that findStateResults pairs with
+/// `zero.state_of`. A rewrite that makes the pairs ambiguous in the data
+/// flow (the sharding pipelines gather every member of a bucket through
+/// one concatenation, so each weight's result is as near to every member's
+/// argument) runs it first, on the step as given, where they are plain.
+void markStateResults(mlir::func::FuncOp fn);
 
 } // namespace zero
 

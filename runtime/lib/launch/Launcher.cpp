@@ -386,6 +386,11 @@ std::string zero::rt::launch(const std::vector<const Program *> &programs,
            std::to_string(programs.size()) + " were given";
   checkpoints.layout = getCheckpointValues(*programs.front());
   checkpoints.entry = programs.front()->getEntryName();
+  if (checkpointing && checkpoints.layout.empty())
+    return "@" + checkpoints.entry + " has no state to " +
+           (options.saveDir.empty() ? "load" : "save") +
+           ": no result is the next value of an argument (the "
+           "description's state_of)";
   if (!options.loadDir.empty()) {
     if (std::string error = readCheckpointManifest(
             options.loadDir, checkpoints.loaded, checkpoints.loadedDir);

@@ -685,6 +685,15 @@ struct ZeroShardWeightUpdatePass
       if (!isa<AsyncOp>(op->getParentOp()) && op.getType().getRank() != 0)
         gradients.push_back(op);
     });
+    // Which results are the next state, while each step is as given: a
+    // bucket's gather makes every member's result as near to each member's
+    // argument.
+    llvm::SetVector<func::FuncOp> steps;
+    for (AllReduceOp gradient : gradients)
+      if (auto fn = gradient->getParentOfType<func::FuncOp>())
+        steps.insert(fn);
+    for (func::FuncOp fn : steps)
+      zero::markStateResults(fn);
     llvm::DenseMap<Operation *, bool> boundaryAllowed;
     llvm::SetVector<func::FuncOp> changed;
     // Functions whose updates keep nothing sharded between steps at stage 3.

@@ -12,7 +12,7 @@ zero.mesh @dp(shape = [4])
 // CHECK-SAME: (%[[W:[^:]+]]: tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<10xf32>>},
 // CHECK-SAME: %[[M:[^:]+]]: tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<10xf32>>},
 // CHECK-SAME: %[[LR:[^:]+]]: tensor<10xf32>, %[[G:[^:]+]]: tensor<10xf32>)
-// CHECK-SAME: -> (tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<10xf32>>}, tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<10xf32>>})
+// CHECK-SAME: -> (tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<10xf32>>, zero.state_of = 0 : i64}, tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<10xf32>>})
 // CHECK: %[[GS:.*]] = zero.reduce_scatter
 // CHECK: %[[M1:.*]] = arith.mulf %[[M]], %{{.*}} : tensor<3xf32>
 // CHECK: %[[M2:.*]] = arith.addf %[[M1]], %[[GS]] : tensor<3xf32>
@@ -41,11 +41,11 @@ zero.mesh @dp(shape = [2, 4])
 
 // CHECK-LABEL: func.func @forward_reads_weight
 // CHECK-SAME: (%[[W:[^:]+]]: tensor<2x5xf32>, %[[X:[^:]+]]: tensor<2x5xf32>)
-// CHECK-SAME: -> (tensor<2x5xf32>, tensor<2x5xbf16>)
+// CHECK-SAME: -> (tensor<2x5xf32> {zero.state_of = 0 : i64}, tensor<2x5xbf16>)
 // CHECK: zero.shard_slice
 // STAGE3-LABEL: func.func @forward_reads_weight
 // STAGE3-SAME: (%[[W:[^:]+]]: tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [1], tensor<2x5xf32>>}, %[[X:[^:]+]]: tensor<2x5xf32>)
-// STAGE3-SAME: -> (tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [1], tensor<2x5xf32>>}, tensor<2x5xbf16>)
+// STAGE3-SAME: -> (tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [1], tensor<2x5xf32>>, zero.state_of = 0 : i64}, tensor<2x5xbf16>)
 // STAGE3: %[[WW:.*]] = zero.all_gather %[[W]] on @dp axes = [1] {zero.for_use = 0 : i64} : tensor<3xf32> -> tensor<12xf32>
 // STAGE3: %[[GS:.*]] = zero.reduce_scatter
 // STAGE3: %[[W2:.*]] = arith.subf %[[W]], %[[GS]] : tensor<3xf32>
@@ -93,7 +93,7 @@ func.func @ambiguous(%a: tensor<8xf32>, %b: tensor<8xf32>, %gl: tensor<8xf32>)
 zero.mesh @dp(shape = [4])
 
 // CHECK-LABEL: func.func private @called
-// CHECK-SAME: (%{{.*}}: tensor<8xf32>, %{{.*}}: tensor<8xf32>) -> tensor<8xf32>
+// CHECK-SAME: (%{{.*}}: tensor<8xf32>, %{{.*}}: tensor<8xf32>) -> (tensor<8xf32> {zero.state_of = 0 : i64})
 // CHECK: zero.reduce_scatter
 // CHECK: zero.all_gather
 // expected-remark @+3 {{state not sharded at the function boundary: the function is called in the module}}
