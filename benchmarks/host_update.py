@@ -7,7 +7,8 @@ machine, beside the peer and the limit, in one run:
   - zero: the AdamW step of a model at N = 1 (zero-gen-step; the gradient's
     all-reduce folds away on one rank, so the step is the update alone),
     zero-compile'd for the host CPU and run by zero-launch --steps K: one
-    rank, one thread;
+    rank, its update's loops split across the same number of threads as
+    PyTorch's (zero-host-parallel-loops; ZERO_HOST_THREADS);
   - torch foreach / torch for-loop: torch.optim.AdamW(foreach=True/False)
     .step() on the same shapes (benchmarks/peer/torch_adamw.py), with the
     same number of intra-op threads;
@@ -85,12 +86,14 @@ def main():
                         choices=sorted(vs_pytorch.MODELS))
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--threads", type=int, default=1,
-                        help="intra-op threads of PyTorch and of the triad; "
-                        "zero's update runs on one thread a rank")
+                        help="threads of zero's update (ZERO_HOST_THREADS), "
+                        "PyTorch's intra-op threads and the triad's")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-torch", action="store_true")
     args = parser.parse_args()
     bin_dir = vs_pytorch.require_tools(args.build, "host_update")
+    # zero-launch's update splits its loops across this many threads.
+    os.environ["ZERO_HOST_THREADS"] = str(args.threads)
     python = None if args.no_torch else vs_pytorch.torch_python()
     if python:
         version = run([python, "-c", "import torch; print(torch.__version__)"
@@ -100,7 +103,8 @@ def main():
     elif not args.no_torch:
         print("host_update: PyTorch is not available; zero's rows only")
     print("machine: %d cores (%s); zero: zero-compile (host CPU default), "
-          "zero-launch, one rank" % (os.cpu_count(), vs_pytorch.cpu_model()))
+          "zero-launch, one rank, %d thread(s)" %
+          (os.cpu_count(), vs_pytorch.cpu_model(), args.threads))
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
         stem, shapes, shape_list, params = generate(bin_dir, work,
                                                     args.model, 1)
@@ -110,7 +114,7 @@ def main():
                                      args.repeat)
         bandwidth = triad(bin_dir, args.threads)
         roof = ADAMW_BYTES * params / bandwidth / 1e6
-        rows = [("zero (1 thread)", zero_ms, zero_mb)]
+        rows = [("zero (%d)" % args.threads, zero_ms, zero_mb)]
         if python:
             for foreach, label in [(True, "torch AdamW foreach"),
                                    (False, "torch AdamW for-loop")]:

@@ -189,6 +189,10 @@ void appendZeroToLLVM(OpPassManager &pm, const Options &options) {
     zero::ZeroOffloadToHostOptions offload;
     offload.gpu = false;
     pm.addPass(zero::createZeroOffloadToHost(offload));
+    // Updates across the rank's share of the cores.
+    zero::ZeroHostParallelLoopsOptions parallel;
+    parallel.minElements = options.hostParallelElements;
+    pm.addPass(zero::createZeroHostParallelLoops(parallel));
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
   if (options.runtimeChecks) {

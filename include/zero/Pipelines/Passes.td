@@ -91,6 +91,11 @@ def ZeroToLLVM : Pass<"zero-to-llvm", "mlir::ModuleOp"> {
            "(generate-runtime-verification, then zero-checks-to-runtime): an "
            "index outside its buffer ends every rank with a message naming "
            "the op instead of corrupting memory">,
+    Option<"hostParallelElements", "host-parallel-elements", "int64_t",
+           /*default=*/"16384",
+           "Split each elementwise loop nest of at least this many "
+           "iterations across the rank's share of the host's cores "
+           "(zero-host-parallel-loops; 0: every loop on the rank's thread)">,
     Option<"outlineLoopNests", "outline-loop-nests", "bool",
            /*default=*/"true",
            "Move each loop nest into a function of its own "

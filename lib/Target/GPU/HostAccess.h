@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "zero/Conversion/ZeroToRuntime/HostTasks.h"
 
 #include <string>
 
@@ -24,10 +25,6 @@ bool onHostStack(mlir::Value value);
 /// stack, made by `zero.host_alloc`, or an argument that zero-offload-state
 /// placed there (`zero.memory = "host"`).
 bool inHostMemory(mlir::Value value);
-
-/// The attribute of a host task (zero-offload-to-host): a function that
-/// the host runs over host memory only.
-inline constexpr llvm::StringLiteral kHostTaskAttrName = "zero.host_task";
 
 /// Whether `op` is code the GPU's placement of buffers does not look into:
 /// a GPU module (kernels), or a host task.

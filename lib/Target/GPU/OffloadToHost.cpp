@@ -16,6 +16,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "zero/Conversion/ZeroToRuntime/HostTasks.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/GPU/Passes.h"
@@ -165,165 +166,6 @@ void buildCopyNest(OpBuilder &b, Location loc, Value from, Value to) {
         Value element = memref::LoadOp::create(inner, loc, from, ivs);
         memref::StoreOp::create(inner, loc, element, to, ivs);
       });
-}
-
-/// Whether `value`, used by a host loop, can pass to a task through its
-/// context of 64-bit slots: a number, or a buffer of static layout (passed
-/// as its allocation's address).
-bool passesThroughSlot(Value value) {
-  Type type = value.getType();
-  if (auto buffer = dyn_cast<MemRefType>(type)) {
-    if (!buffer.hasStaticShape() ||
-        !buffer.getElementType().isIntOrIndexOrFloat())
-      return false;
-    auto [strides, offset] = buffer.getStridesAndOffset();
-    return !ShapedType::isDynamic(offset) &&
-           llvm::none_of(strides, ShapedType::isDynamic);
-  }
-  return type.isIndex() ||
-         (type.isIntOrFloat() && type.getIntOrFloatBitWidth() <= 64);
-}
-
-/// `value` as the 64 bits of a context slot.
-Value toSlot(OpBuilder &b, Location loc, Value value) {
-  Type i64 = b.getI64Type();
-  Type type = value.getType();
-  if (isa<MemRefType>(type)) {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, value);
-    return arith::IndexCastOp::create(b, loc, i64, base);
-  }
-  if (type.isIndex())
-    return arith::IndexCastOp::create(b, loc, i64, value);
-  unsigned width = type.getIntOrFloatBitWidth();
-  if (isa<FloatType>(type))
-    value = arith::BitcastOp::create(b, loc, b.getIntegerType(width), value);
-  return width == 64 ? value : arith::ExtUIOp::create(b, loc, i64, value);
-}
-
-/// The address of 64-bit slot `slot` of a task's `context`.
-Value slotAddress(OpBuilder &b, Location loc, Value context, size_t slot) {
-  return LLVM::GEPOp::create(
-      b, loc, context.getType(), b.getI64Type(), context,
-      ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(slot)});
-}
-
-/// The value of `type` that `bits` (a context slot) holds.
-Value fromSlot(OpBuilder &b, Location loc, Value bits, Type type,
-               zero::RuntimeCallBuilder &calls) {
-  if (auto buffer = dyn_cast<MemRefType>(type)) {
-    Value base = LLVM::IntToPtrOp::create(b, loc, calls.pointerType(), bits);
-    return calls.bufferAt(b, loc, base, buffer);
-  }
-  if (type.isIndex())
-    return arith::IndexCastOp::create(b, loc, type, bits);
-  unsigned width = type.getIntOrFloatBitWidth();
-  Value narrow =
-      width == 64
-          ? bits
-          : arith::TruncIOp::create(b, loc, b.getIntegerType(width), bits);
-  return isa<FloatType>(type) ? arith::BitcastOp::create(b, loc, type, narrow)
-                              : narrow;
-}
-
-/// Runs `loop` (one `scf.for`, independent iterations) across the host's
-/// cores: its body becomes a task, `@<function>_host<index>(context, begin,
-/// end)` marked `zero.host_task`, over iterations [begin, end), and the loop
-/// a call of `zero_rt_parallel_for`. The values the body uses from outside
-/// go through the context, a slot each, constants are copied into the
-/// task. Leaves the loop as it is, and returns false, when one cannot.
-bool runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index) {
-  llvm::SetVector<Value> used;
-  getUsedValuesDefinedAbove(loop.getRegion(), used);
-  SmallVector<Value> passed, copied;
-  for (Value value : used) {
-    if (Operation *def = value.getDefiningOp();
-        def && def->hasTrait<OpTrait::ConstantLike>())
-      copied.push_back(value);
-    else if (passesThroughSlot(value))
-      passed.push_back(value);
-    else
-      return false;
-  }
-  // The loop's bounds pass too, unless constant.
-  for (Value bound : {loop.getLowerBound(), loop.getStep()})
-    if (!llvm::is_contained(passed, bound) &&
-        !llvm::is_contained(copied, bound)) {
-      Operation *def = bound.getDefiningOp();
-      (def && def->hasTrait<OpTrait::ConstantLike>() ? copied : passed)
-          .push_back(bound);
-    }
-  auto module = fn->getParentOfType<ModuleOp>();
-  zero::RuntimeCallBuilder calls(module);
-  Location loc = loop.getLoc();
-  MLIRContext *context = fn.getContext();
-  Type i64 = IntegerType::get(context, 64);
-  Type pointer = calls.pointerType();
-
-  // The task.
-  OpBuilder top(module.getBodyRegion());
-  top.setInsertionPointAfter(fn);
-  std::string name = (fn.getName() + "_host" + Twine(index)).str();
-  auto taskType = FunctionType::get(context, {pointer, i64, i64}, {});
-  auto task = func::FuncOp::create(top, loc, name, taskType);
-  task.setPrivate();
-  task->setAttr(zero::kHostTaskAttrName, top.getUnitAttr());
-  SymbolTable(module).insert(task);
-  Block *entry = task.addEntryBlock();
-  OpBuilder b = OpBuilder::atBlockBegin(entry);
-  IRMapping map;
-  for (Value value : copied)
-    map.map(value, b.clone(*value.getDefiningOp())->getResult(0));
-  for (auto [slot, value] : llvm::enumerate(passed)) {
-    Value address = slotAddress(b, loc, entry->getArgument(0), slot);
-    Value bits = LLVM::LoadOp::create(b, loc, i64, address);
-    map.map(value, fromSlot(b, loc, bits, value.getType(), calls));
-  }
-  Value begin = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                           entry->getArgument(1));
-  Value end = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                         entry->getArgument(2));
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value lower = map.lookup(loop.getLowerBound());
-  Value step = map.lookup(loop.getStep());
-  auto chunk = scf::ForOp::create(b, loc, begin, end, one);
-  chunk->setAttr("zero.host", b.getUnitAttr());
-  {
-    OpBuilder body = OpBuilder::atBlockBegin(chunk.getBody());
-    Value offset =
-        arith::MulIOp::create(body, loc, chunk.getInductionVar(), step);
-    map.map(loop.getInductionVar(),
-            arith::AddIOp::create(body, loc, lower, offset));
-    for (Operation &op : loop.getBody()->without_terminator())
-      body.clone(op, map);
-  }
-  func::ReturnOp::create(b, loc);
-
-  // The call: the context on the function's stack, filled here.
-  OpBuilder at(loop);
-  OpBuilder entryBuilder =
-      OpBuilder::atBlockBegin(&fn.getFunctionBody().front());
-  Value slots = LLVM::ConstantOp::create(entryBuilder, loc, i64,
-                                         std::max<int64_t>(1, passed.size()));
-  Value contextPointer =
-      LLVM::AllocaOp::create(entryBuilder, loc, pointer, i64, slots);
-  for (auto [slot, value] : llvm::enumerate(passed)) {
-    LLVM::StoreOp::create(at, loc, toSlot(at, loc, value),
-                          slotAddress(at, loc, contextPointer, slot));
-  }
-  Value span = arith::SubIOp::create(at, loc, loop.getUpperBound(),
-                                     loop.getLowerBound());
-  Value iterations = arith::CeilDivUIOp::create(at, loc, span, loop.getStep());
-  Value taskValue =
-      func::ConstantOp::create(at, loc, taskType, FlatSymbolRefAttr::get(task));
-  Value taskPointer =
-      UnrealizedConversionCastOp::create(at, loc, pointer, taskValue)
-          .getResult(0);
-  func::CallOp::create(
-      at, loc, calls.declare(at, zero::RuntimeFunction::zero_rt_parallel_for),
-      ValueRange{taskPointer, contextPointer,
-                 arith::IndexCastOp::create(at, loc, i64, iterations)});
-  loop.erase();
-  return true;
 }
 
 /// Moves each buffer collective of `fn` that reads or writes host memory
@@ -560,7 +402,7 @@ struct ZeroOffloadToHostPass
           !loop.getBody()
                ->walk([](scf::ForOp) { return WalkResult::interrupt(); })
                .wasInterrupted() &&
-          runAcrossCores(loop, fn, tasks))
+          zero::runAcrossCores(loop, fn, tasks))
         ++tasks;
     }
     emitRemark(fn.getLoc()) << "zero-offload-to-host: @" << fn.getName() << ": "

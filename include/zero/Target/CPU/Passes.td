@@ -250,6 +250,53 @@ def ZeroExpandTruncF : Pass<"zero-expand-truncf"> {
                            "mlir::math::MathDialect"];
 }
 
+def ZeroHostParallelLoops
+    : Pass<"zero-host-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "Splits each large elementwise loop nest across the rank's "
+                "share of the host's cores";
+  let description = [{
+    Runs in `zero-to-llvm` after bufferization, before linalg ops become
+    loops. An optimizer update is elementwise and waits on memory, and one
+    thread of a core does not draw a socket's bandwidth. Each linalg op on
+    buffers whose loops are all parallel, of static sizes, with at least
+    `min-elements` iterations, becomes one loop over its elements (the
+    nest collapsed, so chunks are runs of consecutive elements), run as a
+    task by the runtime's `zero_rt_parallel_for` (HostTasks.h: the body a
+    function over a range of iterations, the values it uses passed through
+    a context of 64-bit slots). The runtime cuts the loop into chunks of
+    at least `ZERO_HOST_CHUNK` (4096) iterations for the calling rank's
+    share of the cores: the host's cores over the ranks that share it, or
+    `ZERO_HOST_THREADS`. With one share (several ranks on few cores, or a
+    loop of one chunk) the task runs on the calling thread.
+
+    Each element is computed by the same operations as before: results do
+    not change. Reductions, matmuls and ops of dynamic size stay as they
+    are; an op whose values cannot pass to a task (a buffer of dynamic
+    layout) stays a loop on one thread, with a remark.
+
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "parallel"]}
+        ins(%m, %g : memref<768x2304xf32>, memref<768x2304xf32>)
+        outs(%m : memref<768x2304xf32>) { ... }
+    // becomes
+    call @zero_rt_parallel_for(%task, %context, %c1769472) : ...
+    func.func private @step_host0(%context: !llvm.ptr, %begin: i64, %end: i64)
+        attributes {zero.host_task} {
+      // %m and %g from the context; elements [begin, end)
+    }
+    ```
+  }];
+  let options = [
+    Option<"minElements", "min-elements", "int64_t", /*default=*/"16384",
+           "The fewest iterations an op is split for (0: none)">,
+  ];
+  let dependentDialects = [
+    "mlir::scf::SCFDialect", "mlir::LLVM::LLVMDialect",
+    "mlir::func::FuncDialect", "mlir::arith::ArithDialect",
+    "mlir::memref::MemRefDialect"
+  ];
+}
+
 def ZeroOutlineLoopNests : Pass<"zero-outline-loop-nests", "mlir::ModuleOp"> {
   let summary = "Moves each loop nest of a function into a function of its "
                 "own, so that LLVM sees functions of bounded size";

@@ -1,0 +1,39 @@
+//===- HostTasks.h - a host loop across the host's cores --------*- C++ -*-===//
+//
+// The host's loops split across its cores: a loop's body becomes a task,
+// and the loop a call of the runtime's zero_rt_parallel_for, which cuts its
+// iterations into chunks for the calling rank's share of the cores (the
+// cores over the ranks sharing the host; ZERO_HOST_THREADS and
+// ZERO_HOST_CHUNK set it). Each iteration runs the same operations on the
+// same elements as in the loop, so results do not change. Used by
+// zero-offload-to-host (an offloaded update beside a GPU) and
+// zero-host-parallel-loops (the CPU lowering's elementwise loops).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_CONVERSION_ZEROTORUNTIME_HOSTTASKS_H
+#define ZERO_CONVERSION_ZEROTORUNTIME_HOSTTASKS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace zero {
+
+/// The attribute that marks a task function: host code, even in a program
+/// for a GPU.
+inline constexpr llvm::StringLiteral kHostTaskAttrName = "zero.host_task";
+
+/// Runs `loop` (one `scf.for`, independent iterations) across the host's
+/// cores: its body becomes a task, `@<function>_host<index>(context, begin,
+/// end)` marked `zero.host_task`, over iterations [begin, end), and the loop
+/// a call of `zero_rt_parallel_for`. The values the body uses from outside
+/// go through the context, a slot each (a number, or a buffer of static
+/// layout as its address), constants are copied into the task. Leaves the
+/// loop as it is, and returns false, when a value cannot pass.
+bool runAcrossCores(mlir::scf::ForOp loop, mlir::func::FuncOp fn,
+                    unsigned index);
+
+} // namespace zero
+
+#endif // ZERO_CONVERSION_ZEROTORUNTIME_HOSTTASKS_H

@@ -1,0 +1,116 @@
+//===- HostParallelLoops.cpp - elementwise loops across the host's cores --===//
+//
+// Each large elementwise linalg op becomes one loop over its elements, run
+// as a task across the rank's share of the host's cores. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/IRMapping.h"
+#include "zero/Conversion/ZeroToRuntime/HostTasks.h"
+#include "zero/Target/CPU/Passes.h"
+
+#include <numeric>
+
+namespace zero {
+#define GEN_PASS_DEF_ZEROHOSTPARALLELLOOPS
+#include "zero/Target/CPU/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+
+namespace {
+
+/// The iterations of `op` when every loop is parallel and of a static size
+/// and its operands are buffers; 0 otherwise.
+int64_t elementwiseIterations(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() ||
+      op.getNumParallelLoops() != op.getNumLoops() || op.getNumLoops() == 0)
+    return 0;
+  int64_t iterations = 1;
+  for (int64_t size : op.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(size))
+      return 0;
+    iterations *= size;
+  }
+  return iterations;
+}
+
+/// `loop`, a 1-D scf.parallel without results, as an scf.for.
+scf::ForOp toForLoop(RewriterBase &rewriter, scf::ParallelOp loop) {
+  rewriter.setInsertionPoint(loop);
+  auto forLoop =
+      scf::ForOp::create(rewriter, loop.getLoc(), loop.getLowerBound()[0],
+                         loop.getUpperBound()[0], loop.getStep()[0]);
+  IRMapping map;
+  map.map(loop.getInductionVars()[0], forLoop.getInductionVar());
+  rewriter.setInsertionPointToStart(forLoop.getBody());
+  for (Operation &op : loop.getBody()->without_terminator())
+    rewriter.clone(op, map);
+  rewriter.eraseOp(loop);
+  return forLoop;
+}
+
+struct ZeroHostParallelLoopsPass
+    : public zero::impl::ZeroHostParallelLoopsBase<ZeroHostParallelLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (minElements <= 0)
+      return;
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](func::FuncOp fn) {
+      if (fn->hasAttr(zero::kHostTaskAttrName))
+        return;
+      fn.walk([&](linalg::LinalgOp op) {
+        if (elementwiseIterations(op) >= minElements)
+          ops.push_back(op);
+      });
+    });
+    IRRewriter rewriter(&getContext());
+    llvm::DenseMap<Operation *, unsigned> tasks;
+    for (linalg::LinalgOp op : ops) {
+      auto fn = op->getParentOfType<func::FuncOp>();
+      Location loc = op.getLoc();
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::LinalgLoops> loops =
+          linalg::linalgOpToParallelLoops(rewriter, op);
+      if (failed(loops) || loops->size() != 1) {
+        mlir::emitRemark(loc, "zero-host-parallel-loops: stays on one "
+                              "thread: it does not become one parallel loop");
+        if (succeeded(loops))
+          rewriter.eraseOp(op);
+        continue;
+      }
+      rewriter.eraseOp(op);
+      auto nest = cast<scf::ParallelOp>(loops->front());
+      std::vector<unsigned> all(nest.getNumLoops());
+      std::iota(all.begin(), all.end(), 0u);
+      rewriter.setInsertionPoint(nest);
+      // One loop over every element: chunks of consecutive elements.
+      scf::ParallelOp flat = nest;
+      if (nest.getNumLoops() > 1) {
+        // The collapsed loop replaces the nest after its bounds' arithmetic.
+        Block *block = nest->getBlock();
+        Operation *before = nest->getPrevNode();
+        collapseParallelLoops(rewriter, nest, {all});
+        Operation *next = before ? before->getNextNode() : &block->front();
+        while (!isa<scf::ParallelOp>(next))
+          next = next->getNextNode();
+        flat = cast<scf::ParallelOp>(next);
+      }
+      scf::ForOp loop = toForLoop(rewriter, flat);
+      if (!zero::runAcrossCores(loop, fn, tasks[fn]++))
+        mlir::emitRemark(loc, "zero-host-parallel-loops: stays on one "
+                              "thread: a value it uses cannot pass to a "
+                              "task (a buffer of dynamic layout)");
+    }
+  }
+};
+
+} // namespace

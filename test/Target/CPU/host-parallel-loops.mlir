@@ -1,0 +1,88 @@
+// RUN: zero-opt %s --split-input-file --zero-host-parallel-loops --verify-diagnostics | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-host-parallel-loops=min-elements=0 | FileCheck %s --check-prefix=OFF
+
+// An update of a 256x300 moment: one loop over its 76800 elements, the
+// body a task over a range of them, called through zero_rt_parallel_for;
+// the buffers and the scalar pass through the context's slots.
+// CHECK-LABEL: func.func @update
+// CHECK-SAME: (%[[M:.*]]: memref<256x300xf32>, %[[G:.*]]: memref<256x300xf32>, %[[S:.*]]: f32)
+// CHECK: %[[CONTEXT:.*]] = llvm.alloca %{{.*}} x i64
+// CHECK: memref.extract_aligned_pointer_as_index %[[G]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[M]]
+// CHECK: arith.bitcast %[[S]] : f32 to i32
+// CHECK: %[[TASK:.*]] = constant @update_host0 : (!llvm.ptr, i64, i64) -> ()
+// CHECK: %[[POINTER:.*]] = builtin.unrealized_conversion_cast %[[TASK]]
+// CHECK: %[[N:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: call @zero_rt_parallel_for(%[[POINTER]], %[[CONTEXT]], %[[N]])
+// CHECK-NOT: linalg.generic
+// CHECK: func.func private @update_host0(%[[C:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64) attributes {zero.host_task}
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:   arith.remsi %{{.*}}, %c300
+// CHECK:   arith.divsi %{{.*}}, %c300
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
+// CHECK:   memref.store
+// OFF-LABEL: func.func @update
+// OFF: linalg.generic
+// OFF-NOT: zero_rt_parallel_for
+#map = affine_map<(i, j) -> (i, j)>
+func.func @update(%m: memref<256x300xf32>, %g: memref<256x300xf32>, %s: f32) {
+  linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%g : memref<256x300xf32>) outs(%m : memref<256x300xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %p = arith.mulf %a, %s : f32
+    %q = arith.addf %b, %p : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+// Negative: below min-elements (16384 by default), a reduction (its order
+// is the program's), and an op of dynamic size stay as they are.
+// CHECK-LABEL: func.func @unchanged
+// CHECK: linalg.generic
+// CHECK: linalg.reduce
+// CHECK: linalg.generic
+// CHECK-NOT: zero_rt_parallel_for
+#map = affine_map<(i) -> (i)>
+func.func @unchanged(%small: memref<1000xf32>, %big: memref<65536xf32>, %sum: memref<f32>, %d: memref<?xf32>) {
+  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]}
+      outs(%small : memref<1000xf32>) {
+  ^bb0(%b: f32):
+    %q = arith.addf %b, %b : f32
+    linalg.yield %q : f32
+  }
+  linalg.reduce ins(%big : memref<65536xf32>) outs(%sum : memref<f32>) dimensions = [0]
+    (%a: f32, %s: f32) {
+      %t = arith.addf %a, %s : f32
+      linalg.yield %t : f32
+    }
+  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]}
+      outs(%d : memref<?xf32>) {
+  ^bb0(%b: f32):
+    %q = arith.addf %b, %b : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+// A view of dynamic layout cannot pass to a task: the op becomes a loop on
+// the rank's thread, and says why.
+// CHECK-LABEL: func.func @dynamic_layout
+// CHECK: scf.for
+// CHECK-NOT: zero_rt_parallel_for
+#map = affine_map<(i) -> (i)>
+func.func @dynamic_layout(%a: memref<65536xf32, strided<[?], offset: ?>>) {
+  // expected-remark @+1 {{zero-host-parallel-loops: stays on one thread: a value it uses cannot pass to a task (a buffer of dynamic layout)}}
+  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]}
+      outs(%a : memref<65536xf32, strided<[?], offset: ?>>) {
+  ^bb0(%b: f32):
+    %q = arith.addf %b, %b : f32
+    linalg.yield %q : f32
+  }
+  return
+}
