@@ -11,7 +11,10 @@ weights and data, under each pipeline:
   - qwZ: ... gather-dtype=int8 (the weights' gather in int8 blocks);
   - qgZ: ... reduce-dtype=int8 (the gradients' reduce-scatter in int8
     blocks, all-to-all);
-  - qwZ+qgZ: both.
+  - qwZ+qgZ: both;
+  - qgZ4: ... reduce-dtype=int4 (the gradients' exchange in int4 blocks,
+    two levels a byte);
+  - qwZ+qgZ4: int8 gathers with int4 reductions.
 Prints each run's loss at a few steps and its final loss against f32's (the
 goal: within 1%), and draws the curves into a PNG (--png).
 
@@ -34,9 +37,11 @@ VARIANTS = [
     ("qwZ", "defer-all-gather gather-dtype=int8"),
     ("qgZ", "reduce-dtype=int8"),
     ("qwZ+qgZ", "defer-all-gather gather-dtype=int8 reduce-dtype=int8"),
+    ("qgZ4", "reduce-dtype=int4"),
+    ("qwZ+qgZ4", "defer-all-gather gather-dtype=int8 reduce-dtype=int4"),
 ]
 COLORS = [(0, 0, 0), (120, 120, 120), (31, 119, 180), (214, 39, 40),
-          (44, 160, 44)]
+          (44, 160, 44), (255, 127, 14), (148, 103, 189)]
 
 
 def read_npy_f32(path):
@@ -180,7 +185,8 @@ def main():
     if args.png:
         write_png(args.png, [(n, l) for n, l, _ in results], args.steps)
         print("curves: %s (black f32, grey sharded, blue qwZ, red qgZ, "
-              "green qwZ+qgZ; log scale)" % args.png)
+              "green qwZ+qgZ, orange qgZ4, purple qwZ+qgZ4; log scale)" %
+              args.png)
     return 0 if exact else 1
 
 

@@ -75,6 +75,7 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     ZeroCompressReduceScatterOptions compress;
     compress.quantizeBlock = options.quantizeBlock;
     compress.onlyWhereFaster = options.reduceDtype == ReduceDtype::Auto;
+    compress.bits = options.reduceDtype == ReduceDtype::Int4 ? 4 : 8;
     copyCostModel(compress, options);
     pm.addPass(createZeroCompressReduceScatter(compress));
   }

@@ -36,9 +36,17 @@ struct KindTraffic {
 struct CompressedExchange {
   StringRef kind;
   int64_t block = 0;
+  /// Bits a level: 8 or 4.
+  int64_t bits = 8;
   /// Elements quantized (what the exchange sends, one level each).
   int64_t elements = 0;
   int64_t executions = 1;
+
+  std::string format() const { return bits == 4 ? "int4" : "int8"; }
+  /// Half a level's step, as zero.quantize states it.
+  std::string bound() const {
+    return "max|block| / " + std::to_string(2 * getQuantLevels(bits));
+  }
 };
 
 struct FunctionTraffic {
@@ -184,7 +192,9 @@ FunctionTraffic measureFunction(FunctionOpInterface func,
     for (Operation *user : quantize.getValues().getUsers())
       if (auto collective = dyn_cast<CollectiveOpInterface>(user))
         traffic.compressed.push_back(
-            {collective->getName().stripDialect(), quantize.getBlock(),
+            {collective->getName().stripDialect(),
+             static_cast<int64_t>(quantize.getBlock()),
+             static_cast<int64_t>(quantize.getBits()),
              quantize.getInput().getType().getNumElements(),
              getExecutionCount(quantize).value_or(1)});
   });
@@ -228,13 +238,14 @@ void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
     for (auto &[kind, traffic] : f.kinds)
       row(kind, traffic);
     row("total", f.total);
-    // What zero.quantize states for int8 blocks (ZeroOps.td), per
+    // What zero.quantize states for its blocks (ZeroOps.td), per
     // contribution: a reduce-scatter's all-to-all sums N of them a hop.
     for (const CompressedExchange &c : f.compressed)
-      os << llvm::formatv("  compressed {0}: int8, blocks of {1}, {2} "
-                          "elements x {3}; each element within max|block| / "
-                          "254 a contribution\n",
-                          c.kind, c.block, c.elements, c.executions);
+      os << llvm::formatv("  compressed {0}: {1}, blocks of {2}, {3} "
+                          "elements x {4}; each element within {5} a "
+                          "contribution\n",
+                          c.kind, c.format(), c.block, c.elements, c.executions,
+                          c.bound());
     os << "  bytes sent per rank: "
        << withGiven(f.total.bytesPerRank, f.givenBytes) << "\n";
     os << "  update elements per rank: "
@@ -296,11 +307,11 @@ void printJson(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
     for (const CompressedExchange &c : f.compressed)
       compressed.push_back(
           llvm::json::Object{{"collective", c.kind},
-                             {"format", "int8"},
+                             {"format", c.format()},
                              {"block", c.block},
                              {"elements", c.elements},
                              {"executions", c.executions},
-                             {"bound", "max|block| / 254 a contribution"}});
+                             {"bound", c.bound() + " a contribution"}});
     entry["compressed"] = std::move(compressed);
     if (f.givenBytes)
       entry["given"] =

@@ -19,6 +19,7 @@
 // RUN: zero-opt %s --zero-weight-update-sharding='defer-all-gather quantize-block=50' --zero-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=RS
 // RUN: zero-opt %s --zero-weight-update-sharding='defer-all-gather quantize-block=50 reduce-dtype=int8' --zero-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=QGZ
 // RUN: zero-opt %s --zero-weight-update-sharding='defer-all-gather quantize-block=50 reduce-dtype=int8' --zero-report='format=json' -o /dev/null 2>&1 | FileCheck %s --check-prefix=JSON
+// RUN: zero-opt %s --zero-weight-update-sharding='defer-all-gather quantize-block=50 reduce-dtype=int4' --zero-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=QGZ4
 // RS-LABEL: zero-report: @step
 // RS: reduce_scatter 4 12000{{$}}
 // RS-NOT: compressed
@@ -26,6 +27,11 @@
 // QGZ-NOT: reduce_scatter
 // QGZ: all_to_all 8 3240{{$}}
 // QGZ: compressed all_to_all: int8, blocks of 50, 1000 elements x 4; each element within max|block| / 254 a contribution
+// int4: the levels' bytes halve, the scales' stay: a rank sends 3/4 x
+// (500 + 4 x 20) x 4 = 1740 bytes (int8: 3240).
+// QGZ4-LABEL: zero-report: @step
+// QGZ4: all_to_all 8 1740{{$}}
+// QGZ4: compressed all_to_all: int4, blocks of 50, 1000 elements x 4; each element within max|block| / 14 a contribution
 // JSON: "compressed": [
 // JSON: "block": 50,
 // JSON: "bound": "max|block| / 254 a contribution",

@@ -3,9 +3,10 @@
 // Runs zero.quantize and zero.dequantize through the CPU lowering and its
 // GPU-loop form on inputs made to hit every case (magnitudes from 1e-30 to
 // 1e30 a block, a block of zeros, ties between two levels, a short last
-// block, a NaN, an infinity), and checks every element against the stated
-// semantics computed here in float: the same scales, levels and values bit
-// for bit, and each value within max|block| / 254 of its input.
+// block, a NaN, an infinity), at 8 and 4 bits a level, and checks every
+// element against the stated semantics computed here in float: the same
+// scales, levels (for 4 bits, two a byte) and values bit for bit, and each
+// value within max|block| / (2 L) of its input (L = 127 or 7).
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,19 +88,25 @@ bool sameBits(float a, float b) {
          (std::isnan(a) && std::isnan(b));
 }
 
-std::string program(const Case &c) {
+/// Bytes a row of `size` levels takes at `bits` a level.
+int64_t rowBytes(int64_t size, int64_t bits) {
+  return bits == 4 ? (size + 1) / 2 : size;
+}
+
+std::string program(const Case &c, int64_t bits) {
   int64_t blocks = zero::getNumQuantBlocks(c.size, c.block);
   return llvm::formatv(R"mlir(
 func.func @step(%x: tensor<{0}x{1}xf32>)
-    -> (tensor<{0}x{1}xi8>, tensor<{0}x{2}xf32>, tensor<{0}x{1}xf32>) {{
-  %q, %s = zero.quantize %x block = {3}
-      : tensor<{0}x{1}xf32> -> tensor<{0}x{1}xi8>, tensor<{0}x{2}xf32>
-  %d = zero.dequantize %q, %s block = {3}
-      : tensor<{0}x{1}xi8>, tensor<{0}x{2}xf32> -> tensor<{0}x{1}xf32>
-  return %q, %s, %d : tensor<{0}x{1}xi8>, tensor<{0}x{2}xf32>, tensor<{0}x{1}xf32>
+    -> (tensor<{0}x{5}xi8>, tensor<{0}x{2}xf32>, tensor<{0}x{1}xf32>) {{
+  %q, %s = zero.quantize %x block = {3} bits = {4}
+      : tensor<{0}x{1}xf32> -> tensor<{0}x{5}xi8>, tensor<{0}x{2}xf32>
+  %d = zero.dequantize %q, %s block = {3} bits = {4}
+      : tensor<{0}x{5}xi8>, tensor<{0}x{2}xf32> -> tensor<{0}x{1}xf32>
+  return %q, %s, %d : tensor<{0}x{5}xi8>, tensor<{0}x{2}xf32>, tensor<{0}x{1}xf32>
 }
 )mlir",
-                       c.rows, c.size, blocks, c.block)
+                       c.rows, c.size, blocks, c.block, bits,
+                       rowBytes(c.size, bits))
       .str();
 }
 
@@ -116,14 +123,27 @@ protected:
   MLIRContext context;
 };
 
-/// Parameter: whether the lowering is the GPU's loop form.
-class Quantize : public QuantizeContext,
-                 public ::testing::WithParamInterface<bool> {};
+/// Parameters: whether the lowering is the GPU's loop form; bits a level.
+class Quantize
+    : public QuantizeContext,
+      public ::testing::WithParamInterface<std::tuple<bool, int64_t>> {};
+
+/// Level `i` of row `r` (of `size` levels) in `levels`, at `bits` a level.
+int8_t levelAt(const rt::Array &levels, int64_t r, int64_t size, int64_t i,
+               int64_t bits) {
+  if (bits == 8)
+    return element<int8_t>(levels, r * size + i);
+  auto byte = static_cast<uint8_t>(
+      element<int8_t>(levels, r * rowBytes(size, bits) + i / 2));
+  int nibble = i % 2 ? byte >> 4 : byte & 15;
+  return static_cast<int8_t>(nibble >= 8 ? nibble - 16 : nibble);
+}
 
 /// Checks block `b` of row `r`: scale, levels and values against the
 /// semantics, and the bound.
-void checkBlock(const Case &c, const std::vector<float> &x,
+void checkBlock(const Case &c, int64_t bits, const std::vector<float> &x,
                 const std::vector<rt::Array> &out, int64_t r, int64_t b) {
+  const float top = static_cast<float>(zero::getQuantLevels(bits));
   int64_t blocks = zero::getNumQuantBlocks(c.size, c.block);
   int64_t begin = b * c.block, end = std::min(c.size, begin + c.block);
   // maximumf: a NaN anywhere in the block is the block's maximum.
@@ -135,7 +155,7 @@ void checkBlock(const Case &c, const std::vector<float> &x,
   }
   if (hasNaN)
     largest = std::numeric_limits<float>::quiet_NaN();
-  float scale = largest / 127.0f;
+  float scale = largest / top;
   float got = element<float>(out[1], r * blocks + b);
   ASSERT_TRUE(sameBits(got, scale))
       << "row " << r << " block " << b << ": scale " << got << ", expected "
@@ -143,16 +163,15 @@ void checkBlock(const Case &c, const std::vector<float> &x,
   for (int64_t i = begin; i < end; ++i) {
     int64_t at = r * c.size + i;
     float level = std::nearbyint(x[at] / scale);
-    level =
-        std::isnan(level) ? 0 : std::fmax(std::fmin(level, 127.0f), -127.0f);
-    int8_t q = element<int8_t>(out[0], at);
+    level = std::isnan(level) ? 0 : std::fmax(std::fmin(level, top), -top);
+    int8_t q = levelAt(out[0], r, c.size, i, bits);
     ASSERT_EQ(q, static_cast<int8_t>(level))
         << "element " << at << " (" << x[at] << ", scale " << scale << ")";
     float value = element<float>(out[2], at);
     ASSERT_TRUE(sameBits(value, static_cast<float>(q) * scale))
         << "element " << at;
     if (std::isfinite(largest)) {
-      double bound = largest / 254.0 + largest * std::ldexp(1.0, -20);
+      double bound = largest / (2.0 * top) + largest * std::ldexp(1.0, -20);
       ASSERT_LE(std::fabs(static_cast<double>(x[at]) - value), bound)
           << "element " << at << " (" << x[at] << ") came back as " << value;
     } else {
@@ -164,7 +183,8 @@ void checkBlock(const Case &c, const std::vector<float> &x,
 
 TEST_P(Quantize, EveryElementFollowsTheSemanticsWithinTheBound) {
   zero::ZeroToLLVMOptions lowering;
-  lowering.gpuLoops = GetParam();
+  lowering.gpuLoops = std::get<0>(GetParam());
+  int64_t bits = std::get<1>(GetParam());
   const Case cases[] = {{1, 10, 4}, {3, 4096, 4096}, {2, 5000, 4096},
                         {1, 1, 16}, {5, 33, 8},      {4, 1000, 7},
                         {6, 64, 64}};
@@ -172,10 +192,12 @@ TEST_P(Quantize, EveryElementFollowsTheSemanticsWithinTheBound) {
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("zero-quantize", dir));
   uint64_t seed = 1;
   for (const Case &c : cases) {
+    if (bits == 4 && c.block % 2)
+      continue; // 4-bit blocks are even: no byte holds two blocks' levels
     SCOPED_TRACE(
         llvm::formatv("{0}x{1}, blocks of {2}", c.rows, c.size, c.block).str());
     OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(program(c), &context);
+        parseSourceString<ModuleOp>(program(c, bits), &context);
     ASSERT_TRUE(module);
     auto executable = Executable::compile(*module, "step", lowering);
     ASSERT_TRUE(static_cast<bool>(executable))
@@ -191,7 +213,7 @@ TEST_P(Quantize, EveryElementFollowsTheSemanticsWithinTheBound) {
     const std::vector<rt::Array> &out = runs[0][0].outputs;
     for (int64_t r = 0; r < c.rows; ++r)
       for (int64_t b = 0; b < zero::getNumQuantBlocks(c.size, c.block); ++b)
-        checkBlock(c, x, out, r, b);
+        checkBlock(c, bits, x, out, r, b);
   }
   llvm::sys::fs::remove_directories(dir);
 }
@@ -338,23 +360,26 @@ double largest(const std::vector<float> &values, int64_t begin, int64_t end) {
   return m;
 }
 
-/// Parameter: whether the lowering is the GPU's loop form.
-class QuantizedReduceScatter : public QuantizeContext,
-                               public ::testing::WithParamInterface<bool> {};
+/// Parameters: whether the lowering is the GPU's loop form; bits a level.
+class QuantizedReduceScatter
+    : public QuantizeContext,
+      public ::testing::WithParamInterface<std::tuple<bool, int64_t>> {};
 
 // qgZ: zero-compress-reduce-scatter against the exact reduce-scatter, at
 // N = 1, 2, 3, 4, 8 and on a 2x4 mesh (two hops: along axis 1, then axis
 // 0), with parts that blocks divide and parts whose last block is short.
 // Every element must be within the stated bound of the exact sum: the sum
-// over contributions of max|block| / 254 (hop by hop, the second hop's
-// contributions being the first hop's partial sums), plus float rounding.
-// The bytes each rank sends must be (1 + 4/B)/4 of the exact collective's
-// where B divides the part. Both programs are lowered alike: the CPU's
-// loops, or the GPU's loop form.
+// over contributions of max|block| / (2 L) (L = 127 for int8, 7 for int4;
+// hop by hop, the second hop's contributions being the first hop's partial
+// sums), plus float rounding. The bytes each rank sends must be
+// (bits / 8 + 4/B)/4 of the exact collective's where B divides the part.
+// Both programs are lowered alike: the CPU's loops, or the GPU's loop form.
 TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
   const int64_t block = 64;
   zero::ZeroToLLVMOptions lowering;
-  lowering.gpuLoops = GetParam();
+  lowering.gpuLoops = std::get<0>(GetParam());
+  int64_t bits = std::get<1>(GetParam());
+  const double halfSteps = 2.0 * zero::getQuantLevels(bits);
   const std::pair<const char *, std::vector<int64_t>> meshes[] = {
       {"[1]", {1}}, {"[2]", {2}}, {"[3]", {3}},
       {"[4]", {4}}, {"[8]", {8}}, {"[2, 4]", {2, 4}}};
@@ -374,8 +399,9 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
       });
       llvm::Error error = runPassPipeline(
           *compressed,
-          llvm::formatv("zero-compress-reduce-scatter{{quantize-block={0}}",
-                        block)
+          llvm::formatv("zero-compress-reduce-scatter{{quantize-block={0} "
+                        "bits={1}}",
+                        block, bits)
               .str());
       ASSERT_FALSE(error) << llvm::toString(std::move(error));
       int exchanges = 0;
@@ -428,14 +454,14 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
             std::vector<float> partial(end - begin, 0.0f);
             for (int64_t i1 = 0; i1 < inner; ++i1) {
               int64_t rank = i0 * inner + i1;
-              hop1 += blockOf(rank) / 254;
+              hop1 += blockOf(rank) / halfSteps;
               magnitude += blockOf(rank);
               for (int64_t e = begin; e < end; ++e)
                 partial[e - begin] += gradients[rank][g * part + e];
             }
             bound += hop1;
             if (outer > 1)
-              bound += (largest(partial, 0, end - begin) + hop1) / 254;
+              bound += (largest(partial, 0, end - begin) + hop1) / halfSteps;
           }
           // Float rounding: the sums' and each dequantized value's.
           bound += magnitude * ranks * std::ldexp(1.0, -20);
@@ -452,7 +478,7 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
         uint64_t sent = runs[1][g].counters.bytes_sent[ZERO_ALL_TO_ALL];
         EXPECT_EQ(runs[1][g].counters.bytes_sent[ZERO_REDUCE_SCATTER], 0u);
         if (part % block == 0) {
-          EXPECT_EQ(sent * 4 * block, exactBytes * (block + 4))
+          EXPECT_EQ(sent * 32 * block, exactBytes * (bits * block + 32))
               << "rank " << g << ": " << sent << " bytes against "
               << exactBytes;
         }
@@ -461,12 +487,20 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
   }
 }
 
-std::string loweringName(const ::testing::TestParamInfo<bool> &info) {
-  return info.param ? "GpuLoops" : "Cpu";
+std::string
+loweringName(const ::testing::TestParamInfo<std::tuple<bool, int64_t>> &info) {
+  return std::string(std::get<0>(info.param) ? "GpuLoops" : "Cpu") + "Int" +
+         std::to_string(std::get<1>(info.param));
 }
-INSTANTIATE_TEST_SUITE_P(Lowerings, Quantize, ::testing::Values(false, true),
+INSTANTIATE_TEST_SUITE_P(Lowerings, Quantize,
+                         ::testing::Combine(::testing::Values(false, true),
+                                            ::testing::Values(int64_t(8),
+                                                              int64_t(4))),
                          loweringName);
 INSTANTIATE_TEST_SUITE_P(Lowerings, QuantizedReduceScatter,
-                         ::testing::Values(false, true), loweringName);
+                         ::testing::Combine(::testing::Values(false, true),
+                                            ::testing::Values(int64_t(8),
+                                                              int64_t(4))),
+                         loweringName);
 
 } // namespace

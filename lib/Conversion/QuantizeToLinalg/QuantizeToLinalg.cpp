@@ -27,9 +27,6 @@ using namespace zero;
 
 namespace {
 
-/// The largest magnitude of the symmetric int8 levels (-127 to 127).
-constexpr double kLevels = 127.0;
-
 RankedTensorType withShape(RankedTensorType type, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, type.getElementType());
 }
@@ -116,6 +113,58 @@ Value fromF32(OpBuilder &b, Location loc, Value x, Type type) {
   return arith::ExtFOp::create(b, loc, type, x);
 }
 
+/// 4-bit levels (in [-7, 7], an i8 each) two a byte: element 2k of the
+/// last dimension in the low half of byte k, element 2k + 1 in the high.
+/// The last dimension (a block) is even.
+Value packPairs(OpBuilder &b, Location loc, Value levels) {
+  auto type = cast<RankedTensorType>(levels.getType());
+  int64_t loops = type.getRank();
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() /= 2;
+  MLIRContext *context = b.getContext();
+  AffineMap packed = AffineMap::getMultiDimIdentityMap(loops, context);
+  auto half = [&](int64_t offset) {
+    SmallVector<AffineExpr> results(packed.getResults());
+    results.back() = results.back() * 2 + offset;
+    return AffineMap::get(loops, 0, results, context);
+  };
+  Type i8 = b.getI8Type();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{RankedTensorType::get(shape, i8)},
+             ValueRange{levels, levels},
+             ValueRange{tensor::EmptyOp::create(b, loc, shape, i8)},
+             SmallVector<AffineMap>{half(0), half(1), packed},
+             SmallVector<utils::IteratorType>(loops,
+                                              utils::IteratorType::parallel),
+             [i8](OpBuilder &b, Location loc, ValueRange args) {
+               Value mask =
+                   arith::ConstantOp::create(b, loc, b.getIntegerAttr(i8, 15));
+               Value four =
+                   arith::ConstantOp::create(b, loc, b.getIntegerAttr(i8, 4));
+               Value low = arith::AndIOp::create(b, loc, args[0], mask);
+               Value high = arith::ShLIOp::create(b, loc, args[1], four);
+               linalg::YieldOp::create(
+                   b, loc, ValueRange{arith::OrIOp::create(b, loc, low, high)});
+             })
+      .getResult(0);
+}
+
+/// The level of element `index` (of the last dimension) from `byte`, which
+/// holds it and its pair: its half, sign extended.
+Value unpackLevel(OpBuilder &b, Location loc, Value byte, Value index) {
+  Type i8 = b.getI8Type();
+  Value two = arith::ConstantIndexOp::create(b, loc, 2);
+  Value odd = arith::IndexCastOp::create(
+      b, loc, i8, arith::RemUIOp::create(b, loc, index, two));
+  Value four = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i8, 4));
+  // Low half: shifted up 4, then down 4 with its sign; high half: down 4.
+  Value up = arith::ShLIOp::create(
+      b, loc, byte,
+      arith::SubIOp::create(b, loc, four,
+                            arith::MulIOp::create(b, loc, odd, four)));
+  return arith::ShRSIOp::create(b, loc, up, four);
+}
+
 struct QuantizeToLinalg : OpRewritePattern<QuantizeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -162,6 +211,7 @@ struct QuantizeToLinalg : OpRewritePattern<QuantizeOp> {
     SmallVector<utils::IteratorType> parallel(loops,
                                               utils::IteratorType::parallel);
     AffineMap perBlock = AffineMap::getMultiDimIdentityMap(rank, context);
+    double top = static_cast<double>(getQuantLevels(op.getBits()));
     Value scales =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{scalesType}, ValueRange{largest},
@@ -170,9 +220,9 @@ struct QuantizeToLinalg : OpRewritePattern<QuantizeOp> {
             SmallVector<AffineMap>{perBlock, perBlock},
             SmallVector<utils::IteratorType>(rank,
                                              utils::IteratorType::parallel),
-            [](OpBuilder &b, Location loc, ValueRange args) {
+            [top](OpBuilder &b, Location loc, ValueRange args) {
               Value levels =
-                  arith::ConstantOp::create(b, loc, b.getF32FloatAttr(kLevels));
+                  arith::ConstantOp::create(b, loc, b.getF32FloatAttr(top));
               linalg::YieldOp::create(
                   b, loc,
                   ValueRange{arith::DivFOp::create(b, loc, args[0], levels)});
@@ -192,17 +242,17 @@ struct QuantizeToLinalg : OpRewritePattern<QuantizeOp> {
                                    blockedMap(context, loops),
                                    blockedMap(context, loops)},
             parallel,
-            [i8](OpBuilder &b, Location loc, ValueRange args) {
+            [i8, top](OpBuilder &b, Location loc, ValueRange args) {
               Value ratio = arith::DivFOp::create(
                   b, loc, toF32(b, loc, args[1]), args[0]);
               Value rounded = math::RoundEvenOp::create(b, loc, ratio);
-              Value top =
-                  arith::ConstantOp::create(b, loc, b.getF32FloatAttr(kLevels));
-              Value bottom = arith::ConstantOp::create(
-                  b, loc, b.getF32FloatAttr(-kLevels));
+              Value highest =
+                  arith::ConstantOp::create(b, loc, b.getF32FloatAttr(top));
+              Value lowest =
+                  arith::ConstantOp::create(b, loc, b.getF32FloatAttr(-top));
               Value clamped = arith::MaximumFOp::create(
-                  b, loc, arith::MinimumFOp::create(b, loc, rounded, top),
-                  bottom);
+                  b, loc, arith::MinimumFOp::create(b, loc, rounded, highest),
+                  lowest);
               Value isNaN = arith::CmpFOp::create(
                   b, loc, arith::CmpFPredicate::UNO, clamped, clamped);
               Value zero =
@@ -214,6 +264,8 @@ struct QuantizeToLinalg : OpRewritePattern<QuantizeOp> {
                   ValueRange{arith::FPToSIOp::create(b, loc, i8, level)});
             })
             .getResult(0);
+    if (op.getBits() == 4)
+      levelsBlocked = packPairs(rewriter, loc, levelsBlocked);
     rewriter.replaceOp(op, {unblockView(rewriter, loc, levelsBlocked,
                                         op.getValues().getType()),
                             scales});
@@ -230,23 +282,36 @@ struct DequantizeToLinalg : OpRewritePattern<DequantizeOp> {
     auto resultType = op.getResult().getType();
     Type element = resultType.getElementType();
     int64_t loops = resultType.getRank() + 1;
-    Value blocked = blockView(rewriter, loc, op.getValues(), op.getBlock());
-    auto blockedType = cast<RankedTensorType>(blocked.getType());
+    bool packed = op.getBits() == 4;
+    // 4-bit levels: a block of the values is half a block of elements.
+    Value blocked = blockView(rewriter, loc, op.getValues(),
+                              packed ? op.getBlock() / 2 : op.getBlock());
+    SmallVector<int64_t> shape(
+        cast<RankedTensorType>(blocked.getType()).getShape());
+    shape.back() = op.getBlock();
+    AffineMap levels = blockedMap(getContext(), loops);
+    if (packed) {
+      SmallVector<AffineExpr> results(levels.getResults());
+      results.back() = results.back().floorDiv(2);
+      levels = AffineMap::get(loops, 0, results, getContext());
+    }
     Value floats =
         linalg::GenericOp::create(
-            rewriter, loc,
-            TypeRange{RankedTensorType::get(blockedType.getShape(), element)},
+            rewriter, loc, TypeRange{RankedTensorType::get(shape, element)},
             ValueRange{op.getScales(), blocked},
-            ValueRange{tensor::EmptyOp::create(
-                rewriter, loc, blockedType.getShape(), element)},
-            SmallVector<AffineMap>{perBlockMap(getContext(), loops),
-                                   blockedMap(getContext(), loops),
+            ValueRange{tensor::EmptyOp::create(rewriter, loc, shape, element)},
+            SmallVector<AffineMap>{perBlockMap(getContext(), loops), levels,
                                    blockedMap(getContext(), loops)},
             SmallVector<utils::IteratorType>(loops,
                                              utils::IteratorType::parallel),
-            [element](OpBuilder &b, Location loc, ValueRange args) {
+            [element, packed, loops](OpBuilder &b, Location loc,
+                                     ValueRange args) {
+              Value stored = args[1];
+              if (packed)
+                stored = unpackLevel(
+                    b, loc, stored, linalg::IndexOp::create(b, loc, loops - 1));
               Value level =
-                  arith::SIToFPOp::create(b, loc, b.getF32Type(), args[1]);
+                  arith::SIToFPOp::create(b, loc, b.getF32Type(), stored);
               Value value = arith::MulFOp::create(b, loc, level, args[0]);
               linalg::YieldOp::create(
                   b, loc, ValueRange{fromF32(b, loc, value, element)});

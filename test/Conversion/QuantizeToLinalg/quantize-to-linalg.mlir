@@ -63,6 +63,42 @@ func.func @dequantize(%q: tensor<4x10xi8>, %s: tensor<4x3xf32>) -> tensor<4x10xb
 
 // -----
 
+// 4 bits: levels clamped to [-7, 7], the scale max|block| / 7; pairs of
+// levels packed a byte (element 2k in the low half, 2k + 1 in the high),
+// block by block, and the bytes' padding cut off (10 levels, 5 bytes).
+// CHECK-DAG: #[[EVEN:.*]] = affine_map<(d0, d1) -> (d0, d1 * 2)>
+// CHECK-DAG: #[[ODD:.*]] = affine_map<(d0, d1) -> (d0, d1 * 2 + 1)>
+// CHECK-DAG: #[[BYTE:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 2)>
+// CHECK-LABEL: func.func @int4
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: %[[SCALES:.*]] = linalg.generic
+// CHECK:   arith.constant 7.000000e+00 : f32
+// CHECK:   arith.divf
+// CHECK: %[[L:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3x4xi8>)
+// CHECK:   arith.constant 7.000000e+00 : f32
+// CHECK:   arith.constant -7.000000e+00 : f32
+// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[EVEN]], #[[ODD]], #{{.*}}], {{.*}} ins(%[[L]], %[[L]] : tensor<3x4xi8>, tensor<3x4xi8>) outs(%{{.*}} : tensor<3x2xi8>)
+// CHECK:   arith.andi
+// CHECK:   arith.shli
+// CHECK:   arith.ori
+// CHECK: %[[F:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1]] : tensor<3x2xi8> into tensor<6xi8>
+// CHECK: tensor.extract_slice %[[F]][0] [5] [1] : tensor<6xi8> to tensor<5xi8>
+// Unpacked: element i's byte is i floordiv 2, its half by i mod 2, sign
+// extended by an arithmetic shift.
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[BYTE]], #{{.*}}], {{.*}} ins(%[[SCALES]], %{{.*}} : tensor<3xf32>, tensor<3x2xi8>) outs(%{{.*}} : tensor<3x4xf32>)
+// CHECK:   linalg.index 1
+// CHECK:   arith.remui
+// CHECK:   arith.shli
+// CHECK:   arith.shrsi
+// CHECK:   arith.sitofp {{.*}} : i8 to f32
+func.func @int4(%x: tensor<10xf32>) -> (tensor<5xi8>, tensor<10xf32>) {
+  %q, %s = zero.quantize %x block = 4 bits = 4 : tensor<10xf32> -> tensor<5xi8>, tensor<3xf32>
+  %d = zero.dequantize %q, %s block = 4 bits = 4 : tensor<5xi8>, tensor<3xf32> -> tensor<10xf32>
+  return %q, %d : tensor<5xi8>, tensor<10xf32>
+}
+
+// -----
+
 // Nothing to expand: the program is unchanged.
 // CHECK-LABEL: func.func @nothing
 // CHECK-NEXT: return %arg0

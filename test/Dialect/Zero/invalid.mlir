@@ -410,8 +410,33 @@ func.func @async_await_without_reads(%x: tensor<8xf32>) -> tensor<8xf32> {
 // -----
 
 func.func @quantize_values_shape(%x: tensor<2x8xf32>) {
-  // expected-error @+1 {{'zero.quantize' op has values of shape 'tensor<2x7xi8>' for floats 'tensor<2x8xf32>': they must match}}
+  // expected-error @+1 {{'zero.quantize' op has values of shape 'tensor<2x7xi8>' for floats 'tensor<2x8xf32>' at 8 bits: they must be 'tensor<2x8xi8>'}}
   %q, %s = zero.quantize %x block = 4 : tensor<2x8xf32> -> tensor<2x7xi8>, tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// 4-bit levels go two a byte: 9 floats take 5 bytes.
+func.func @quantize_int4_values_shape(%x: tensor<2x9xf32>) {
+  // expected-error @+1 {{'zero.quantize' op has values of shape 'tensor<2x9xi8>' for floats 'tensor<2x9xf32>' at 4 bits: they must be 'tensor<2x5xi8>'}}
+  %q, %s = zero.quantize %x block = 4 bits = 4 : tensor<2x9xf32> -> tensor<2x9xi8>, tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_int4_odd_block(%x: tensor<10xf32>) {
+  // expected-error @+1 {{'zero.quantize' op has 4-bit levels in blocks of 5: a block must be even, so that no byte holds two blocks' levels}}
+  %q, %s = zero.quantize %x block = 5 bits = 4 : tensor<10xf32> -> tensor<5xi8>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_bits(%q: tensor<8xi8>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{'zero.dequantize' op has 3 bits a level: 8 or 4 only}}
+  %x = zero.dequantize %q, %s block = 4 bits = 3 : tensor<8xi8>, tensor<2xf32> -> tensor<8xf32>
   return
 }
 

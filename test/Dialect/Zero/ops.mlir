@@ -147,6 +147,18 @@ func.func @block_quantization(%w: tensor<3x5000xf32>) -> tensor<3x5000xbf16> {
 
 // -----
 
+// 4-bit levels, two a byte: 5000 floats a row take 2500 bytes.
+// CHECK-LABEL: func.func @int4_quantization
+// CHECK: %[[Q:.*]], %[[S:.*]] = zero.quantize %{{.*}} block = 4096 bits = 4 : tensor<3x5000xf32> -> tensor<3x2500xi8>, tensor<3x2xf32>
+// CHECK: zero.dequantize %[[Q]], %[[S]] block = 4096 bits = 4 : tensor<3x2500xi8>, tensor<3x2xf32> -> tensor<3x5000xf32>
+func.func @int4_quantization(%w: tensor<3x5000xf32>) -> tensor<3x5000xf32> {
+  %q, %s = zero.quantize %w block = 4096 bits = 4 : tensor<3x5000xf32> -> tensor<3x2500xi8>, tensor<3x2xf32>
+  %d = zero.dequantize %q, %s block = 4096 bits = 4 : tensor<3x2500xi8>, tensor<3x2xf32> -> tensor<3x5000xf32>
+  return %d : tensor<3x5000xf32>
+}
+
+// -----
+
 zero.mesh @hybrid(shape = [2, 4])
 // CHECK-LABEL: func.func @all_to_all
 func.func @all_to_all(%q: tensor<8x64xi8>, %s: tensor<4x3xf32>,

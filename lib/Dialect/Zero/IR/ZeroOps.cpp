@@ -633,21 +633,41 @@ RankedTensorType zero::getQuantScalesType(RankedTensorType floats,
   return RankedTensorType::get(shape, Float32Type::get(floats.getContext()));
 }
 
+RankedTensorType zero::getQuantValuesType(RankedTensorType floats,
+                                          int64_t bits) {
+  SmallVector<int64_t> shape(floats.getShape());
+  if (bits == 4 && !shape.empty())
+    shape.back() = llvm::divideCeil(shape.back(), 2);
+  return RankedTensorType::get(shape, IntegerType::get(floats.getContext(), 8));
+}
+
+int64_t zero::getQuantLevels(int64_t bits) { return (1 << (bits - 1)) - 1; }
+
 /// Checks the shapes that `zero.quantize` relates: `values` has the shape of
-/// `floats`, and `scales` has it too but with one element a block in the
-/// last dimension; all static, of rank 1 or more.
+/// `floats` (for 4 bits, half its last dimension, rounded up), and `scales`
+/// has it too but with one element a block in the last dimension; all
+/// static, of rank 1 or more. 4-bit blocks are even.
 static LogicalResult verifyQuantShapes(Operation *op, RankedTensorType floats,
                                        RankedTensorType values,
-                                       RankedTensorType scales, int64_t block) {
+                                       RankedTensorType scales, int64_t block,
+                                       int64_t bits) {
+  if (bits != 8 && bits != 4)
+    return op->emitOpError("has ") << bits << " bits a level: 8 or 4 only";
+  if (bits == 4 && block % 2)
+    return op->emitOpError("has 4-bit levels in blocks of ")
+           << block << ": a block must be even, so that no byte holds two "
+           << "blocks' levels";
   if (!floats.hasStaticShape() || !values.hasStaticShape() ||
       !scales.hasStaticShape())
     return op->emitOpError("needs static shapes");
   if (floats.getRank() == 0)
     return op->emitOpError("needs a tensor of rank 1 or more: its blocks "
                            "split the last dimension");
-  if (values.getShape() != floats.getShape())
+  if (RankedTensorType expected = getQuantValuesType(floats, bits);
+      values.getShape() != expected.getShape())
     return op->emitOpError("has values of shape ")
-           << values << " for floats " << floats << ": they must match";
+           << values << " for floats " << floats << " at " << bits
+           << " bits: they must be " << expected;
   ArrayRef<int64_t> scaleShape = getQuantScalesType(floats, block).getShape();
   if (scales.getShape() != scaleShape)
     return op->emitOpError("has scales ")
@@ -659,10 +679,10 @@ static LogicalResult verifyQuantShapes(Operation *op, RankedTensorType floats,
 
 LogicalResult QuantizeOp::verify() {
   return verifyQuantShapes(*this, getInput().getType(), getValues().getType(),
-                           getScales().getType(), getBlock());
+                           getScales().getType(), getBlock(), getBits());
 }
 
 LogicalResult DequantizeOp::verify() {
   return verifyQuantShapes(*this, getResult().getType(), getValues().getType(),
-                           getScales().getType(), getBlock());
+                           getScales().getType(), getBlock(), getBits());
 }

@@ -96,22 +96,24 @@ Value sumRows(OpBuilder &b, Location loc, Value rows) {
 /// `axis`) quantized, exchanged all-to-all along `axis`, dequantized to f32
 /// and summed over the senders.
 Value exchangeQuantized(OpBuilder &b, Location loc, Value rows,
-                        FlatSymbolRefAttr mesh, int64_t axis, int64_t block) {
+                        FlatSymbolRefAttr mesh, int64_t axis, int64_t block,
+                        int64_t bits) {
   auto type = cast<RankedTensorType>(rows.getType());
-  auto quantize = QuantizeOp::create(b, loc, rows, block);
+  auto quantize = QuantizeOp::create(b, loc, rows, block, bits);
   DenseI64ArrayAttr axes = b.getDenseI64ArrayAttr({axis});
   Value levels = AllToAllOp::create(b, loc, quantize.getValues().getType(),
                                     quantize.getValues(), mesh, axes);
   Value received = AllToAllOp::create(b, loc, quantize.getScales().getType(),
                                       quantize.getScales(), mesh, axes);
   Value dequantized = DequantizeOp::create(
-      b, loc, withElement(type, b.getF32Type()), levels, received, block);
+      b, loc, withElement(type, b.getF32Type()), levels, received, block, bits);
   return sumRows(b, loc, dequantized);
 }
 
 /// The compressed form of `op`, in hops along its group's axes, the last
 /// (innermost) first.
-Value compress(OpBuilder &b, ReduceScatterOp op, MeshOp mesh, int64_t block) {
+Value compress(OpBuilder &b, ReduceScatterOp op, MeshOp mesh, int64_t block,
+               int64_t bits) {
   Location loc = op.getLoc();
   RankedTensorType inputType = op.getInput().getType();
   RankedTensorType resultType = op.getResult().getType();
@@ -131,7 +133,8 @@ Value compress(OpBuilder &b, ReduceScatterOp op, MeshOp mesh, int64_t block) {
   for (int64_t hop = static_cast<int64_t>(axes.size()) - 1; hop >= 0; --hop) {
     if (hop > 0)
       rows = moveToFront(b, loc, rows, hop);
-    rows = exchangeQuantized(b, loc, rows, op.getMeshAttr(), axes[hop], block);
+    rows = exchangeQuantized(b, loc, rows, op.getMeshAttr(), axes[hop], block,
+                             bits);
   }
 
   Value sum = rows; // [S], f32
@@ -189,6 +192,21 @@ struct ZeroCompressReduceScatterPass
           << quantizeBlock.getValue();
       return signalPassFailure();
     }
+    if (bits != 8 && bits != 4) {
+      getOperation().emitError("zero-compress-reduce-scatter: bits must be 8 "
+                               "or 4, not ")
+          << bits.getValue();
+      return signalPassFailure();
+    }
+    if (bits == 4 && quantizeBlock % 2) {
+      getOperation().emitError("zero-compress-reduce-scatter: int4 levels "
+                               "go two a byte, so quantize-block must be "
+                               "even, not ")
+          << quantizeBlock.getValue();
+      return signalPassFailure();
+    }
+    std::string format = bits == 4 ? "int4" : "int8";
+    int64_t halfSteps = 2 * getQuantLevels(bits);
     FailureOr<CostModelParameters> costs = getCostModelParameters(
         getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
         gflops, gelementsPerSecond, reduceBandwidthGBps);
@@ -214,7 +232,7 @@ struct ZeroCompressReduceScatterPass
       }
       CreatedOps created(op->getBlock());
       OpBuilder b(op, &created);
-      Value compressed = compress(b, op, mesh, quantizeBlock);
+      Value compressed = compress(b, op, mesh, quantizeBlock, bits);
       int64_t groupSize = getGroupSize(mesh, op.getAxesAttr());
       double exactUs = 1e6 * model.communicationSeconds(op);
       double compressedUs = 1e6 * secondsOf(created.ops, model);
@@ -225,14 +243,15 @@ struct ZeroCompressReduceScatterPass
                       "model gives ")
             << llvm::formatv("{0:f1}", exactUs).str() << " us exact against "
             << llvm::formatv("{0:f1}", compressedUs).str()
-            << " us compressed in int8 blocks of " << quantizeBlock.getValue();
+            << " us compressed in " << format << " blocks of "
+            << quantizeBlock.getValue();
         continue;
       }
-      op.emitRemark("zero-compress-reduce-scatter: exchanged as int8 blocks "
-                    "of ")
-          << quantizeBlock.getValue() << " over " << groupSize
-          << " ranks; each element is within the sum of max|block| / 254 "
-             "of its contributions, not exact (cost model: "
+      op.emitRemark("zero-compress-reduce-scatter: exchanged as ")
+          << format << " blocks of " << quantizeBlock.getValue() << " over "
+          << groupSize << " ranks; each element is within the sum of "
+          << "max|block| / " << halfSteps
+          << " of its contributions, not exact (cost model: "
           << llvm::formatv("{0:f1}", compressedUs).str() << " us against "
           << llvm::formatv("{0:f1}", exactUs).str() << " us exact)";
       op.replaceAllUsesWith(compressed);

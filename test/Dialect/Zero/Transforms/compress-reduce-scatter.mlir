@@ -5,8 +5,22 @@
 // that says why.
 // RUN: zero-opt %s --split-input-file --zero-compress-reduce-scatter='quantize-block=512' --verify-diagnostics | FileCheck %s
 // RUN: not zero-opt %s --split-input-file --zero-compress-reduce-scatter='quantize-block=0' 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: zero-opt %s --split-input-file --zero-compress-reduce-scatter='quantize-block=512 bits=4' 2>&1 | FileCheck %s --check-prefix=INT4
+// RUN: not zero-opt %s --split-input-file --zero-compress-reduce-scatter='quantize-block=511 bits=4' 2>&1 | FileCheck %s --check-prefix=ODD
+// RUN: not zero-opt %s --split-input-file --zero-compress-reduce-scatter='bits=6' 2>&1 | FileCheck %s --check-prefix=BITS
 
 // BLOCK: error: zero-compress-reduce-scatter: quantize-block must be positive, not 0
+// ODD: error: zero-compress-reduce-scatter: int4 levels go two a byte, so quantize-block must be even, not 511
+// BITS: error: zero-compress-reduce-scatter: bits must be 8 or 4, not 6
+
+// int4 (qgZ's 4 bits): two levels a byte, half the levels' bytes, and a
+// bound of max|block| / 14 a contribution.
+// INT4: remark: zero-compress-reduce-scatter: exchanged as int4 blocks of 512 over 4 ranks; each element is within the sum of max|block| / 14 of its contributions
+// INT4-LABEL: func.func @one_axis
+// INT4: %[[Q:.*]], %[[S:.*]] = zero.quantize %{{.*}} block = 512 bits = 4 : tensor<4x1024xf32> -> tensor<4x512xi8>, tensor<4x2xf32>
+// INT4: %[[QT:.*]] = zero.all_to_all %[[Q]] on @dp axes = [0] : tensor<4x512xi8>
+// INT4: %[[ST:.*]] = zero.all_to_all %[[S]] on @dp axes = [0] : tensor<4x2xf32>
+// INT4: zero.dequantize %[[QT]], %[[ST]] block = 512 bits = 4 : tensor<4x512xi8>, tensor<4x2xf32> -> tensor<4x1024xf32>
 
 zero.mesh @dp(shape = [4])
 

@@ -65,6 +65,15 @@ int64_t getNumQuantBlocks(int64_t size, int64_t block);
 /// of `block`: its shape, with getNumQuantBlocks in the last dimension.
 mlir::RankedTensorType getQuantScalesType(mlir::RankedTensorType floats,
                                           int64_t block);
+
+/// The levels `zero.quantize` gives `floats` (rank 1 or more) at `bits` a
+/// level: i8 of its shape for 8 bits; for 4, two levels a byte, so the last
+/// dimension holds ceil(size / 2).
+mlir::RankedTensorType getQuantValuesType(mlir::RankedTensorType floats,
+                                          int64_t bits);
+
+/// The largest level of `bits`-bit symmetric quantization: 127 or 7.
+int64_t getQuantLevels(int64_t bits);
 } // namespace zero
 
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_H

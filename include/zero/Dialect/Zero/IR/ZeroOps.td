@@ -506,59 +506,71 @@ def Zero_CompletedRequestOp : Zero_Op<"completed_request", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Zero_QuantizeOp : Zero_Op<"quantize", [Pure]> {
-  let summary = "Block-quantizes floats to int8 with one f32 scale a block";
+  let summary = "Block-quantizes floats to int8 or int4 levels with one f32 "
+                "scale a block";
   let description = [{
     Splits the last dimension of `input` into blocks of `block` elements
     (the last block of a row may be shorter) and quantizes each block
-    symmetrically to int8 with one f32 scale:
+    symmetrically to `bits` bits (8, the default, or 4) with one f32 scale,
+    where L, the largest level, is 127 for 8 bits and 7 for 4:
 
-    - `scale = max|x| / 127` over the block (NaN if the block holds one);
-    - `q = clamp(roundeven(x / scale), -127, 127)`, and 0 where `scale` is 0
+    - `scale = max|x| / L` over the block (NaN if the block holds one);
+    - `q = clamp(roundeven(x / scale), -L, L)`, and 0 where `scale` is 0
       or `x / scale` is NaN.
 
-    `values` has the input's shape; `scales` has it too, but with
+    With 8 bits `values` has the input's shape, a level an `i8`. With 4 bits
+    two levels share a byte, element `2k` in its low half and `2k + 1` in
+    its high half (two's complement), so the last dimension of `values`
+    holds `ceil(size / 2)` bytes; `block` must then be even, so that no
+    byte holds two blocks' levels. `scales` has the input's shape, but with
     `ceil(size / block)` elements in the last dimension. `zero.dequantize`
-    inverts it within `max|block| / 254` an element (plus float rounding,
-    below `max|block| * 2^-20`): the half step of 127 levels each side of
-    zero. A block with an infinity or a NaN dequantizes to NaN.
+    inverts it within `max|block| / (2 L)` an element (`max|block| / 254`
+    for 8 bits, `max|block| / 14` for 4; plus float rounding, below
+    `max|block| * 2^-20`): the half step of L levels each side of zero. A
+    block with an infinity or a NaN dequantizes to NaN.
 
     It is what a compressed collective sends (ZeRO++'s qwZ: the weights'
-    all-gather in int8 with a scale a block): `zero-quantize-to-linalg`
-    lowers it to two loop nests, which fuse with their neighbours.
+    all-gather in int8 with a scale a block; qgZ: the gradients' exchange
+    in int8 or int4): `zero-quantize-to-linalg` lowers it to loop nests,
+    which fuse with their neighbours.
 
     ```mlir
     %q, %s = zero.quantize %w block = 4096
         : tensor<1x65536xf32> -> tensor<1x65536xi8>, tensor<1x16xf32>
+    %q4, %s4 = zero.quantize %w block = 4096 bits = 4
+        : tensor<1x65536xf32> -> tensor<1x32768xi8>, tensor<1x16xf32>
     ```
   }];
   let arguments = (ins RankedTensorOf<[AnyFloat]>:$input,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$block);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$block,
+                       DefaultValuedAttr<I64Attr, "8">:$bits);
   let results = (outs RankedTensorOf<[I8]>:$values,
                       RankedTensorOf<[F32]>:$scales);
   let builders = [
-    // The result types that `input` (rank 1 or more) and `block` give.
-    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$block), [{
+    // The result types that `input` (rank 1 or more), `block` and `bits`
+    // give.
+    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$block,
+                   CArg<"int64_t", "8">:$bits), [{
       auto floats = ::llvm::cast<::mlir::RankedTensorType>(input.getType());
-      build($_builder, $_state,
-            ::mlir::RankedTensorType::get(floats.getShape(),
-                                          $_builder.getI8Type()),
-            ::zero::getQuantScalesType(floats, block), input, block);
+      build($_builder, $_state, ::zero::getQuantValuesType(floats, bits),
+            ::zero::getQuantScalesType(floats, block), input, block, bits);
     }]>
   ];
   let assemblyFormat = [{
-    $input `block` `=` $block attr-dict `:` type($input) `->` type($values)
-    `,` type($scales)
+    $input `block` `=` $block (`bits` `=` $bits^)? attr-dict `:`
+    type($input) `->` type($values) `,` type($scales)
   }];
   let hasVerifier = 1;
 }
 
 def Zero_DequantizeOp : Zero_Op<"dequantize", [Pure]> {
-  let summary = "Int8 values and their block scales back to floats";
+  let summary = "Int8 or int4 levels and their block scales back to floats";
   let description = [{
     The inverse of `zero.quantize`: element `i` of the last dimension is
-    `values[..., i] * scales[..., i / block]`, computed in f32 and then
+    its level (for 4 bits, the half of byte `i / 2` that holds it, sign
+    extended) times `scales[..., i / block]`, computed in f32 and then
     converted to the result's element type. The shapes are those
-    `zero.quantize` gives for the result's type and `block`.
+    `zero.quantize` gives for the result's type, `block` and `bits`.
 
     ```mlir
     %w = zero.dequantize %q, %s block = 4096
@@ -567,11 +579,12 @@ def Zero_DequantizeOp : Zero_Op<"dequantize", [Pure]> {
   }];
   let arguments = (ins RankedTensorOf<[I8]>:$values,
                        RankedTensorOf<[F32]>:$scales,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$block);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$block,
+                       DefaultValuedAttr<I64Attr, "8">:$bits);
   let results = (outs RankedTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = [{
-    $values `,` $scales `block` `=` $block attr-dict `:` type($values) `,`
-    type($scales) `->` type($result)
+    $values `,` $scales `block` `=` $block (`bits` `=` $bits^)? attr-dict `:`
+    type($values) `,` type($scales) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -71,7 +71,7 @@ defvar deferAllGatherOptions = [
 defvar quantizeBlockOptions = [
   Option<"quantizeBlock", "quantize-block", "int64_t", /*default=*/"4096",
          "Elements a scale covers in a compressed collective (gather-dtype "
-         "or reduce-dtype int8; ZeRO++ uses about 4096)">,
+         "int8, reduce-dtype int8 or int4; ZeRO++ uses about 4096)">,
 ];
 
 defvar compressReduceScatterOptions = [
@@ -84,12 +84,18 @@ defvar compressReduceScatterOptions = [
            clEnumValN(::zero::ReduceDtype::Int8, "int8",
                       "int8 blocks with an f32 scale each, exchanged "
                       "all-to-all and summed in f32 by each rank (qgZ)"),
+           clEnumValN(::zero::ReduceDtype::Int4, "int4",
+                      "int4 blocks, two levels a byte, with an f32 scale "
+                      "each, exchanged and summed as int8's (qgZ's int4)"),
            clEnumValN(::zero::ReduceDtype::Auto, "auto",
                       "int8 where the cost model says the compressed "
                       "exchange is faster, else exact"))}]>,
 ];
 
 defvar compressReduceScatterOwnOptions = [
+  Option<"bits", "bits", "int64_t", /*default=*/"8",
+         "Bits a level: 8 (int8) or 4 (int4, two levels a byte; "
+         "quantize-block must be even)">,
   Option<"onlyWhereFaster", "only-where-faster", "bool", /*default=*/"false",
          "Compress a reduce-scatter only where the cost model says the "
          "compressed exchange is faster (reduce-dtype=auto)">,

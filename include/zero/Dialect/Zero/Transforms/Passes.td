@@ -297,11 +297,14 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
 
 def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
                                      "mlir::ModuleOp"> {
-  let summary = "Exchanges the gradients' reduce-scatter as int8 blocks, "
-                "all-to-all, summed in f32 by each rank (ZeRO++'s qgZ)";
+  let summary = "Exchanges the gradients' reduce-scatter as int8 or int4 "
+                "blocks, all-to-all, summed in f32 by each rank (ZeRO++'s "
+                "qgZ)";
   let description = [{
     Rewrites each `zero.reduce_scatter` (sum or mean, of floats, split along
-    dimension 0) so that it moves int8 instead of its element type:
+    dimension 0) so that it moves int8 (`bits=8`, the default) or int4
+    (`bits=4`, two levels a byte; `quantize-block` even) instead of its
+    element type:
 
     1. the input, as `[N, S]` (N the group size, S the part each rank
        keeps), is quantized row by row (`zero.quantize`, blocks of
@@ -315,23 +318,24 @@ def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
 
     On a group over several mesh axes it goes in hops, the innermost axis
     first (within a node, then across nodes): the partial sums of one hop
-    are quantized again for the next, so each hop moves int8.
+    are quantized again for the next, so each hop moves int8 (or int4).
 
     **Bound.** Each element of the result is within `sum_j max|b_j| / 254`
-    of the exact sum, `b_j` being the block of rank j's contribution that
-    holds the element, plus float rounding: the half step of 127 levels of
-    each contribution (`zero.quantize`). Over hops, each hop adds its own
+    (int8; `/ 14` for int4) of the exact sum, `b_j` being the block of rank
+    j's contribution that holds the element, plus float rounding: the half
+    step of 127 (7) levels of each contribution (`zero.quantize`). Over hops, each hop adds its own
     term, with the partial sums of the hop before as its contributions. A
     mean's bound is the sum's divided by N. A block with an infinity or a
     NaN gives NaN.
 
     **Bytes.** An all-to-all sends `(N - 1) / N` of its buffer, as a ring
     reduce-scatter does, so a rank sends `(1 + 4 / B) / 4` of the f32
-    bytes for blocks of `B` that divide S: 0.25 at large blocks.
+    bytes for blocks of `B` that divide S (int8: 0.25 at large blocks), and
+    `(1/2 + 4 / B) / 4` for int4 (0.125).
 
     It changes what the update computes: a remark at each rewritten
     collective says so, and the pipelines run it only with
-    `reduce-dtype=int8`. Collectives it cannot compress stay exact, with a
+    `reduce-dtype=int8` or `int4`. Collectives it cannot compress stay exact, with a
     remark that says why: a max or min, integers or f64, a split along
     another dimension, a group of one rank (nothing to send). A module with
     no reduce-scatter at all gets a remark at each function.
