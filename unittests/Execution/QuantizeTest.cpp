@@ -12,6 +12,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Execution/Runner.h"
 #include "zero/InitZero.h"
 #include "zero/runtime/Array.h"
