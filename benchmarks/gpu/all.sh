@@ -26,11 +26,10 @@ prepare() {
 }
 
 run() {
-  local results=${OUT:-$dir} count=0
+  local results=${OUT:-$dir}
   mkdir -p "$results"
   for entry in "${runs[@]}"; do
     local script=${entry%%:*} limit=${entry#*:} log status=0 start=$SECONDS
-    count=$((count + 1))
     log=$results/$script.txt
     [[ $script != step || ! -f $log ]] || log=$results/$script-2.txt
     timeout "$limit" bash "$root/benchmarks/gpu/$script.sh" run "$dir/$script" \

@@ -42,7 +42,7 @@ struct CompressedExchange {
   int64_t elements = 0;
   int64_t executions = 1;
 
-  std::string format() const { return bits == 4 ? "int4" : "int8"; }
+  StringRef format() const { return getQuantFormat(bits); }
   /// Half a level's step, as zero.quantize states it.
   std::string bound() const {
     return "max|block| / " + std::to_string(2 * getQuantLevels(bits));

@@ -80,6 +80,20 @@ Value fromSlot(OpBuilder &b, Location loc, Value bits, Type type,
 
 } // namespace
 
+scf::ForOp zero::toSequentialLoops(scf::ParallelOp nest) {
+  OpBuilder b(nest);
+  scf::LoopNest loops = scf::buildLoopNest(
+      b, nest.getLoc(), nest.getLowerBound(), nest.getUpperBound(),
+      nest.getStep(), [&](OpBuilder &inner, Location, ValueRange ivs) {
+        IRMapping map;
+        map.map(nest.getInductionVars(), ivs);
+        for (Operation &op : nest.getBody()->without_terminator())
+          inner.clone(op, map);
+      });
+  nest.erase();
+  return loops.loops.empty() ? nullptr : loops.loops.front();
+}
+
 bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index) {
   llvm::SetVector<Value> used;
   getUsedValuesDefinedAbove(loop.getRegion(), used);

@@ -11,7 +11,6 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
-#include "mlir/IR/IRMapping.h"
 #include "zero/Conversion/ZeroToRuntime/HostTasks.h"
 #include "zero/Target/CPU/Passes.h"
 
@@ -39,21 +38,6 @@ int64_t elementwiseIterations(linalg::LinalgOp op) {
     iterations *= size;
   }
   return iterations;
-}
-
-/// `loop`, a 1-D scf.parallel without results, as an scf.for.
-scf::ForOp toForLoop(RewriterBase &rewriter, scf::ParallelOp loop) {
-  rewriter.setInsertionPoint(loop);
-  auto forLoop =
-      scf::ForOp::create(rewriter, loop.getLoc(), loop.getLowerBound()[0],
-                         loop.getUpperBound()[0], loop.getStep()[0]);
-  IRMapping map;
-  map.map(loop.getInductionVars()[0], forLoop.getInductionVar());
-  rewriter.setInsertionPointToStart(forLoop.getBody());
-  for (Operation &op : loop.getBody()->without_terminator())
-    rewriter.clone(op, map);
-  rewriter.eraseOp(loop);
-  return forLoop;
 }
 
 struct ZeroHostParallelLoopsPass
@@ -104,7 +88,7 @@ struct ZeroHostParallelLoopsPass
           next = next->getNextNode();
         flat = cast<scf::ParallelOp>(next);
       }
-      scf::ForOp loop = toForLoop(rewriter, flat);
+      scf::ForOp loop = zero::toSequentialLoops(flat);
       if (!zero::runAcrossCores(loop, fn, tasks[fn]++))
         mlir::emitRemark(loc, "zero-host-parallel-loops: stays on one "
                               "thread: a value it uses cannot pass to a "

@@ -12,7 +12,6 @@
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -133,21 +132,10 @@ bool accesses(scf::ParallelOp nest, Value buffer, bool read,
 /// `nest` as a nest of `scf.for` over the same bounds, marked `zero.host`:
 /// the host runs it, never a kernel. Returns the outermost loop.
 scf::ForOp convertToHostLoops(scf::ParallelOp nest) {
-  OpBuilder b(nest);
-  Location loc = nest.getLoc();
-  scf::LoopNest loops = scf::buildLoopNest(
-      b, loc, nest.getLowerBound(), nest.getUpperBound(), nest.getStep(),
-      [&](OpBuilder &inner, Location, ValueRange ivs) {
-        IRMapping map;
-        map.map(nest.getInductionVars(), ivs);
-        for (Operation &op : nest.getBody()->without_terminator())
-          inner.clone(op, map);
-      });
-  nest.erase();
-  if (loops.loops.empty())
-    return nullptr;
-  loops.loops.front()->setAttr("zero.host", b.getUnitAttr());
-  return loops.loops.front();
+  scf::ForOp loop = zero::toSequentialLoops(nest);
+  if (loop)
+    loop->setAttr("zero.host", UnitAttr::get(loop.getContext()));
+  return loop;
 }
 
 /// A parallel loop nest that copies `from` into `to` (of one shape), element

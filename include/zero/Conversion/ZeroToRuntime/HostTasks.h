@@ -24,6 +24,10 @@ namespace zero {
 /// for a GPU.
 inline constexpr llvm::StringLiteral kHostTaskAttrName = "zero.host_task";
 
+/// `nest` as a nest of `scf.for` over the same bounds, in its place; returns
+/// the outermost loop (null for a nest of no loops).
+mlir::scf::ForOp toSequentialLoops(mlir::scf::ParallelOp nest);
+
 /// Runs `loop` (one `scf.for`, independent iterations) across the host's
 /// cores: its body becomes a task, `@<function>_host<index>(context, begin,
 /// end)` marked `zero.host_task`, over iterations [begin, end), and the loop

@@ -643,6 +643,10 @@ RankedTensorType zero::getQuantValuesType(RankedTensorType floats,
 
 int64_t zero::getQuantLevels(int64_t bits) { return (1 << (bits - 1)) - 1; }
 
+StringRef zero::getQuantFormat(int64_t bits) {
+  return bits == 4 ? "int4" : "int8";
+}
+
 /// Checks the shapes that `zero.quantize` relates: `values` has the shape of
 /// `floats` (for 4 bits, half its last dimension, rounded up), and `scales`
 /// has it too but with one element a block in the last dimension; all

@@ -205,7 +205,7 @@ struct ZeroCompressReduceScatterPass
           << quantizeBlock.getValue();
       return signalPassFailure();
     }
-    std::string format = bits == 4 ? "int4" : "int8";
+    StringRef format = getQuantFormat(bits);
     int64_t halfSteps = 2 * getQuantLevels(bits);
     FailureOr<CostModelParameters> costs = getCostModelParameters(
         getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,

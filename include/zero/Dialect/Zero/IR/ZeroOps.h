@@ -74,6 +74,10 @@ mlir::RankedTensorType getQuantValuesType(mlir::RankedTensorType floats,
 
 /// The largest level of `bits`-bit symmetric quantization: 127 or 7.
 int64_t getQuantLevels(int64_t bits);
+
+/// The name of `bits`-bit quantization in remarks and reports: "int8" or
+/// "int4".
+llvm::StringRef getQuantFormat(int64_t bits);
 } // namespace zero
 
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_H
