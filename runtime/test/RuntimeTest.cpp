@@ -532,6 +532,47 @@ TEST(HostParallel, EveryIterationRunsOnceOnEveryRankAtOnce) {
   }
 }
 
+namespace {
+/// A queued task's context: where it writes, and what it saw.
+struct QueuedStep {
+  std::vector<int> *log;
+  int value;
+  static void task(void *context, int64_t begin, int64_t end) {
+    auto *step = static_cast<QueuedStep *>(context);
+    for (int64_t i = begin; i < end; ++i)
+      if (i == 0)
+        step->log->push_back(step->value + (zero_bound_rank() ? 1000 : 0));
+  }
+};
+} // namespace
+
+TEST(HostQueue, RunsInOrderBesideTheRankAndJoins) {
+  // Each rank queues tasks and copies: they run in the order queued, on the
+  // queue's thread with the rank bound, from a copy of the context (the
+  // caller's slot changes at once), and the join waits for all of them.
+  LocalWorld world(3);
+  std::vector<std::vector<int>> logs(3);
+  world.run([&](zero_rank *, int32_t id) {
+    std::vector<int> &log = logs[id];
+    std::vector<int> source(64, id), target(64, -1);
+    for (int i = 0; i < 50; ++i) {
+      QueuedStep step{&log, i};
+      zero_rt_host_queue_fence(); // no GPU stream: nothing to wait for
+      zero_rt_host_queue_for(QueuedStep::task, &step, sizeof step, 1);
+      step.value = -1;
+    }
+    zero_rt_host_queue_copy(target.data(), source.data(),
+                            static_cast<int64_t>(sizeof(int) * 64));
+    zero_rt_host_queue_join();
+    EXPECT_EQ(target, source);
+  });
+  for (const std::vector<int> &log : logs) {
+    ASSERT_EQ(log.size(), 50u);
+    for (int i = 0; i < 50; ++i)
+      EXPECT_EQ(log[i], 1000 + i);
+  }
+}
+
 TEST(HostParallel, ASmallLoopRunsOnTheCaller) {
   // Fewer iterations than a chunk's least (4096 by default): one chunk.
   CountedRange range(100);

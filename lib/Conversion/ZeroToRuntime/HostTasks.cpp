@@ -94,10 +94,14 @@ scf::ForOp zero::toSequentialLoops(scf::ParallelOp nest) {
   return loops.loops.empty() ? nullptr : loops.loops.front();
 }
 
-bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index) {
+namespace {
+/// Splits the values `loop`'s body uses from outside into those that pass
+/// through the task's context and the constants copied into it; false when
+/// one can do neither.
+bool splitTaskValues(scf::ForOp loop, SmallVectorImpl<Value> &passed,
+                     SmallVectorImpl<Value> &copied) {
   llvm::SetVector<Value> used;
   getUsedValuesDefinedAbove(loop.getRegion(), used);
-  SmallVector<Value> passed, copied;
   for (Value value : used) {
     if (Operation *def = value.getDefiningOp();
         def && def->hasTrait<OpTrait::ConstantLike>())
@@ -107,6 +111,20 @@ bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index) {
     else
       return false;
   }
+  return true;
+}
+} // namespace
+
+bool zero::canRunAcrossCores(scf::ForOp loop) {
+  SmallVector<Value> passed, copied;
+  return splitTaskValues(loop, passed, copied);
+}
+
+bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index,
+                          bool queued) {
+  SmallVector<Value> passed, copied;
+  if (!splitTaskValues(loop, passed, copied))
+    return false;
   // The loop's bounds pass too, unless constant.
   for (Value bound : {loop.getLowerBound(), loop.getStep()})
     if (!llvm::is_contained(passed, bound) &&
@@ -181,10 +199,19 @@ bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index) {
   Value taskPointer =
       UnrealizedConversionCastOp::create(at, loc, pointer, taskValue)
           .getResult(0);
-  func::CallOp::create(
-      at, loc, calls.declare(at, RuntimeFunction::zero_rt_parallel_for),
-      ValueRange{taskPointer, contextPointer,
-                 arith::IndexCastOp::create(at, loc, i64, iterations)});
+  Value count = arith::IndexCastOp::create(at, loc, i64, iterations);
+  if (queued) {
+    // The queue copies the context: the slot is reused once this returns.
+    Value contextBytes = arith::ConstantIntOp::create(
+        at, loc, i64, static_cast<int64_t>(8 * passed.size()));
+    func::CallOp::create(
+        at, loc, calls.declare(at, RuntimeFunction::zero_rt_host_queue_for),
+        ValueRange{taskPointer, contextPointer, contextBytes, count});
+  } else {
+    func::CallOp::create(
+        at, loc, calls.declare(at, RuntimeFunction::zero_rt_parallel_for),
+        ValueRange{taskPointer, contextPointer, count});
+  }
   loop.erase();
   return true;
 }

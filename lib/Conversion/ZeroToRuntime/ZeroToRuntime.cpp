@@ -15,6 +15,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Conversion/Passes.h"
+#include "zero/Conversion/ZeroToRuntime/HostTasks.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -247,6 +248,37 @@ struct HostAllocToCall : public OpConversionPattern<HostAllocOp> {
   }
 };
 
+/// A copy for the rank's host queue (zero-offload-to-host's, on the GPU's
+/// CPU replica, where both buffers are host memory) to
+/// `zero_rt_host_queue_copy`; a GPU program's are zero_rt_gpu_queue_copy
+/// already (zero-gpu-buffer-placement).
+struct QueuedCopyToCall : public OpConversionPattern<memref::CopyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(memref::CopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<MemRefType>(op.getSource().getType());
+    if (!op->hasAttr(kQueuedAttrName) ||
+        !type.getElementType().isIntOrFloat() ||
+        !memref::isStaticShapeAndContiguousRowMajor(type) ||
+        !memref::isStaticShapeAndContiguousRowMajor(
+            cast<MemRefType>(op.getTarget().getType())))
+      return rewriter.notifyMatchFailure(op, "not a queued contiguous copy");
+    RuntimeCallBuilder calls(op->getParentOfType<ModuleOp>());
+    Location loc = op.getLoc();
+    Value bytes = arith::ConstantIntOp::create(
+        rewriter, loc, rewriter.getI64Type(),
+        type.getNumElements() * zero::elementBytes(type.getElementType()));
+    func::CallOp::create(
+        rewriter, loc,
+        calls.declare(rewriter, RuntimeFunction::zero_rt_host_queue_copy),
+        ValueRange{calls.pointerTo(rewriter, loc, adaptor.getTarget()),
+                   calls.pointerTo(rewriter, loc, adaptor.getSource()), bytes});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Batches of started collectives
 //===----------------------------------------------------------------------===//
@@ -305,8 +337,8 @@ void zero::populateZeroToRuntimePatterns(TypeConverter &typeConverter,
                BufferCollectiveToCall<ReduceScatterBufferOp>,
                BufferCollectiveToCall<AllGatherBufferOp>,
                BufferCollectiveToCall<AllToAllBufferOp>, WaitToCall,
-               CompletedRequestToNull, ReplicaIndexToCall, HostAllocToCall>(
-      typeConverter, context);
+               CompletedRequestToNull, ReplicaIndexToCall, HostAllocToCall,
+               QueuedCopyToCall>(typeConverter, context);
   scf::populateSCFStructuralTypeConversions(typeConverter, patterns);
 }
 
@@ -317,6 +349,8 @@ void zero::configureZeroToRuntimeTarget(ConversionTarget &target,
                       CompletedRequestOp, ReplicaIndexOp, HostAllocOp>();
   target.addLegalDialect<arith::ArithDialect, func::FuncDialect,
                          LLVM::LLVMDialect, memref::MemRefDialect>();
+  target.addDynamicallyLegalOp<memref::CopyOp>(
+      [](memref::CopyOp op) { return !op->hasAttr(kQueuedAttrName); });
   // A host buffer's descriptor, until the memref lowering takes it.
   target.addLegalOp<UnrealizedConversionCastOp>();
   scf::populateSCFStructuralTypeConversionTarget(typeConverter, target);

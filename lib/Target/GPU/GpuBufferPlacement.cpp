@@ -235,7 +235,8 @@ void writeConstantsFromHost(ModuleOp module) {
 /// The copies between host memory and a GPU buffer (an offloaded update's
 /// staging, zero-offload-to-host) become stream-ordered copies that return
 /// once done (zero_rt_gpu_read, zero_rt_gpu_upload): the host reads what
-/// the kernels before wrote, and may reuse its buffer at once.
+/// the kernels before wrote, and may reuse its buffer at once. Those for the
+/// rank's host queue (zero.queued) are the queue's (zero_rt_gpu_queue_copy).
 void copyAcrossTheLink(ModuleOp module) {
   zero::RuntimeCallBuilder calls(module);
   SmallVector<memref::CopyOp> copies;
@@ -246,7 +247,9 @@ void copyAcrossTheLink(ModuleOp module) {
   });
   for (memref::CopyOp copy : copies)
     replaceByCopyCall(copy,
-                      inHostMemory(copy.getTarget())
+                      copy->hasAttr(zero::kQueuedAttrName)
+                          ? zero::RuntimeFunction::zero_rt_gpu_queue_copy
+                      : inHostMemory(copy.getTarget())
                           ? zero::RuntimeFunction::zero_rt_gpu_read
                           : zero::RuntimeFunction::zero_rt_gpu_upload,
                       calls);

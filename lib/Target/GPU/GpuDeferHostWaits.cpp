@@ -32,11 +32,16 @@ bool isStreamOrderedCall(func::CallOp call) {
   using zero::RuntimeFunction;
   std::optional<RuntimeFunction> function =
       zero::lookupRuntimeFunction(call.getCallee());
-  return function && llvm::is_contained({RuntimeFunction::zero_rt_gpu_matmul,
-                                         RuntimeFunction::zero_rt_gpu_read,
-                                         RuntimeFunction::zero_rt_gpu_write,
-                                         RuntimeFunction::zero_rt_gpu_upload},
-                                        *function);
+  return function &&
+         llvm::is_contained({RuntimeFunction::zero_rt_gpu_matmul,
+                             RuntimeFunction::zero_rt_gpu_read,
+                             RuntimeFunction::zero_rt_gpu_write,
+                             RuntimeFunction::zero_rt_gpu_upload,
+                             RuntimeFunction::zero_rt_gpu_queue_copy,
+                             RuntimeFunction::zero_rt_host_queue_for,
+                             RuntimeFunction::zero_rt_host_queue_fence,
+                             RuntimeFunction::zero_rt_host_queue_join},
+                            *function);
 }
 
 /// Whether `op` may run while the rank's stream still has work in flight.

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostAccess.h"
+#include "HostQueue.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -345,6 +346,7 @@ struct ZeroOffloadToHostPass
         stagings.push_back({nest, buffer, read, written});
       }
     // The plan holds: rewrite.
+    SmallVector<Operation *> linkCopies;
     for (memref::AllocOp alloc : temporaries) {
       OpBuilder b(alloc);
       auto host = zero::HostAllocOp::create(b, alloc.getLoc(), alloc.getType());
@@ -366,14 +368,14 @@ struct ZeroOffloadToHostPass
       if (staging.read) {
         if (!contiguous)
           buildCopyNest(b, loc, staging.buffer, device);
-        memref::CopyOp::create(b, loc, device, host);
+        linkCopies.push_back(memref::CopyOp::create(b, loc, device, host));
       }
       staging.buffer.replaceUsesWithIf(host, [&](OpOperand &use) {
         return staging.nest->isAncestor(use.getOwner());
       });
       b.setInsertionPointAfter(staging.nest);
       if (staging.written) {
-        memref::CopyOp::create(b, loc, host, device);
+        linkCopies.push_back(memref::CopyOp::create(b, loc, host, device));
         if (!contiguous)
           buildCopyNest(b, loc, device, staging.buffer);
       }
@@ -381,21 +383,52 @@ struct ZeroOffloadToHostPass
       if (!contiguous)
         memref::DeallocOp::create(b, loc, device);
     }
+    SmallVector<scf::ForOp> loops;
+    for (scf::ParallelOp nest : hostNests)
+      if (scf::ForOp loop = convertToHostLoops(nest))
+        loops.push_back(loop);
+    // One level of independent iterations (the GPU's nests are 1-D): across
+    // the host's cores, from the rank's host queue where every loop can be.
+    auto oneLevel = [](scf::ForOp loop) {
+      return !loop.getBody()
+                  ->walk([](scf::ForOp) { return WalkResult::interrupt(); })
+                  .wasInterrupted();
+    };
+    bool queue = parallel && overlap && loops.size() == hostNests.size() &&
+                 llvm::all_of(loops, [&](scf::ForOp loop) {
+                   return oneLevel(loop) && zero::canRunAcrossCores(loop);
+                 });
+    std::optional<zero::HostQueueSchedule> schedule;
+    if (queue) {
+      Builder b(fn.getContext());
+      for (Operation *op : linkCopies)
+        op->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
+      for (scf::ForOp loop : loops)
+        loop->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
+      schedule = zero::scheduleHostQueue(fn);
+    } else if (parallel && overlap && !hostNests.empty()) {
+      emitRemark(fn.getLoc())
+          << "zero-offload-to-host: @" << fn.getName()
+          << ": the host's work runs in order on the rank's thread, not "
+             "beside its stream: a host loop is nested or uses a value its "
+             "task cannot take";
+    }
     unsigned tasks = 0;
-    for (scf::ParallelOp nest : hostNests) {
-      scf::ForOp loop = convertToHostLoops(nest);
-      // One level of independent iterations (the GPU's nests are 1-D):
-      // across the host's cores.
-      if (parallel && loop &&
-          !loop.getBody()
-               ->walk([](scf::ForOp) { return WalkResult::interrupt(); })
-               .wasInterrupted() &&
-          zero::runAcrossCores(loop, fn, tasks))
+    for (scf::ForOp loop : loops) {
+      bool queued = loop->hasAttr(zero::kQueuedAttrName);
+      if (parallel && oneLevel(loop) &&
+          zero::runAcrossCores(loop, fn, tasks, queued))
         ++tasks;
     }
-    emitRemark(fn.getLoc()) << "zero-offload-to-host: @" << fn.getName() << ": "
-                            << hostNests.size() << " loop nest(s) on the host, "
-                            << stagings.size() << " device buffer(s) copied";
+    InFlightDiagnostic remark = emitRemark(fn.getLoc());
+    remark << "zero-offload-to-host: @" << fn.getName() << ": "
+           << hostNests.size() << " loop nest(s) on the host, "
+           << stagings.size() << " device buffer(s) copied";
+    if (schedule)
+      remark << "; " << schedule->queued
+             << " op(s) on the rank's host queue beside its stream, "
+             << schedule->unqueued << " after a wait, " << schedule->joins
+             << " wait(s), " << schedule->deferred << " op(s) moved after one";
     return success();
   }
 };

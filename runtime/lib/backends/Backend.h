@@ -17,6 +17,7 @@
 #include "zero/runtime/zero_runtime.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -154,6 +155,11 @@ void noteSystemAllocation();
 /// The ranks this process runs (the bound rank's world's; 1 with none
 /// bound): threads of the local backends, one under mpi and nccl.
 int64_t ranksInProcess();
+
+/// Appends `work` to the calling rank thread's host queue (HostQueue.cpp):
+/// run after the work queued before it, on the queue's thread, with the
+/// caller's rank bound; zero_rt_host_queue_join waits for all of it.
+void enqueueHostWork(std::function<void()> work);
 
 } // namespace zero::rt
 

@@ -364,6 +364,35 @@ CUstream zero::rt::cuda::threadStream() {
   return launchStream;
 }
 
+// The host queue's GPU half (core/HostQueue.cpp has the queue): a fence is
+// an event on the rank's stream that the queue's thread waits for; a copy
+// runs on that thread's own stream, so the rank's stream never waits for
+// the link.
+void zero_rt_host_queue_fence(void) {
+  if (!launchStream)
+    return; // the rank has put no work on the GPU
+  Gpu *g = ready("zero_rt_host_queue_fence");
+  CUevent event = nullptr;
+  if (!g || worldFailedOnGpu() ||
+      !check(*g, g->driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+             "cuEventCreate (the host queue's fence)"))
+    return;
+  if (!check(*g, g->driver.cuEventRecord(event, launchStream),
+             "cuEventRecord (the host queue's fence)")) {
+    g->driver.cuEventDestroy(event);
+    return;
+  }
+  std::string launched = lastLaunch;
+  zero::rt::enqueueHostWork([g, event, launched] {
+    if (!worldFailedOnGpu())
+      check(*g, g->driver.cuEventSynchronize(event),
+            "cuEventSynchronize (the host queue's wait for the rank's "
+            "stream; the last work the rank launched before it was " +
+                launched + ")");
+    g->driver.cuEventDestroy(event);
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // Launcher API
 //===----------------------------------------------------------------------===//
@@ -522,6 +551,13 @@ void zero_rt_gpu_write(void *gpu, const void *host, int64_t bytes) {
 void zero_rt_gpu_upload(void *gpu, const void *host, int64_t bytes) {
   copyOnStreamAndWait("zero_rt_gpu_upload", gpu, host, bytes,
                       "an offloaded update's result to the GPU");
+}
+
+void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes) {
+  zero::rt::enqueueHostWork([to, from, bytes] {
+    copyOnStreamAndWait("zero_rt_gpu_queue_copy", to, from, bytes,
+                        "an offloaded update's copy across the link");
+  });
 }
 
 void zero_rt_gpu_free(void *pointer) {

@@ -5,7 +5,7 @@
 // What it cannot run on the host leaves the function on the device, with a
 // remark; a CPU program (gpu=false) refuses the marks.
 // RUN: zero-opt %s --split-input-file --zero-offload-to-host=parallel=false --verify-diagnostics | FileCheck %s
-// RUN: zero-opt %s --split-input-file --zero-offload-to-host 2>/dev/null | FileCheck %s --check-prefix=CORES
+// RUN: zero-opt %s --split-input-file --zero-offload-to-host=overlap=false 2>/dev/null | FileCheck %s --check-prefix=CORES
 // RUN: not zero-opt %s --split-input-file --zero-offload-to-host=gpu=false 2>&1 | FileCheck %s --check-prefix=CPU
 
 // CPU: error: zero-offload-to-host: @moment keeps state in host memory (zero-offload-state, offload=), but a CPU program has no device to offload from: compile it for the GPU (zero-compile --target=cuda), or run it on the GPU's CPU replica (zero-run --gpu-loops)

@@ -28,15 +28,26 @@ inline constexpr llvm::StringLiteral kHostTaskAttrName = "zero.host_task";
 /// the outermost loop (null for a nest of no loops).
 mlir::scf::ForOp toSequentialLoops(mlir::scf::ParallelOp nest);
 
+/// The attribute that marks an op of a GPU program's host queue
+/// (zero-offload-to-host): a host loop or a copy across the link that runs
+/// on the rank's queue (zero_rt_host_queue_*), beside its stream.
+inline constexpr llvm::StringLiteral kQueuedAttrName = "zero.queued";
+
+/// Whether runAcrossCores can make `loop` a task: every value its body uses
+/// from outside passes through the context or is a constant.
+bool canRunAcrossCores(mlir::scf::ForOp loop);
+
 /// Runs `loop` (one `scf.for`, independent iterations) across the host's
 /// cores: its body becomes a task, `@<function>_host<index>(context, begin,
 /// end)` marked `zero.host_task`, over iterations [begin, end), and the loop
-/// a call of `zero_rt_parallel_for`. The values the body uses from outside
-/// go through the context, a slot each (a number, or a buffer of static
-/// layout as its address), constants are copied into the task. Leaves the
-/// loop as it is, and returns false, when a value cannot pass.
+/// a call of `zero_rt_parallel_for`, or with `queued` of
+/// `zero_rt_host_queue_for` (the rank's host queue runs it later). The
+/// values the body uses from outside go through the context, a slot each (a
+/// number, or a buffer of static layout as its address), constants are
+/// copied into the task. Leaves the loop as it is, and returns false, when a
+/// value cannot pass.
 bool runAcrossCores(mlir::scf::ForOp loop, mlir::func::FuncOp fn,
-                    unsigned index);
+                    unsigned index, bool queued = false);
 
 } // namespace zero
 

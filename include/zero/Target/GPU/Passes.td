@@ -286,6 +286,11 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
     Option<"parallel", "parallel", "bool", /*default=*/"true",
            "Run each host loop across the host's cores (a task called by "
            "zero_rt_parallel_for); false: on the rank's thread">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "Run the host's loops and copies on the rank's host queue, "
+           "beside its stream, each as early as its inputs allow, and wait "
+           "for them as late as their users allow (needs parallel); false: "
+           "in order on the rank's thread">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",

@@ -341,6 +341,28 @@ void *zero_rt_host_alloc(int64_t bytes);
    chunks run. */
 void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
                           int64_t iterations);
+/* The calling rank's host queue: an offloaded update's host work, run in
+   the order queued on a thread of the rank's own while the rank goes on
+   (zero-offload-to-host queues it, so that the host's update of one bucket
+   overlaps the device's work on the next):
+   - zero_rt_host_queue_for: zero_rt_parallel_for(task, a copy of the
+     context_bytes at context, iterations), run from the queue;
+   - zero_rt_host_queue_copy: copies `bytes` from `from` to `to` (host
+     memory, the GPU's CPU replica) from the queue;
+   - zero_rt_gpu_queue_copy: the same across the link, on the queue thread's
+     own stream, done before the queue's next work;
+   - zero_rt_host_queue_fence: the queue's later work waits for the work the
+     rank put on its GPU stream so far (an event; nothing where the rank has
+     no stream, as on the CPU);
+   - zero_rt_host_queue_join: returns once everything queued has run.
+   Errors in queued work fail the queuing rank's world. */
+void zero_rt_host_queue_for(void (*task)(void *, int64_t, int64_t),
+                            void *context, int64_t context_bytes,
+                            int64_t iterations);
+void zero_rt_host_queue_copy(void *to, const void *from, int64_t bytes);
+void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes);
+void zero_rt_host_queue_fence(void);
+void zero_rt_host_queue_join(void);
 /* Returns every rank's pooled host memory to the system (zero_world_destroy
    does). */
 void zero_host_memory_release(void);

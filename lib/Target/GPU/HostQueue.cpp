@@ -1,0 +1,384 @@
+//===- HostQueue.cpp - an offloaded update's host work beside the stream --===//
+//
+// See HostQueue.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostQueue.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "zero/Conversion/ZeroToRuntime/HostTasks.h"
+#include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace {
+
+/// The buffers an op reads and writes, each as its root (the allocation or
+/// argument it views), or unknown.
+struct Access {
+  llvm::SmallDenseSet<Value, 4> reads, writes;
+  bool unknown = false;
+
+  void merge(const Access &other) {
+    reads.insert(other.reads.begin(), other.reads.end());
+    writes.insert(other.writes.begin(), other.writes.end());
+    unknown |= other.unknown;
+  }
+
+  /// Whether this and `other` may not be reordered: one writes what the
+  /// other touches.
+  bool conflicts(const Access &other) const {
+    if (unknown || other.unknown)
+      return true;
+    for (Value root : writes)
+      if (other.reads.contains(root) || other.writes.contains(root))
+        return true;
+    return llvm::any_of(other.writes,
+                        [&](Value root) { return reads.contains(root); });
+  }
+};
+
+/// The buffer `value` is a view or the address of: a memref that views no
+/// other, or a stack slot. Null where that is unknown: an address computed
+/// otherwise, a buffer a loop carries (it may be its initial value), one a
+/// call returns.
+Value rootOf(Value value) {
+  for (;;) {
+    if (auto buffer = dyn_cast<MemrefValue>(value)) {
+      Value root = memref::skipViewLikeOps(buffer);
+      if (auto argument = dyn_cast<BlockArgument>(root))
+        return isa<FunctionOpInterface>(argument.getOwner()->getParentOp())
+                   ? root
+                   : Value();
+      return isa<CallOpInterface>(root.getDefiningOp()) ? Value() : root;
+    }
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      return {};
+    if (isa<LLVM::AllocaOp>(def))
+      return value;
+    if (auto address = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(def))
+      value = address.getSource();
+    else if (isa<LLVM::IntToPtrOp, arith::IndexCastOp, LLVM::GEPOp>(def))
+      value = def->getOperand(0);
+    else if (auto add = dyn_cast<arith::AddIOp>(def))
+      value = add.getLhs(); // pointerTo's address + byte offset
+    else
+      return {};
+  }
+}
+
+/// Whether `op` only computes values: no effect on memory, no regions.
+bool isPureComputation(Operation *op) {
+  return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+}
+
+/// The buffers `op` (with the ops nested in it) reads and writes, but for
+/// those it allocates inside.
+Access collectAccess(Operation *op) {
+  Access access;
+  auto note = [&](Value value, bool read, bool write) {
+    Value root = rootOf(value);
+    if (!root) {
+      access.unknown = true;
+      return;
+    }
+    if (op->getNumRegions() != 0 &&
+        op->isProperAncestor(root.getParentRegion()->getParentOp()))
+      return; // a temporary of the op's own
+    if (read)
+      access.reads.insert(root);
+    if (write)
+      access.writes.insert(root);
+  };
+  auto isBufferOrAddress = [](Value v) {
+    return isa<BaseMemRefType, LLVM::LLVMPointerType>(v.getType());
+  };
+  op->walk([&](Operation *inner) {
+    if (auto call = dyn_cast<func::CallOp>(inner)) {
+      if (!zero::lookupRuntimeFunction(call.getCallee()))
+        access.unknown = true;
+      for (Value operand : call.getOperands())
+        if (isBufferOrAddress(operand))
+          note(operand, true, true);
+      return;
+    }
+    if (zero::isBufferCollective(inner) || isa<zero::WaitOp>(inner)) {
+      for (Value operand : inner->getOperands())
+        if (isa<BaseMemRefType>(operand.getType()))
+          note(operand, true, true);
+      return;
+    }
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(inner)) {
+      note(dealloc.getMemref(), false, true);
+      return;
+    }
+    if (auto effects = dyn_cast<MemoryEffectOpInterface>(inner)) {
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffects(instances);
+      for (const MemoryEffects::EffectInstance &effect : instances) {
+        bool read = isa<MemoryEffects::Read>(effect.getEffect());
+        bool write =
+            isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect());
+        if (!read && !write)
+          continue; // an allocation: fresh memory
+        if (Value value = effect.getValue())
+          note(value, read, write);
+        else
+          access.unknown = true;
+      }
+      return;
+    }
+    if (inner->getNumRegions() == 0 && !isMemoryEffectFree(inner))
+      access.unknown = true;
+  });
+  return access;
+}
+
+/// The op of `block` that is or holds `op`; null when none does.
+Operation *inBlock(Block &block, Operation *op) {
+  return op ? block.findAncestorOpInBlock(*op) : nullptr;
+}
+
+class BlockSchedule {
+public:
+  BlockSchedule(Block &block, zero::HostQueueSchedule &stats)
+      : block(block), stats(stats) {}
+
+  void run() {
+    hoistQueuedOps();
+    deferWhatWaits();
+    fenceEachRun();
+  }
+
+private:
+  static bool isQueued(Operation *op) {
+    return op->hasAttr(zero::kQueuedAttrName);
+  }
+
+  const Access &access(Operation *op) {
+    auto it = accesses.find(op);
+    if (it == accesses.end())
+      it = accesses.try_emplace(op, collectAccess(op)).first;
+    return it->second;
+  }
+
+  /// The ops of this block that define values `op` uses.
+  SmallVector<Operation *> definersOf(Operation *op) {
+    llvm::SetVector<Value> used;
+    used.insert(op->getOperands().begin(), op->getOperands().end());
+    for (Region &region : op->getRegions())
+      getUsedValuesDefinedAbove(region, used);
+    SmallVector<Operation *> definers;
+    for (Value value : used)
+      if (Operation *def = inBlock(block, value.getDefiningOp()))
+        definers.push_back(def);
+    return definers;
+  }
+
+  /// Of `a` and `b` (either null), the later in the block.
+  static Operation *later(Operation *a, Operation *b) {
+    if (!a)
+      return b;
+    if (!b)
+      return a;
+    return a->isBeforeInBlock(b) ? b : a;
+  }
+
+  static bool draggable(Operation *op) {
+    return isPureComputation(op) || isa<zero::HostAllocOp>(op);
+  }
+
+  /// Moves the queued `op` up to just after the last op it depends on,
+  /// with the pure definitions of the values it uses.
+  void hoist(Operation *op, Operation *bound) {
+    llvm::SetVector<Operation *> dragged;
+    SmallVector<Operation *> worklist = definersOf(op);
+    while (!worklist.empty()) {
+      Operation *def = worklist.pop_back_val();
+      if (dragged.contains(def))
+        continue;
+      if (!draggable(def)) {
+        bound = later(bound, def);
+        continue;
+      }
+      dragged.insert(def);
+      llvm::append_range(worklist, definersOf(def));
+    }
+    if (bound && !bound->isBeforeInBlock(op))
+      return;
+    SmallVector<Operation *> moving;
+    for (Operation *def : dragged)
+      if (!bound || bound->isBeforeInBlock(def))
+        moving.push_back(def);
+    llvm::sort(moving, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    moving.push_back(op);
+    for (Operation *moved : moving) {
+      if (bound)
+        moved->moveAfter(bound);
+      else
+        moved->moveBefore(&block, block.begin());
+      bound = moved;
+    }
+  }
+
+  void hoistQueuedOps() {
+    DenseMap<Value, Operation *> lastAccess, lastWrite;
+    Operation *barrier = nullptr, *previousQueued = nullptr;
+    auto record = [&](DenseMap<Value, Operation *> &last, Value root,
+                      Operation *op) {
+      Operation *&entry = last[root];
+      entry = later(entry, op);
+    };
+    SmallVector<Operation *> ops;
+    for (Operation &op : block.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      const Access &a = access(op);
+      if (isQueued(op)) {
+        Operation *bound = later(barrier, previousQueued);
+        for (Value root : a.writes)
+          bound = later(bound, lastAccess.lookup(root));
+        for (Value root : a.reads)
+          bound = later(bound, lastWrite.lookup(root));
+        hoist(op, bound);
+        previousQueued = op;
+      } else if (a.unknown) {
+        barrier = op;
+      }
+      for (Value root : a.reads)
+        record(lastAccess, root, op);
+      for (Value root : a.writes) {
+        record(lastAccess, root, op);
+        record(lastWrite, root, op);
+      }
+    }
+  }
+
+  /// Inserts the rank's wait for its queue before `before`, with the
+  /// deferred ops after it.
+  void join(Operation *before) {
+    OpBuilder b(before);
+    zero::RuntimeCallBuilder calls(
+        block.getParentOp()->getParentOfType<ModuleOp>());
+    func::CallOp::create(
+        b, before->getLoc(),
+        calls.declare(b, zero::RuntimeFunction::zero_rt_host_queue_join),
+        ValueRange{});
+    for (Operation *op : deferred)
+      op->moveBefore(before);
+    ++stats.joins;
+    stats.deferred += deferred.size();
+    deferred.clear();
+    deferredOps.clear();
+    deferredAccess = Access();
+    pending = Access();
+  }
+
+  bool usesDeferred(Operation *op) {
+    return llvm::any_of(definersOf(op), [&](Operation *def) {
+      return deferredOps.contains(def);
+    });
+  }
+
+  void defer(Operation *op) {
+    deferred.push_back(op);
+    deferredOps.insert(op);
+    deferredAccess.merge(access(op));
+  }
+
+  void deferWhatWaits() {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block.without_terminator())
+      ops.push_back(&op);
+    bool open = false;
+    for (Operation *op : ops) {
+      const Access &a = access(op);
+      if (isQueued(op)) {
+        if (usesDeferred(op) || a.conflicts(deferredAccess)) {
+          op->removeAttr(zero::kQueuedAttrName);
+          ++stats.unqueued;
+          defer(op);
+          continue;
+        }
+        open = true;
+        pending.merge(a);
+        continue;
+      }
+      if (!open)
+        continue;
+      if (a.unknown) {
+        join(op);
+        open = false;
+        continue;
+      }
+      if (usesDeferred(op) || a.conflicts(pending) ||
+          a.conflicts(deferredAccess))
+        defer(op);
+    }
+    if (open)
+      join(block.getTerminator());
+  }
+
+  /// Whether `op` puts no work on the stream: the queue after it needs no
+  /// new fence.
+  static bool leavesStreamAlone(Operation *op) {
+    return isPureComputation(op) ||
+           isa<memref::AllocOp, memref::DeallocOp, zero::HostAllocOp>(op);
+  }
+
+  void fenceEachRun() {
+    zero::RuntimeCallBuilder calls(
+        block.getParentOp()->getParentOfType<ModuleOp>());
+    Operation *lastFence = nullptr;
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (!isQueued(&op))
+        continue;
+      ++stats.queued;
+      Operation *previous = op.getPrevNode();
+      while (previous && leavesStreamAlone(previous))
+        previous = previous->getPrevNode();
+      if (previous && (isQueued(previous) || previous == lastFence))
+        continue;
+      OpBuilder b(&op);
+      lastFence = func::CallOp::create(
+          b, op.getLoc(),
+          calls.declare(b, zero::RuntimeFunction::zero_rt_host_queue_fence),
+          ValueRange{});
+    }
+  }
+
+  Block &block;
+  zero::HostQueueSchedule &stats;
+  DenseMap<Operation *, Access> accesses;
+  // The wait's state: what the queue touches since the last wait, and the
+  // ops that must follow the next one.
+  Access pending, deferredAccess;
+  SmallVector<Operation *> deferred;
+  llvm::DenseSet<Operation *> deferredOps;
+};
+
+} // namespace
+
+zero::HostQueueSchedule zero::scheduleHostQueue(func::FuncOp fn) {
+  llvm::SetVector<Block *> blocks;
+  fn.walk([&](Operation *op) {
+    if (op->hasAttr(kQueuedAttrName))
+      blocks.insert(op->getBlock());
+  });
+  HostQueueSchedule stats;
+  for (Block *block : blocks)
+    BlockSchedule(*block, stats).run();
+  return stats;
+}

@@ -1,0 +1,138 @@
+// zero-offload-to-host{overlap} (the default): the host's part of an
+// offloaded update (its loops, and its copies across the link) goes to the
+// rank's host queue, which runs it beside the rank's stream. Each queued op
+// moves up to just after what it depends on, each run of them starts with
+// a fence (the queue waits for the stream's work before it), and the rank
+// waits for the queue (zero_rt_host_queue_join) once, before the first op
+// that must see the queue's work; the ops that depend on that work, and the
+// frees of the buffers the queue uses, move after the wait.
+// RUN: zero-opt %s --split-input-file --zero-offload-to-host --verify-diagnostics | FileCheck %s
+
+// The reduce-scatter makes the gradient shard; the backward pass goes on
+// over other buffers (the nest on %act); then the update on the host
+// moment, whose new weight shard a device nest reads. The update moves up
+// to right after the reduce-scatter, the backward's nest stays where it
+// was, beside the queue, and the weight's reader follows the wait.
+// CHECK-LABEL: func.func @overlaps
+// CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[FULL:.*]]: memref<16xf32>, %[[BUCKET:.*]]: memref<8xf32>, %[[W:.*]]: memref<4xf32>, %[[ACT:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<4xf32>)
+// CHECK: zero.reduce_scatter_buffer %[[FULL]], %[[BUCKET]]
+// CHECK: call @zero_rt_host_queue_fence() : () -> ()
+// CHECK: memref.copy %{{.*}}, %[[GH:.*]] {zero.queued} : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32>
+// CHECK: memref.copy %[[W]], %[[WH:.*]] {zero.queued}
+// CHECK: call @zero_rt_host_queue_for(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
+// CHECK: memref.copy %[[WH]], %[[W]] {zero.queued}
+// CHECK: scf.parallel
+// CHECK: memref.store %{{.*}}, %[[ACT]]
+// CHECK: call @zero_rt_host_queue_join() : () -> ()
+// CHECK: memref.dealloc %[[WH]]
+// CHECK: memref.dealloc %[[GH]]
+// CHECK: scf.parallel
+// CHECK: memref.load %[[W]]
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK: return
+// expected-remark @below {{zero-offload-to-host: @overlaps: 1 loop nest(s) on the host, 2 device buffer(s) copied; 4 op(s) on the rank's host queue beside its stream, 0 after a wait, 1 wait(s), 3 op(s) moved after one}}
+func.func @overlaps(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf32>,
+                    %bucket: memref<8xf32>, %w: memref<4xf32>,
+                    %act: memref<64xf32>, %out: memref<4xf32>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %b = arith.constant 0.9 : f32
+  zero.reduce_scatter_buffer %full, %bucket on @dp reduce = sum : memref<16xf32>, memref<8xf32>
+  %g = memref.subview %bucket[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  // The rest of the backward pass.
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %a = memref.load %act[%i] : memref<64xf32>
+    %a2 = arith.mulf %a, %b : f32
+    memref.store %a2, %act[%i] : memref<64xf32>
+    scf.reduce
+  }
+  // The update.
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32, strided<[1], offset: 4>>
+    %wi = memref.load %w[%i] : memref<4xf32>
+    %mb = arith.mulf %mi, %b : f32
+    %m2 = arith.addf %mb, %gi : f32
+    %w2 = arith.subf %wi, %m2 : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %w2, %w[%i] : memref<4xf32>
+    scf.reduce
+  }
+  // A reader of the new weight: after the wait.
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %wi = memref.load %w[%i] : memref<4xf32>
+    memref.store %wi, %out[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return %m : memref<4xf32>
+}
+zero.mesh @dp(shape = [2])
+
+// -----
+
+// What the update reads may not be overwritten before the queue has read
+// it: the nest that writes the gradient's bucket again follows the wait,
+// and so does everything after an op whose effects are unknown (a call of
+// a function of the program's own), before which the rank waits.
+// CHECK-LABEL: func.func @waits
+// CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[BUCKET:.*]]: memref<8xf32>)
+// CHECK: call @zero_rt_host_queue_fence() : () -> ()
+// CHECK: memref.copy %{{.*}} {zero.queued}
+// CHECK: call @zero_rt_host_queue_for
+// CHECK: call @zero_rt_host_queue_join() : () -> ()
+// CHECK: memref.dealloc
+// CHECK: scf.parallel
+// CHECK: memref.store %{{.*}}, %[[BUCKET]]
+// CHECK: call @opaque() : () -> ()
+// CHECK: return
+// expected-remark @below {{zero-offload-to-host: @waits: 1 loop nest(s) on the host, 1 device buffer(s) copied; 2 op(s) on the rank's host queue beside its stream, 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
+func.func @waits(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %g = memref.subview %bucket[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32, strided<[1], offset: 4>>
+    %m2 = arith.addf %mi, %gi : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    memref.store %zero, %bucket[%i] : memref<8xf32>
+    scf.reduce
+  }
+  func.call @opaque() : () -> ()
+  return
+}
+func.func private @opaque()
+
+// -----
+
+// A host loop that is not one level of independent iterations cannot be a
+// task of the queue: the host's work stays in order on the rank's thread,
+// and a remark says so.
+// CHECK-LABEL: func.func @nested
+// CHECK-NOT: zero_rt_host_queue
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: } {zero.host}
+// expected-remark @below {{zero-offload-to-host: @nested: the host's work runs in order on the rank's thread, not beside its stream: a host loop is nested or uses a value its task cannot take}}
+// expected-remark @below {{zero-offload-to-host: @nested: 1 loop nest(s) on the host, 0 device buffer(s) copied}}
+func.func @nested(%m: memref<2x2xf32> {zero.memory = "host"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %half = arith.constant 0.5 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %c2) step (%c1, %c1) {
+    %x = memref.load %m[%i, %j] : memref<2x2xf32>
+    %y = arith.mulf %x, %half : f32
+    memref.store %y, %m[%i, %j] : memref<2x2xf32>
+    scf.reduce
+  }
+  return
+}
