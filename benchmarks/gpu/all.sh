@@ -6,8 +6,8 @@
 #       check.sh, step.sh, bench.sh and offload.sh prepared in DIR/<script>
 #       (about 60 MB: it travels as one carried path);
 #   benchmarks/gpu/all.sh run DIR       (on the GPU machine)
-#       runs check.sh, step.sh twice (its first run warms the GPU and
-#       cuBLAS), bench.sh and offload.sh, each under a time limit that keeps
+#       runs offload.sh, check.sh, step.sh twice (its first run warms the
+#       GPU and cuBLAS) and bench.sh, each under a time limit that keeps
 #       the whole within one call's ten minutes, and writes each one's
 #       output to RESULTS/<script>.txt (RESULTS: $OUT where the device tool
 #       sets it, else DIR), with its wall time and status in
@@ -15,8 +15,9 @@
 #       stop the others.
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
-# script:seconds, in the order they run.
-runs=(check:200 step:60 step:60 bench:120 offload:150)
+# script:seconds, in the order they run (offload first: its figures are the
+# ones a lease is most often for).
+runs=(offload:150 check:200 step:60 step:60 bench:120)
 
 prepare() {
   mkdir -p "$dir"

@@ -382,13 +382,16 @@ void zero_rt_host_queue_fence(void) {
     g->driver.cuEventDestroy(event);
     return;
   }
-  std::string launched = lastLaunch;
-  zero::rt::enqueueHostWork([g, event, launched] {
+  // Named by the rank's last launch, which a failure there surfaces at.
+  std::string what = synchronization(
+      "cuEventSynchronize", "the host queue's wait for the rank's stream");
+  zero::rt::enqueueHostWork([event, what] {
+    // The queue's thread, with the context made current on it.
+    Gpu *g = ready("zero_rt_host_queue_fence");
+    if (!g)
+      return;
     if (!worldFailedOnGpu())
-      check(*g, g->driver.cuEventSynchronize(event),
-            "cuEventSynchronize (the host queue's wait for the rank's "
-            "stream; the last work the rank launched before it was " +
-                launched + ")");
+      check(*g, g->driver.cuEventSynchronize(event), what);
     g->driver.cuEventDestroy(event);
   });
 }

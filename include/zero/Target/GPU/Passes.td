@@ -238,6 +238,27 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       a 64-bit slot each (a buffer as its address), and constants are
       copied into the task. Iterations are independent (the nest was
       parallel), so the split changes no result;
+    - with `overlap` (the default, which needs `parallel` and every host
+      loop one level), the host's work goes to the rank's host queue
+      (`zero_rt_host_queue_*`), a thread that runs it in order while the
+      rank's thread goes on launching the step: the copies across the link
+      (marked `zero.queued`; on the GPU `zero_rt_gpu_queue_copy`, on the
+      queue thread's own stream) and the host loops
+      (`zero_rt_host_queue_for`). Each moves up to just after what it
+      depends on (a buffer it touches where either writes, a value it
+      uses, an op of unknown effect, the previous queued op), so that a
+      bucket's update starts once its reduce-scatter is done while the
+      backward pass goes on over the next; each run of them starts with a
+      fence (`zero_rt_host_queue_fence`: the queue waits for the rank's
+      stream so far). The rank waits for its queue
+      (`zero_rt_host_queue_join`) once, before the block's terminator or
+      an op of unknown effect; every op that depends on the queue's work
+      (the weight's update from the moments the host made, the frees of
+      the buffers the queue uses) moves after that wait, in order. Buffers
+      alias only as views of one allocation or argument; a buffer a loop
+      carries or a call returns counts as unknown. Where a host loop cannot
+      be a task, the host's work stays in order on the rank's thread, with
+      a remark;
     - a collective whose input or output is in host memory (a weight's
       shard gathered for the forward pass under `offload=params`) goes
       through device buffers: the input copied up before it, the output
