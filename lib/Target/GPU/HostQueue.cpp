@@ -28,6 +28,12 @@ struct Access {
   llvm::SmallDenseSet<Value, 4> reads, writes;
   bool unknown = false;
 
+  void clear() {
+    reads.clear();
+    writes.clear();
+    unknown = false;
+  }
+
   void merge(const Access &other) {
     reads.insert(other.reads.begin(), other.reads.end());
     writes.insert(other.writes.begin(), other.writes.end());
@@ -282,8 +288,9 @@ private:
     stats.deferred += deferred.size();
     deferred.clear();
     deferredOps.clear();
-    deferredAccess = Access();
-    pending = Access();
+    // Cleared in place: GCC warns of a moved SmallDenseSet.
+    deferredAccess.clear();
+    pending.clear();
   }
 
   bool usesDeferred(Operation *op) {
