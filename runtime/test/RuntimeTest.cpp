@@ -573,6 +573,47 @@ TEST(HostQueue, RunsInOrderBesideTheRankAndJoins) {
   }
 }
 
+namespace {
+/// A pipelined update's buffers: staged in, computed, staged out.
+struct Doubling {
+  float *in, *out;
+  static void task(void *context, int64_t begin, int64_t end) {
+    auto *buffers = static_cast<Doubling *>(context);
+    for (int64_t i = begin; i < end; ++i) {
+      buffers->out[2 * i] = 2 * buffers->in[i];
+      buffers->out[2 * i + 1] = -buffers->in[i];
+    }
+  }
+};
+} // namespace
+
+TEST(HostQueue, PipelinesAnUpdateInChunks) {
+  // 1000 iterations, one float in and two out each, in chunks of 3
+  // iterations (36 bytes of copies: ZERO_HOST_QUEUE_CHUNK): every chunk's
+  // copies in come before its iterations, its copies out after, at the
+  // chunk's offset in each buffer.
+  setenv("ZERO_HOST_QUEUE_CHUNK", "36", 1);
+  std::vector<float> source(1000), stagedIn(1000, -7), stagedOut(2000, -7),
+      target(2000, -7);
+  for (int i = 0; i < 1000; ++i)
+    source[i] = float(i);
+  Doubling buffers{stagedIn.data(), stagedOut.data()};
+  int64_t copies[] = {reinterpret_cast<int64_t>(stagedIn.data()),
+                      reinterpret_cast<int64_t>(source.data()),
+                      4,
+                      reinterpret_cast<int64_t>(target.data()),
+                      reinterpret_cast<int64_t>(stagedOut.data()),
+                      8};
+  zero_rt_host_queue_update(Doubling::task, &buffers, sizeof buffers, 1000,
+                            copies, 1, 1);
+  zero_rt_host_queue_join();
+  unsetenv("ZERO_HOST_QUEUE_CHUNK");
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(target[2 * i], 2.0f * i) << i;
+    ASSERT_EQ(target[2 * i + 1], -float(i)) << i;
+  }
+}
+
 TEST(HostParallel, ASmallLoopRunsOnTheCaller) {
   // Fewer iterations than a chunk's least (4096 by default): one chunk.
   CountedRange range(100);

@@ -120,11 +120,11 @@ bool zero::canRunAcrossCores(scf::ForOp loop) {
   return splitTaskValues(loop, passed, copied);
 }
 
-bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index,
-                          bool queued) {
+std::optional<HostTask> zero::outlineTask(scf::ForOp loop, func::FuncOp fn,
+                                          unsigned index) {
   SmallVector<Value> passed, copied;
   if (!splitTaskValues(loop, passed, copied))
-    return false;
+    return std::nullopt;
   // The loop's bounds pass too, unless constant.
   for (Value bound : {loop.getLowerBound(), loop.getStep()})
     if (!llvm::is_contained(passed, bound) &&
@@ -200,18 +200,30 @@ bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index,
       UnrealizedConversionCastOp::create(at, loc, pointer, taskValue)
           .getResult(0);
   Value count = arith::IndexCastOp::create(at, loc, i64, iterations);
-  if (queued) {
-    // The queue copies the context: the slot is reused once this returns.
-    Value contextBytes = arith::ConstantIntOp::create(
-        at, loc, i64, static_cast<int64_t>(8 * passed.size()));
+  Value contextBytes = arith::ConstantIntOp::create(
+      at, loc, i64, static_cast<int64_t>(8 * passed.size()));
+  return HostTask{taskPointer, contextPointer, contextBytes, count};
+}
+
+bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index,
+                          bool queued) {
+  std::optional<HostTask> task = outlineTask(loop, fn, index);
+  if (!task)
+    return false;
+  OpBuilder at(loop);
+  RuntimeCallBuilder calls(fn->getParentOfType<ModuleOp>());
+  // The queue copies the context: the slot is reused once this returns.
+  if (queued)
     func::CallOp::create(
-        at, loc, calls.declare(at, RuntimeFunction::zero_rt_host_queue_for),
-        ValueRange{taskPointer, contextPointer, contextBytes, count});
-  } else {
+        at, loop.getLoc(),
+        calls.declare(at, RuntimeFunction::zero_rt_host_queue_for),
+        ValueRange{task->task, task->context, task->contextBytes,
+                   task->iterations});
+  else
     func::CallOp::create(
-        at, loc, calls.declare(at, RuntimeFunction::zero_rt_parallel_for),
-        ValueRange{taskPointer, contextPointer, count});
-  }
+        at, loop.getLoc(),
+        calls.declare(at, RuntimeFunction::zero_rt_parallel_for),
+        ValueRange{task->task, task->context, task->iterations});
   loop.erase();
   return true;
 }

@@ -236,7 +236,9 @@ void writeConstantsFromHost(ModuleOp module) {
 /// staging, zero-offload-to-host) become stream-ordered copies that return
 /// once done (zero_rt_gpu_read, zero_rt_gpu_upload): the host reads what
 /// the kernels before wrote, and may reuse its buffer at once. Those for the
-/// rank's host queue (zero.queued) are the queue's (zero_rt_gpu_queue_copy).
+/// rank's host queue (zero.queued) are the queue's (zero_rt_gpu_queue_copy),
+/// and its pipelined updates' (zero_rt_host_queue_update) cross the link
+/// (zero_rt_gpu_queue_update).
 void copyAcrossTheLink(ModuleOp module) {
   zero::RuntimeCallBuilder calls(module);
   SmallVector<memref::CopyOp> copies;
@@ -244,6 +246,16 @@ void copyAcrossTheLink(ModuleOp module) {
     if (isHostCopyOfRanges(copy) &&
         inHostMemory(copy.getSource()) != inHostMemory(copy.getTarget()))
       copies.push_back(copy);
+  });
+  // The queue's pipelined updates cross the link too.
+  module.walk([&](func::CallOp call) {
+    if (zero::lookupRuntimeFunction(call.getCallee()) ==
+        zero::RuntimeFunction::zero_rt_host_queue_update) {
+      OpBuilder b(call);
+      call.setCallee(
+          calls.declare(b, zero::RuntimeFunction::zero_rt_gpu_queue_update)
+              .getSymName());
+    }
   });
   for (memref::CopyOp copy : copies)
     replaceByCopyCall(copy,

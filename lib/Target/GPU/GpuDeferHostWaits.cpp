@@ -39,6 +39,7 @@ bool isStreamOrderedCall(func::CallOp call) {
                              RuntimeFunction::zero_rt_gpu_upload,
                              RuntimeFunction::zero_rt_gpu_queue_copy,
                              RuntimeFunction::zero_rt_host_queue_for,
+                             RuntimeFunction::zero_rt_gpu_queue_update,
                              RuntimeFunction::zero_rt_host_queue_fence,
                              RuntimeFunction::zero_rt_host_queue_join},
                             *function);

@@ -12,7 +12,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -20,6 +23,8 @@
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/GPU/Passes.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace zero {
@@ -207,6 +212,205 @@ unsigned stageCollectives(func::FuncOp fn) {
   return collectives.size();
 }
 
+/// Whether `index` is `iv * stride + offset` with constant stride and
+/// offset; sets them.
+bool matchIterationIndex(Value index, Value iv, int64_t &stride,
+                         int64_t &offset) {
+  offset = 0;
+  if (auto add = index.getDefiningOp<arith::AddIOp>()) {
+    APInt constant;
+    if (matchPattern(add.getRhs(), m_ConstantInt(&constant)))
+      index = add.getLhs();
+    else if (matchPattern(add.getLhs(), m_ConstantInt(&constant)))
+      index = add.getRhs();
+    else
+      return false;
+    offset = constant.getSExtValue();
+  }
+  if (index == iv) {
+    stride = 1;
+    return true;
+  }
+  auto mul = index.getDefiningOp<arith::MulIOp>();
+  APInt constant;
+  if (!mul || !((mul.getLhs() == iv &&
+                 matchPattern(mul.getRhs(), m_ConstantInt(&constant))) ||
+                (mul.getRhs() == iv &&
+                 matchPattern(mul.getLhs(), m_ConstantInt(&constant)))))
+    return false;
+  stride = constant.getSExtValue();
+  return true;
+}
+
+/// The iterations of `loop` (from 0 by 1 to a constant), or 0.
+int64_t constantIterations(scf::ForOp loop) {
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lower || !upper || !step || *lower != 0 || *step != 1 || *upper <= 0)
+    return 0;
+  return *upper;
+}
+
+/// How many elements of `host` (a staging buffer of `loop`) each iteration
+/// has: iteration i touches only elements [i * per, (i + 1) * per), and
+/// nothing else uses it but its copy and its free. 0 when it is not so.
+int64_t elementsPerIteration(scf::ForOp loop, Value host) {
+  auto type = cast<MemRefType>(host.getType());
+  int64_t iterations = constantIterations(loop);
+  if (iterations == 0 || type.getRank() != 1 ||
+      !type.getLayout().isIdentity() || !type.hasStaticShape() ||
+      type.getNumElements() % iterations != 0)
+    return 0;
+  int64_t per = type.getNumElements() / iterations;
+  for (OpOperand &use : host.getUses()) {
+    Operation *user = use.getOwner();
+    if (!loop->isProperAncestor(user)) {
+      if (!isa<memref::CopyOp, memref::DeallocOp>(user))
+        return 0;
+      continue;
+    }
+    ValueRange indices;
+    int64_t width = 1;
+    if (auto load = dyn_cast<memref::LoadOp>(user))
+      indices = load.getIndices();
+    else if (auto store = dyn_cast<memref::StoreOp>(user))
+      indices = store.getIndices();
+    else if (auto load = dyn_cast<vector::LoadOp>(user)) {
+      indices = load.getIndices();
+      width = load.getVectorType().getNumElements();
+    } else if (auto store = dyn_cast<vector::StoreOp>(user)) {
+      indices = store.getIndices();
+      width = store.getVectorType().getNumElements();
+    } else {
+      return 0;
+    }
+    int64_t stride, offset;
+    if (indices.size() != 1 ||
+        !matchIterationIndex(indices.front(), loop.getInductionVar(), stride,
+                             offset) ||
+        stride != per || offset < 0 || offset + width > per)
+      return 0;
+  }
+  return per;
+}
+
+/// `loop` with its copies in and out, as one `scf.execute_region` marked
+/// for the queue, when each copy's host buffer splits by the loop's
+/// iterations (so that the queue can copy and update it in chunks); null,
+/// with nothing changed, otherwise.
+scf::ExecuteRegionOp groupUpdate(scf::ForOp loop, ArrayRef<memref::CopyOp> in,
+                                 ArrayRef<memref::CopyOp> out) {
+  if (in.empty() && out.empty())
+    return {};
+  for (memref::CopyOp copy : in)
+    if (!elementsPerIteration(loop, copy.getTarget()))
+      return {};
+  for (memref::CopyOp copy : out)
+    if (!elementsPerIteration(loop, copy.getSource()))
+      return {};
+  // In chunks, a copy out of chunk k goes before a copy in of chunk k + 2:
+  // no copy out may write what another copy reads or writes, but for the
+  // copy in of its own staging buffer (the same elements, chunk by chunk).
+  auto root = [](Value buffer) {
+    return memref::skipViewLikeOps(cast<MemrefValue>(buffer));
+  };
+  for (unsigned i = 0; i < out.size(); ++i) {
+    memref::CopyOp copy = out[i];
+    for (memref::CopyOp reader : in)
+      if (root(reader.getSource()) == root(copy.getTarget()) &&
+          (reader.getSource() != copy.getTarget() ||
+           reader.getTarget() != copy.getSource()))
+        return {};
+    for (memref::CopyOp other : out.drop_front(i + 1))
+      if (root(other.getTarget()) == root(copy.getTarget()))
+        return {};
+  }
+  OpBuilder b(loop);
+  auto group = scf::ExecuteRegionOp::create(b, loop.getLoc(), TypeRange{});
+  group->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
+  Block *body = b.createBlock(&group.getRegion());
+  scf::YieldOp::create(b, loop.getLoc());
+  // The copies in wait for what makes their sources (a kernel gathering a
+  // view's rows), the copies out come before what reads their targets: in
+  // the group they sit next to the loop, so both still hold.
+  for (memref::CopyOp copy : in)
+    copy->moveBefore(body->getTerminator());
+  loop->moveBefore(body->getTerminator());
+  for (memref::CopyOp copy : out)
+    copy->moveBefore(body->getTerminator());
+  return group;
+}
+
+/// Replaces the queued `group` (groupUpdate's) by a call of
+/// zero_rt_host_queue_update, with the loop its task and each copy a
+/// triple (to, from, bytes per iteration) on the function's stack; a group
+/// the queue gave up (it runs after a wait) by its ops, in place. Returns
+/// whether it made the call.
+bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index) {
+  Block &body = group.getRegion().front();
+  scf::ForOp loop;
+  SmallVector<memref::CopyOp> in, out;
+  for (Operation &op : body.without_terminator()) {
+    if (auto found = dyn_cast<scf::ForOp>(op))
+      loop = found;
+    else
+      (loop ? out : in).push_back(cast<memref::CopyOp>(op));
+  }
+  if (!group->hasAttr(zero::kQueuedAttrName)) {
+    for (Operation &op : llvm::make_early_inc_range(body.without_terminator()))
+      op.moveBefore(group);
+    group.erase();
+    return false;
+  }
+  // Each copy's bytes an iteration, before the task's context uses the
+  // buffers too.
+  SmallVector<int64_t> bytes;
+  for (auto [i, copy] :
+       llvm::enumerate(llvm::concat<memref::CopyOp>(in, out))) {
+    Value host = i < in.size() ? copy.getTarget() : copy.getSource();
+    bytes.push_back(
+        elementsPerIteration(loop, host) *
+        zero::elementBytes(cast<MemRefType>(host.getType()).getElementType()));
+  }
+  loop->moveBefore(group);
+  std::optional<zero::HostTask> task = zero::outlineTask(loop, fn, index);
+  assert(task && "grouped only where every loop is a task");
+  OpBuilder b(loop);
+  Location loc = group.getLoc();
+  MLIRContext *context = fn.getContext();
+  zero::RuntimeCallBuilder calls(fn->getParentOfType<ModuleOp>());
+  Type i64 = IntegerType::get(context, 64);
+  Type pointer = calls.pointerType();
+  OpBuilder entry = OpBuilder::atBlockBegin(&fn.getFunctionBody().front());
+  int64_t copies = in.size() + out.size();
+  Value table = LLVM::AllocaOp::create(
+      entry, loc, pointer, i64,
+      LLVM::ConstantOp::create(entry, loc, i64, 3 * copies));
+  auto store = [&](Value value, int64_t slot) {
+    Value address =
+        LLVM::GEPOp::create(b, loc, pointer, i64, table,
+                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(slot)});
+    LLVM::StoreOp::create(b, loc, value, address);
+  };
+  for (auto [i, copy] :
+       llvm::enumerate(llvm::concat<memref::CopyOp>(in, out))) {
+    store(calls.pointerTo(b, loc, copy.getTarget()), 3 * i);
+    store(calls.pointerTo(b, loc, copy.getSource()), 3 * i + 1);
+    store(LLVM::ConstantOp::create(b, loc, i64, bytes[i]), 3 * i + 2);
+  }
+  func::CallOp::create(
+      b, loc,
+      calls.declare(b, zero::RuntimeFunction::zero_rt_host_queue_update),
+      ValueRange{task->task, task->context, task->contextBytes,
+                 task->iterations, table,
+                 arith::ConstantIntOp::create(b, loc, i64, in.size()),
+                 arith::ConstantIntOp::create(b, loc, i64, out.size())});
+  loop.erase();
+  group.erase();
+  return true;
+}
+
 struct ZeroOffloadToHostPass
     : public zero::impl::ZeroOffloadToHostBase<ZeroOffloadToHostPass> {
   using Base::Base;
@@ -347,6 +551,8 @@ struct ZeroOffloadToHostPass
       }
     // The plan holds: rewrite.
     SmallVector<Operation *> linkCopies;
+    // Each nest's copies across the link, in (before it) and out (after).
+    DenseMap<Operation *, SmallVector<memref::CopyOp>> copiesIn, copiesOut;
     for (memref::AllocOp alloc : temporaries) {
       OpBuilder b(alloc);
       auto host = zero::HostAllocOp::create(b, alloc.getLoc(), alloc.getType());
@@ -368,14 +574,18 @@ struct ZeroOffloadToHostPass
       if (staging.read) {
         if (!contiguous)
           buildCopyNest(b, loc, staging.buffer, device);
-        linkCopies.push_back(memref::CopyOp::create(b, loc, device, host));
+        auto copy = memref::CopyOp::create(b, loc, device, host);
+        linkCopies.push_back(copy);
+        copiesIn[staging.nest].push_back(copy);
       }
       staging.buffer.replaceUsesWithIf(host, [&](OpOperand &use) {
         return staging.nest->isAncestor(use.getOwner());
       });
       b.setInsertionPointAfter(staging.nest);
       if (staging.written) {
-        linkCopies.push_back(memref::CopyOp::create(b, loc, host, device));
+        auto copy = memref::CopyOp::create(b, loc, host, device);
+        linkCopies.push_back(copy);
+        copiesOut[staging.nest].push_back(copy);
         if (!contiguous)
           buildCopyNest(b, loc, device, staging.buffer);
       }
@@ -384,9 +594,16 @@ struct ZeroOffloadToHostPass
         memref::DeallocOp::create(b, loc, device);
     }
     SmallVector<scf::ForOp> loops;
-    for (scf::ParallelOp nest : hostNests)
-      if (scf::ForOp loop = convertToHostLoops(nest))
+    SmallVector<SmallVector<memref::CopyOp>> loopCopiesIn, loopCopiesOut;
+    for (scf::ParallelOp nest : hostNests) {
+      SmallVector<memref::CopyOp> in = copiesIn.lookup(nest),
+                                  out = copiesOut.lookup(nest);
+      if (scf::ForOp loop = convertToHostLoops(nest)) {
         loops.push_back(loop);
+        loopCopiesIn.push_back(std::move(in));
+        loopCopiesOut.push_back(std::move(out));
+      }
+    }
     // One level of independent iterations (the GPU's nests are 1-D): across
     // the host's cores, from the rank's host queue where every loop can be.
     auto oneLevel = [](scf::ForOp loop) {
@@ -399,13 +616,32 @@ struct ZeroOffloadToHostPass
                    return oneLevel(loop) && zero::canRunAcrossCores(loop);
                  });
     std::optional<zero::HostQueueSchedule> schedule;
+    unsigned tasks = 0, pipelined = 0;
+    llvm::DenseSet<Operation *> grouped;
     if (queue) {
       Builder b(fn.getContext());
-      for (Operation *op : linkCopies)
-        op->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
-      for (scf::ForOp loop : loops)
+      // An update whose copies split by its iterations goes to the queue as
+      // one op, to be pipelined in chunks; the others op by op.
+      SmallVector<scf::ExecuteRegionOp> groups;
+      for (auto [loop, in, out] :
+           llvm::zip(loops, loopCopiesIn, loopCopiesOut)) {
+        if (scf::ExecuteRegionOp group = groupUpdate(loop, in, out)) {
+          groups.push_back(group);
+          grouped.insert(loop);
+          continue;
+        }
+        for (memref::CopyOp copy : llvm::concat<memref::CopyOp>(in, out))
+          copy->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
         loop->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
+      }
       schedule = zero::scheduleHostQueue(fn);
+      for (scf::ExecuteRegionOp group : groups) {
+        Operation *loop = *group.getOps<scf::ForOp>().begin();
+        if (lowerUpdate(group, fn, tasks++))
+          ++pipelined;
+        else
+          grouped.erase(loop); // runs after a wait, as a plain host loop
+      }
     } else if (parallel && overlap && !hostNests.empty()) {
       emitRemark(fn.getLoc())
           << "zero-offload-to-host: @" << fn.getName()
@@ -413,8 +649,9 @@ struct ZeroOffloadToHostPass
              "beside its stream: a host loop is nested or uses a value its "
              "task cannot take";
     }
-    unsigned tasks = 0;
     for (scf::ForOp loop : loops) {
+      if (grouped.contains(loop))
+        continue; // lowered with its group
       bool queued = loop->hasAttr(zero::kQueuedAttrName);
       if (parallel && oneLevel(loop) &&
           zero::runAcrossCores(loop, fn, tasks, queued))
@@ -426,7 +663,8 @@ struct ZeroOffloadToHostPass
            << stagings.size() << " device buffer(s) copied";
     if (schedule)
       remark << "; " << schedule->queued
-             << " op(s) on the rank's host queue beside its stream, "
+             << " op(s) on the rank's host queue beside its stream ("
+             << pipelined << " update(s) with their copies, in chunks), "
              << schedule->unqueued << " after a wait, " << schedule->joins
              << " wait(s), " << schedule->deferred << " op(s) moved after one";
     return success();

@@ -156,6 +156,28 @@ void noteSystemAllocation();
 /// bound): threads of the local backends, one under mpi and nccl.
 int64_t ranksInProcess();
 
+/// zero_rt_parallel_for over iterations [begin, end) (HostParallel.cpp).
+void parallelFor(void (*task)(void *, int64_t, int64_t), void *context,
+                 int64_t begin, int64_t end);
+
+/// How an offloaded update's copies cross: `issue` starts a copy of
+/// `bytes`, `mark` returns a mark of the copies started so far, and `wait`
+/// returns once those before a mark are done (the host queue's update,
+/// HostQueue.cpp; backends/Cuda.cpp gives the link's).
+struct CopyEngine {
+  std::function<bool(void *to, const void *from, int64_t bytes)> issue;
+  std::function<int64_t()> mark;
+  std::function<bool(int64_t mark)> wait;
+};
+
+/// The host queue's update (zero_rt_host_queue_update): the copies in of
+/// each chunk of iterations, the task over it, and its copies out,
+/// pipelined on `engine` (HostQueue.cpp).
+void enqueueUpdate(void (*task)(void *, int64_t, int64_t), void *context,
+                   int64_t contextBytes, int64_t iterations,
+                   const int64_t *copies, int64_t copiesIn, int64_t copiesOut,
+                   std::function<CopyEngine()> engine);
+
 /// Appends `work` to the calling rank thread's host queue (HostQueue.cpp):
 /// run after the work queued before it, on the queue's thread, with the
 /// caller's rank bound; zero_rt_host_queue_join waits for all of it.

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 using namespace zero::rt::cuda;
 
@@ -561,6 +562,59 @@ void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes) {
     copyOnStreamAndWait("zero_rt_gpu_queue_copy", to, from, bytes,
                         "an offloaded update's copy across the link");
   });
+}
+
+// An offloaded update's copies on the queue thread's own stream, each mark
+// an event after the copies started before it.
+void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
+                              void *context, int64_t contextBytes,
+                              int64_t iterations, const int64_t *copies,
+                              int64_t copiesIn, int64_t copiesOut) {
+  zero::rt::enqueueUpdate(
+      task, context, contextBytes, iterations, copies, copiesIn, copiesOut, [] {
+        struct Marks {
+          std::vector<CUevent> events;
+          ~Marks() {
+            for (CUevent event : events)
+              gpu().driver.cuEventDestroy(event);
+          }
+        };
+        auto marks = std::make_shared<Marks>();
+        Gpu *g = ready("zero_rt_gpu_queue_update");
+        CUstream stream = g ? threadStream() : nullptr;
+        auto usable = [g, stream] { return stream && !worldFailedOnGpu(); };
+        return zero::rt::CopyEngine{
+            [g, stream, usable](void *to, const void *from, int64_t bytes) {
+              return usable() &&
+                     check(*g,
+                           g->driver.cuMemcpyAsync(to, from, size_t(bytes),
+                                                   stream),
+                           "cuMemcpyAsync (an offloaded update's copy across "
+                           "the link)");
+            },
+            [g, stream, usable, marks] {
+              CUevent event = nullptr;
+              if (usable() &&
+                  check(
+                      *g,
+                      g->driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+                      "cuEventCreate (an offloaded update's copies)") &&
+                  !check(*g, g->driver.cuEventRecord(event, stream),
+                         "cuEventRecord (an offloaded update's copies)")) {
+                g->driver.cuEventDestroy(event);
+                event = nullptr;
+              }
+              marks->events.push_back(event);
+              return int64_t(marks->events.size() - 1);
+            },
+            [g, usable, marks](int64_t mark) {
+              CUevent event = marks->events[size_t(mark)];
+              return event && usable() &&
+                     check(*g, g->driver.cuEventSynchronize(event),
+                           "cuEventSynchronize (an offloaded update's copies "
+                           "across the link)");
+            }};
+      });
 }
 
 void zero_rt_gpu_free(void *pointer) {

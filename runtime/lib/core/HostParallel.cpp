@@ -24,6 +24,8 @@ namespace {
 struct Job {
   void (*task)(void *, int64_t, int64_t);
   void *context;
+  int64_t
+      first; // the first iteration: chunks cover [first, first + iterations)
   int64_t iterations;
   int64_t chunks;
   /// The caller's rank, bound while a worker runs a chunk: a check that
@@ -59,8 +61,8 @@ private:
     int64_t chunk = job.next++;
     if (job.next == job.chunks)
       jobs.erase(std::find(jobs.begin(), jobs.end(), &job));
-    int64_t begin = job.iterations * chunk / job.chunks;
-    int64_t end = job.iterations * (chunk + 1) / job.chunks;
+    int64_t begin = job.first + job.iterations * chunk / job.chunks;
+    int64_t end = job.first + job.iterations * (chunk + 1) / job.chunks;
     lock.unlock();
     zero_rank *own = zero_bound_rank();
     zero_rank_bind(job.rank);
@@ -112,8 +114,9 @@ int64_t threadsOfRank() {
 
 } // namespace
 
-extern "C" void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t),
-                                     void *context, int64_t iterations) {
+void zero::rt::parallelFor(void (*task)(void *, int64_t, int64_t),
+                           void *context, int64_t begin, int64_t end) {
+  int64_t iterations = end - begin;
   if (iterations <= 0)
     return;
   // Chunks of at least 4096 iterations (ZERO_HOST_CHUNK): a smaller loop
@@ -124,9 +127,14 @@ extern "C" void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t),
   int64_t chunks =
       std::min(threadsOfRank(), std::max<int64_t>(1, iterations / least));
   if (chunks == 1) {
-    task(context, 0, iterations);
+    task(context, begin, end);
     return;
   }
-  Job job{task, context, iterations, chunks, zero_bound_rank()};
+  Job job{task, context, begin, iterations, chunks, zero_bound_rank()};
   Pool::get().run(job);
+}
+
+extern "C" void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t),
+                                     void *context, int64_t iterations) {
+  zero::rt::parallelFor(task, context, 0, iterations);
 }

@@ -5,7 +5,11 @@
 // a fence (the queue waits for the stream's work before it), and the rank
 // waits for the queue (zero_rt_host_queue_join) once, before the first op
 // that must see the queue's work; the ops that depend on that work, and the
-// frees of the buffers the queue uses, move after the wait.
+// frees of the buffers the queue uses, move after the wait. An update whose
+// staging buffers split by its iterations (iteration i has elements
+// [i * k, (i + 1) * k) of each) goes to the queue as one call with its
+// copies (zero_rt_host_queue_update: to, from and bytes an iteration for
+// each), which the queue pipelines in chunks; any other, op by op.
 // RUN: zero-opt %s --split-input-file --zero-offload-to-host --verify-diagnostics | FileCheck %s
 
 // The reduce-scatter makes the gradient shard; the backward pass goes on
@@ -15,12 +19,23 @@
 // was, beside the queue, and the weight's reader follows the wait.
 // CHECK-LABEL: func.func @overlaps
 // CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[FULL:.*]]: memref<16xf32>, %[[BUCKET:.*]]: memref<8xf32>, %[[W:.*]]: memref<4xf32>, %[[ACT:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<4xf32>)
+// CHECK: %[[TABLE:.*]] = llvm.alloca %{{.*}} x i64
 // CHECK: zero.reduce_scatter_buffer %[[FULL]], %[[BUCKET]]
+// CHECK: %[[GH:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: %[[WH:.*]] = zero.host_alloc : memref<4xf32>
 // CHECK: call @zero_rt_host_queue_fence() : () -> ()
-// CHECK: memref.copy %{{.*}}, %[[GH:.*]] {zero.queued} : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32>
-// CHECK: memref.copy %[[W]], %[[WH:.*]] {zero.queued}
-// CHECK: call @zero_rt_host_queue_for(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
-// CHECK: memref.copy %[[WH]], %[[W]] {zero.queued}
+// The copies: the gradient's and the weight's in, the weight's out, 4
+// bytes an iteration each.
+// CHECK: memref.extract_aligned_pointer_as_index %[[GH]]
+// CHECK: %[[SLOT0:.*]] = llvm.getelementptr %[[TABLE]][0]
+// CHECK: memref.extract_aligned_pointer_as_index %{{.*}} : memref<4xf32, strided<[1], offset: 4>>
+// CHECK: %[[FOUR:.*]] = llvm.mlir.constant(4 : i64) : i64
+// CHECK: %[[SLOT2:.*]] = llvm.getelementptr %[[TABLE]][2]
+// CHECK: llvm.store %[[FOUR]], %[[SLOT2]] : i64, !llvm.ptr
+// CHECK: %[[NIN:.*]] = arith.constant 2 : i64
+// CHECK: %[[NOUT:.*]] = arith.constant 1 : i64
+// CHECK: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TABLE]], %[[NIN]], %[[NOUT]]) : (!llvm.ptr, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64) -> ()
+// CHECK-NOT: memref.copy
 // CHECK: scf.parallel
 // CHECK: memref.store %{{.*}}, %[[ACT]]
 // CHECK: call @zero_rt_host_queue_join() : () -> ()
@@ -30,7 +45,7 @@
 // CHECK: memref.load %[[W]]
 // CHECK: memref.store %{{.*}}, %[[OUT]]
 // CHECK: return
-// expected-remark @below {{zero-offload-to-host: @overlaps: 1 loop nest(s) on the host, 2 device buffer(s) copied; 4 op(s) on the rank's host queue beside its stream, 0 after a wait, 1 wait(s), 3 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @overlaps: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in chunks), 0 after a wait, 1 wait(s), 3 op(s) moved after one}}
 func.func @overlaps(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf32>,
                     %bucket: memref<8xf32>, %w: memref<4xf32>,
                     %act: memref<64xf32>, %out: memref<4xf32>) -> memref<4xf32> {
@@ -79,15 +94,14 @@ zero.mesh @dp(shape = [2])
 // CHECK-LABEL: func.func @waits
 // CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[BUCKET:.*]]: memref<8xf32>)
 // CHECK: call @zero_rt_host_queue_fence() : () -> ()
-// CHECK: memref.copy %{{.*}} {zero.queued}
-// CHECK: call @zero_rt_host_queue_for
+// CHECK: call @zero_rt_host_queue_update
 // CHECK: call @zero_rt_host_queue_join() : () -> ()
 // CHECK: memref.dealloc
 // CHECK: scf.parallel
 // CHECK: memref.store %{{.*}}, %[[BUCKET]]
 // CHECK: call @opaque() : () -> ()
 // CHECK: return
-// expected-remark @below {{zero-offload-to-host: @waits: 1 loop nest(s) on the host, 1 device buffer(s) copied; 2 op(s) on the rank's host queue beside its stream, 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @waits: 1 loop nest(s) on the host, 1 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in chunks), 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
 func.func @waits(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -110,6 +124,34 @@ func.func @waits(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32
   return
 }
 func.func private @opaque()
+
+// -----
+
+// Iteration i reads the gradient's element 3 - i: the copies do not split
+// by iterations, so they and the loop go to the queue one by one, the
+// gradient copied whole before the loop.
+// CHECK-LABEL: func.func @by_copy
+// CHECK: call @zero_rt_host_queue_fence() : () -> ()
+// CHECK: memref.copy %{{.*}}, %{{.*}} {zero.queued} : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32>
+// CHECK: call @zero_rt_host_queue_for(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
+// CHECK: call @zero_rt_host_queue_join() : () -> ()
+// expected-remark @below {{zero-offload-to-host: @by_copy: 1 loop nest(s) on the host, 1 device buffer(s) copied; 2 op(s) on the rank's host queue beside its stream (0 update(s) with their copies, in chunks), 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
+func.func @by_copy(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %g = memref.subview %bucket[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %r = arith.subi %c3, %i : index
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%r] : memref<4xf32, strided<[1], offset: 4>>
+    %m2 = arith.addf %mi, %gi : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return
+}
 
 // -----
 

@@ -18,6 +18,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
+
 namespace zero {
 
 /// The attribute that marks a task function: host code, even in a program
@@ -36,6 +38,21 @@ inline constexpr llvm::StringLiteral kQueuedAttrName = "zero.queued";
 /// Whether runAcrossCores can make `loop` a task: every value its body uses
 /// from outside passes through the context or is a constant.
 bool canRunAcrossCores(mlir::scf::ForOp loop);
+
+/// A loop made a task (outlineTask): what a runtime call that runs it
+/// takes. The task (!llvm.ptr), its context (!llvm.ptr to 64-bit slots on
+/// the function's stack, filled where the loop is), the context's bytes and
+/// the loop's iterations (i64).
+struct HostTask {
+  mlir::Value task, context, contextBytes, iterations;
+};
+
+/// `loop`'s body as the task `@<function>_host<index>(context, begin, end)`
+/// (see runAcrossCores), with the values a call takes made just before the
+/// loop, which stays for the caller to replace. None, with nothing changed,
+/// when a value cannot pass.
+std::optional<HostTask> outlineTask(mlir::scf::ForOp loop,
+                                    mlir::func::FuncOp fn, unsigned index);
 
 /// Runs `loop` (one `scf.for`, independent iterations) across the host's
 /// cores: its body becomes a task, `@<function>_host<index>(context, begin,

@@ -354,12 +354,30 @@ void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
    - zero_rt_host_queue_fence: the queue's later work waits for the work the
      rank put on its GPU stream so far (an event; nothing where the rank has
      no stream, as on the CPU);
+   - zero_rt_host_queue_update: an update's host loop with the copies it
+     needs, pipelined in chunks of its iterations: chunk k + 1's copies in
+     start while the loop runs over chunk k (zero_rt_parallel_for over
+     it) and chunk k - 1's copies out go. `copies` holds copies_in +
+     copies_out triples (to, from, bytes per iteration): iteration i's
+     bytes are at offset i * bytes of each. A chunk moves about
+     ZERO_HOST_QUEUE_CHUNK bytes (default 8 MiB); host memory (the CPU
+     replica);
+   - zero_rt_gpu_queue_update: the same across the link, on the queue
+     thread's own stream;
    - zero_rt_host_queue_join: returns once everything queued has run.
    Errors in queued work fail the queuing rank's world. */
 void zero_rt_host_queue_for(void (*task)(void *, int64_t, int64_t),
                             void *context, int64_t context_bytes,
                             int64_t iterations);
 void zero_rt_host_queue_copy(void *to, const void *from, int64_t bytes);
+void zero_rt_host_queue_update(void (*task)(void *, int64_t, int64_t),
+                               void *context, int64_t context_bytes,
+                               int64_t iterations, const int64_t *copies,
+                               int64_t copies_in, int64_t copies_out);
+void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
+                              void *context, int64_t context_bytes,
+                              int64_t iterations, const int64_t *copies,
+                              int64_t copies_in, int64_t copies_out);
 void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes);
 void zero_rt_host_queue_fence(void);
 void zero_rt_host_queue_join(void);
