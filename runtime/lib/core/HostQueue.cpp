@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -121,13 +122,16 @@ extern "C" void zero_rt_host_queue_copy(void *to, const void *from,
 
 namespace {
 /// Bytes of copies a chunk of an update's iterations moves:
-/// ZERO_HOST_QUEUE_CHUNK, else 8 MiB (on a link of tens of GB/s, a
-/// fraction of a millisecond: small beside a tensor's update, large beside
-/// a copy's start).
+/// ZERO_HOST_QUEUE_CHUNK, else the whole update in one chunk. On an H200
+/// with 16 host cores (benchmarks/gpu/offload.sh) chunks of 8 and 2 MiB
+/// made GPT-2 small's offloaded step 1-4% and 3-37% slower than one: the
+/// ranks' queues already overlap one another's copies and updates, which
+/// share the host's memory, and each chunk costs a wake of the host's
+/// threads and a wait on an event.
 int64_t chunkBytes() {
   if (const char *given = std::getenv("ZERO_HOST_QUEUE_CHUNK"))
     return std::max<int64_t>(1, std::atoll(given));
-  return int64_t(8) << 20;
+  return std::numeric_limits<int64_t>::max();
 }
 
 /// One copy of an update: `bytes` per iteration, from `from` to `to` at the

@@ -244,7 +244,11 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       rank's thread goes on launching the step: the copies across the link
       (marked `zero.queued`; on the GPU `zero_rt_gpu_queue_copy`, on the
       queue thread's own stream) and the host loops
-      (`zero_rt_host_queue_for`). Each moves up to just after what it
+      (`zero_rt_host_queue_for`); a loop whose staging buffers split by
+      its iterations (iteration i has elements [i * k, (i + 1) * k) of
+      each, and no copy out writes what another copy touches) goes with
+      its copies as one `zero_rt_host_queue_update`, which the queue can
+      pipeline in chunks of its iterations. Each moves up to just after what it
       depends on (a buffer it touches where either writes, a value it
       uses, an op of unknown effect, the previous queued op), so that a
       bucket's update starts once its reduce-scatter is done while the

@@ -360,8 +360,8 @@ void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
      it) and chunk k - 1's copies out go. `copies` holds copies_in +
      copies_out triples (to, from, bytes per iteration): iteration i's
      bytes are at offset i * bytes of each. A chunk moves about
-     ZERO_HOST_QUEUE_CHUNK bytes (default 8 MiB); host memory (the CPU
-     replica);
+     ZERO_HOST_QUEUE_CHUNK bytes (by default the whole update is one
+     chunk); host memory (the CPU replica);
    - zero_rt_gpu_queue_update: the same across the link, on the queue
      thread's own stream;
    - zero_rt_host_queue_join: returns once everything queued has run.
