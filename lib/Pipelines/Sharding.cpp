@@ -99,6 +99,7 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
   if (options.offload != Offload::None) {
     ZeroOffloadStateOptions offload;
     offload.offload = options.offload;
+    offload.offloadDeviceShare = options.offloadDeviceShare;
     pm.addPass(createZeroOffloadState(offload));
   }
   // And zero's own rewrites: what they made must be issued alike too.

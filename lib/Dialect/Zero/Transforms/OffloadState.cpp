@@ -14,6 +14,7 @@
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROOFFLOADSTATE
@@ -64,6 +65,43 @@ Operation *firstReaderOutsideUpdate(Value state) {
   return nullptr;
 }
 
+/// The position in `fn`'s body of the last op outside the update of
+/// `state` that the update reads: when the update can start (its
+/// gradient's reduce-scatter, say). 0 when it reads nothing else.
+unsigned updateReadyAt(func::FuncOp fn, Value state,
+                       const DenseMap<Operation *, unsigned> &position) {
+  Block &body = fn.getFunctionBody().front();
+  SmallVector<Value> work = {state};
+  llvm::SmallPtrSet<Operation *, 16> update;
+  SmallVector<Operation *> order;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (user->hasTrait<OpTrait::ReturnLike>() || !update.insert(user).second)
+        continue;
+      order.push_back(user);
+      llvm::append_range(work, user->getResults());
+    }
+  }
+  unsigned ready = 0;
+  for (Operation *op : order)
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && !update.contains(def))
+        if (Operation *top = body.findAncestorOpInBlock(*def))
+          ready = std::max(ready, position.lookup(top));
+  return ready;
+}
+
+/// The bytes of `type`'s elements (a ranked tensor of numbers).
+int64_t tensorBytes(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  if (!tensor.hasStaticShape() || !tensor.getElementType().isIntOrFloat())
+    return 0;
+  return tensor.getNumElements() *
+         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+}
+
 /// Whether `fn` carries tensors round a loop: state that offload, which
 /// covers a step's arguments, leaves on the device.
 bool carriesStateInLoop(func::FuncOp fn) {
@@ -108,7 +146,7 @@ struct ZeroOffloadStatePass
                   : "");
       return;
     }
-    unsigned marked = 0;
+    SmallVector<unsigned> offloadable;
     for (unsigned i : state) {
       if (offload == Offload::Optimizer) {
         if (Operation *reader = firstReaderOutsideUpdate(fn.getArgument(i))) {
@@ -119,12 +157,57 @@ struct ZeroOffloadStatePass
           continue;
         }
       }
-      setHostArgument(fn, i, /*host=*/true);
-      ++marked;
+      offloadable.push_back(i);
     }
-    emitRemark(fn.getLoc())
-        << "zero-offload-state: " << marked << " of " << state.size()
-        << " state arguments of @" << fn.getName() << " in host memory";
+    llvm::SmallDenseSet<unsigned> kept = keptOnDevice(fn, offloadable);
+    unsigned marked = 0;
+    for (unsigned i : offloadable)
+      if (!kept.contains(i)) {
+        setHostArgument(fn, i, /*host=*/true);
+        ++marked;
+      }
+    InFlightDiagnostic remark = emitRemark(fn.getLoc());
+    remark << "zero-offload-state: " << marked << " of " << state.size()
+           << " state arguments of @" << fn.getName() << " in host memory";
+    if (offloadDeviceShare > 0)
+      remark << "; " << kept.size()
+             << " kept on the device (offload-device-share: the last to be "
+                "updated, while they fit in "
+             << llvm::formatv("{0:P}",
+                              std::min(1.0, double(offloadDeviceShare)))
+             << " of the bytes)";
+  }
+
+  /// The arguments among `offloadable` that offload-device-share keeps on
+  /// the device: those whose update can start last, while their bytes fit
+  /// in the share.
+  llvm::SmallDenseSet<unsigned> keptOnDevice(func::FuncOp fn,
+                                             ArrayRef<unsigned> offloadable) {
+    llvm::SmallDenseSet<unsigned> kept;
+    if (offloadDeviceShare <= 0)
+      return kept;
+    DenseMap<Operation *, unsigned> position;
+    for (Operation &op : fn.getFunctionBody().front())
+      position[&op] = position.size() + 1;
+    int64_t total = 0;
+    SmallVector<std::pair<unsigned, unsigned>> byReadiness; // (ready, arg)
+    for (unsigned i : offloadable) {
+      total += tensorBytes(fn.getArgument(i).getType());
+      byReadiness.push_back(
+          {updateReadyAt(fn, fn.getArgument(i), position), i});
+    }
+    // The last ready first; among equals, the later argument first.
+    llvm::sort(byReadiness, [](auto a, auto b) { return a > b; });
+    double budget = std::min(1.0, double(offloadDeviceShare)) * double(total);
+    int64_t used = 0;
+    for (auto [ready, i] : byReadiness) {
+      int64_t bytes = tensorBytes(fn.getArgument(i).getType());
+      if (double(used + bytes) > budget)
+        break; // the rest can start earlier: their update hides better
+      used += bytes;
+      kept.insert(i);
+    }
+    return kept;
   }
 };
 

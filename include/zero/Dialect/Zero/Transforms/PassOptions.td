@@ -115,6 +115,12 @@ defvar offloadOptions = [
            clEnumValN(::zero::Offload::Params, "params",
                       "every state argument, the weights included "
                       "(offload_param)"))}]>,
+  Option<"offloadDeviceShare", "offload-device-share", "double",
+         /*default=*/"0.0",
+         "The share (0 to 1) of the offloadable state's bytes kept on the "
+         "device after all: the state whose update can start last (its "
+         "gradient is reduced last), so that the host's update of it does "
+         "not follow the backward pass with the device idle">,
 ];
 
 defvar combineCollectivesOwnOptions = [

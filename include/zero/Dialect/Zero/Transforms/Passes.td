@@ -745,6 +745,15 @@ def ZeroOffloadState : Pass<"zero-offload-state", "mlir::ModuleOp"> {
     - `offload=params`: every state argument, the weights included.
     - `offload=none` marks nothing.
 
+    `offload-device-share=F` keeps a share F of those arguments' bytes on
+    the device after all: the ones whose update can start last, each
+    ranked by the last op outside its update that the update reads (its
+    gradient's reduce-scatter, say), taken from the last while they fit in
+    F. The host's update of the last-reduced gradients would follow the
+    backward pass with the device idle; on the device it takes a fraction
+    of that time (Twin-Flow's split of the update, chosen by when the
+    gradients arrive).
+
     A function with no state arguments, or whose state is carried by a
     loop (offload covers a step's arguments), gets a remark that says why
     nothing moved; so does each state argument that stays on the device
