@@ -12,6 +12,12 @@
 // INT8: all_gather 9 6240{{$}}
 // INT8: compressed all_gather: int8, blocks of 50, 250 elements x 4; each element within max|block| / 254 a contribution
 
+// In int4 (gather-dtype=int4) two levels go in a byte: 3 * (125 + 5 * 4) =
+// 435 bytes a gather, (1/2 + 4 / B) / 4 = 0.145 of f32's.
+// RUN: zero-opt %s --zero-weight-update-sharding='defer-all-gather gather-dtype=int4 quantize-block=50' --zero-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=INT4
+// INT4: all_gather 9 4740{{$}}
+// INT4: compressed all_gather: int4, blocks of 50, 250 elements x 4; each element within max|block| / 14 a contribution
+
 // With the gradients' reduce-scatter compressed too (qgZ): the exact one
 // sends 3/4 of 4000 bytes a step; the int8 all-to-alls send 3/4 of 1000
 // levels and of 4 rows x 5 scales, 810 bytes, the same 0.27 of it. The

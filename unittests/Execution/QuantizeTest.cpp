@@ -247,16 +247,20 @@ func.func @step(%w0: tensor<{1}xf32>, %gl: tensor<{1}xf32>, %x: tensor<{1}xf32>)
       .str();
 }
 
-class QuantizedGather : public QuantizeContext {};
+/// The bits a level of the gathered copy: 8 (gather-dtype=int8) or 4
+/// (gather-dtype=int4).
+class QuantizedGather : public QuantizeContext,
+                        public ::testing::WithParamInterface<int64_t> {};
 
-// qwZ end to end: the loop sharded with the deferred gather in int8
-// (zero-weight-update-sharding{defer-all-gather gather-dtype=int8}) against
-// the loop as given, on the same inputs, at N = 1, 2, 3, 4, 8 and on a 2x4
-// mesh. The weights, which the carried fp32 shard holds, must be the same
-// bits; what the forward pass read of them (times ones) must be within
-// max|block| / 254 of the weight, each block being one of this rank's shard.
-TEST_F(QuantizedGather, CopyIsWithinTheBoundAndTheWeightsExact) {
-  const int64_t elements = 1000, block = 64;
+// qwZ end to end: the loop sharded with the deferred gather in int8 or int4
+// (zero-weight-update-sharding{defer-all-gather gather-dtype=int8|int4})
+// against the loop as given, on the same inputs, at N = 1, 2, 3, 4, 8 and on
+// a 2x4 mesh. The weights, which the carried fp32 shard holds, must be the
+// same bits; what the forward pass read of them (times ones) must be within
+// max|block| / 254 (int8) or / 14 (int4) of the weight, each block being one
+// of this rank's shard.
+TEST_P(QuantizedGather, CopyIsWithinTheBoundAndTheWeightsExact) {
+  const int64_t elements = 1000, block = 64, bits = GetParam();
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("zero-qwz", dir));
   std::string ones = (dir + "/ones.npy").str();
@@ -277,9 +281,9 @@ TEST_F(QuantizedGather, CopyIsWithinTheBoundAndTheWeightsExact) {
     });
     llvm::Error error = runPassPipeline(
         *compressed, llvm::formatv("zero-weight-update-sharding{{defer-all-"
-                                   "gather gather-dtype=int8 "
-                                   "quantize-block={0}}",
-                                   block)
+                                   "gather gather-dtype={0} "
+                                   "quantize-block={1}}",
+                                   zero::getQuantFormat(bits), block)
                          .str());
     ASSERT_FALSE(error) << llvm::toString(std::move(error));
     int quantized = 0;
@@ -314,7 +318,8 @@ TEST_F(QuantizedGather, CopyIsWithinTheBoundAndTheWeightsExact) {
           float largest = 0;
           for (int64_t i = begin; i < end; ++i)
             largest = std::fmax(largest, std::fabs(element<float>(exact, i)));
-          double bound = largest / 254.0 + largest * std::ldexp(1.0, -20);
+          double bound = largest / (2.0 * zero::getQuantLevels(bits)) +
+                         largest * std::ldexp(1.0, -20);
           for (int64_t i = begin; i < end; ++i)
             ASSERT_LE(std::fabs(static_cast<double>(element<float>(exact, i)) -
                                 element<float>(copy, i)),
@@ -325,6 +330,11 @@ TEST_F(QuantizedGather, CopyIsWithinTheBoundAndTheWeightsExact) {
   }
   llvm::sys::fs::remove_directories(dir);
 }
+
+INSTANTIATE_TEST_SUITE_P(Bits, QuantizedGather, ::testing::Values(8, 4),
+                         [](const ::testing::TestParamInfo<int64_t> &info) {
+                           return zero::getQuantFormat(info.param).str();
+                         });
 
 /// One reduce-scatter of a gradient that differs per rank.
 std::string reduceScatter(const std::string &meshShape, int64_t ranks,

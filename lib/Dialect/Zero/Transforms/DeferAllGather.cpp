@@ -116,7 +116,15 @@ struct ZeroDeferAllGatherPass
   using Base::Base;
 
   /// Whether the copies travel as int8 blocks with their scales.
-  bool quantizes() const { return gatherDtype == GatherDtype::Int8; }
+  bool quantizes() const {
+    return gatherDtype == GatherDtype::Int8 || gatherDtype == GatherDtype::Int4;
+  }
+  /// Bits a level of the quantized copy.
+  int64_t bits() const { return gatherDtype == GatherDtype::Int4 ? 4 : 8; }
+  /// The option's spelling, for remarks.
+  std::string option() const {
+    return ("gather-dtype=" + getQuantFormat(bits())).str();
+  }
 
   /// The forced gather element type, null for auto and int8 (whose copy is
   /// dequantized into the type the readers read).
@@ -125,6 +133,7 @@ struct ZeroDeferAllGatherPass
     switch (gatherDtype) {
     case GatherDtype::Auto:
     case GatherDtype::Int8:
+    case GatherDtype::Int4:
       return Type();
     case GatherDtype::BF16:
       return b.getBF16Type();
@@ -262,7 +271,7 @@ struct ZeroDeferAllGatherPass
         if (quantizes()) {
           gathered.push_back(gatherWholeQuantized(b, yieldLoc, weight.newShard,
                                                   weight.layout, copy,
-                                                  quantizeBlock));
+                                                  quantizeBlock, bits()));
           continue;
         }
         Value part =
@@ -329,6 +338,11 @@ struct ZeroDeferAllGatherPass
           << int64_t(quantizeBlock);
       return signalPassFailure();
     }
+    if (bits() == 4 && quantizeBlock % 2 != 0) {
+      getOperation().emitError("quantize-block must be even with ")
+          << option() << " (two levels a byte), not " << int64_t(quantizeBlock);
+      return signalPassFailure();
+    }
     Type forced = forcedGatherType();
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
@@ -342,11 +356,12 @@ struct ZeroDeferAllGatherPass
       for (DeferredWeight &weight : weights)
         if (quantizes())
           mlir::emitRemark(loop.getLoc(), "gathering a ")
-              << weight.whole << " weight in int8 blocks of "
-              << int64_t(quantizeBlock)
-              << " (gather-dtype=int8): the forward pass reads a copy within "
-                 "max|block|/254 of the weight, which changes results; the "
-                 "carried shard stays exact";
+              << weight.whole << " weight in " << getQuantFormat(bits())
+              << " blocks of " << int64_t(quantizeBlock) << " (" << option()
+              << "): the forward pass reads a copy within max|block|/"
+              << 2 * getQuantLevels(bits())
+              << " of the weight, which changes results; the carried shard "
+                 "stays exact";
         else if (weight.gatherElement != readElement(weight))
           mlir::emitRemark(loop.getLoc(), "gathering a ")
               << weight.whole << " weight in " << weight.gatherElement
@@ -360,12 +375,12 @@ struct ZeroDeferAllGatherPass
       return;
     getOperation().walk([&](FunctionOpInterface function) {
       if (!function.isExternal() && !deferredIn.contains(function))
-        function.emitRemark(
-            "zero-defer-all-gather: gather-dtype=int8 compresses nothing in "
-            "this function: no training loop (scf.for) in it all-gathers an "
-            "updated weight shard for its next iteration (a single step has "
-            "none; stage 3 gathers at each use; a group of one rank gathers "
-            "nothing)");
+        function.emitRemark("zero-defer-all-gather: ")
+            << option()
+            << " compresses nothing in this function: no training loop "
+               "(scf.for) in it all-gathers an updated weight shard for its "
+               "next iteration (a single step has none; stage 3 gathers at "
+               "each use; a group of one rank gathers nothing)";
     });
   }
 };

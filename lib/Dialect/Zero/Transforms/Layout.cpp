@@ -55,7 +55,8 @@ Value zero::gatherWhole(OpBuilder &b, Location loc, Value shard,
 
 Value zero::gatherWholeQuantized(OpBuilder &b, Location loc, Value shard,
                                  const GroupPartition &layout,
-                                 RankedTensorType whole, int64_t block) {
+                                 RankedTensorType whole, int64_t block,
+                                 int64_t bits) {
   auto shardType = cast<RankedTensorType>(shard.getType());
   int64_t size = shardType.getNumElements();
   int64_t ranks = layout.paddedElements / size;
@@ -67,16 +68,18 @@ Value zero::gatherWholeQuantized(OpBuilder &b, Location loc, Value shard,
       b, loc, rowsOf(1, size, shardType.getElementType()), shard,
       ArrayRef<ReassociationIndices>{{0, 1}});
   Type i8 = b.getI8Type(), f32 = b.getF32Type();
-  auto quantize = QuantizeOp::create(b, loc, row, block);
+  auto quantize = QuantizeOp::create(b, loc, row, block, bits);
+  int64_t bytes = quantize.getValues().getType().getDimSize(1);
   auto levels =
-      AllGatherOp::create(b, loc, rowsOf(ranks, size, i8), quantize.getValues(),
-                          layout.mesh, layout.axes, /*gather_dim=*/0);
+      AllGatherOp::create(b, loc, rowsOf(ranks, bytes, i8),
+                          quantize.getValues(), layout.mesh, layout.axes,
+                          /*gather_dim=*/0);
   auto scales = AllGatherOp::create(b, loc, rowsOf(ranks, blocks, f32),
                                     quantize.getScales(), layout.mesh,
                                     layout.axes, /*gather_dim=*/0);
   Value rows =
       DequantizeOp::create(b, loc, rowsOf(ranks, size, whole.getElementType()),
-                           levels, scales, block);
+                           levels, scales, block, bits);
   Value flat = tensor::CollapseShapeOp::create(
       b, loc,
       GroupPartition::flatType(whole.getElementType(), layout.paddedElements),

@@ -65,14 +65,16 @@ mlir::Value gatherWhole(mlir::OpBuilder &b, mlir::Location loc,
                         AllGatherOp *gather = nullptr);
 
 /// The whole value, of type `whole` (any float element type), of which the
-/// float `shard` is this rank's part, sent in int8: `zero.quantize` of the
+/// float `shard` is this rank's part, sent in `bits`-bit levels (8: int8;
+/// 4: int4, two a byte): `zero.quantize` of the
 /// shard as one row of blocks of `block`, `zero.all_gather` of the levels
 /// and of the scales, `zero.dequantize` into `whole`'s element type, then
 /// the padding dropped and the shape restored.
 mlir::Value gatherWholeQuantized(mlir::OpBuilder &b, mlir::Location loc,
                                  mlir::Value shard,
                                  const GroupPartition &layout,
-                                 mlir::RankedTensorType whole, int64_t block);
+                                 mlir::RankedTensorType whole, int64_t block,
+                                 int64_t bits);
 
 } // namespace zero
 

@@ -7,6 +7,20 @@
 
 // BLOCK: error: quantize-block must be positive, not 0
 
+// gather-dtype=int4: two levels a byte, so a shard of 3 levels (padded to
+// blocks of 2: 4) travels as 2 bytes a rank; its remark states int4's
+// bound; an odd block is an error. (The remarks come first: stderr.)
+// RUN: zero-opt %s --split-input-file --zero-shard-weight-update --zero-defer-all-gather='gather-dtype=int4 quantize-block=2' 2>&1 | FileCheck %s --check-prefix=INT4
+// RUN: not zero-opt %s --split-input-file --zero-shard-weight-update --zero-defer-all-gather='gather-dtype=int4 quantize-block=3' 2>&1 | FileCheck %s --check-prefix=ODD
+// INT4: remark: gathering a 'tensor<10xf32>' weight in int4 blocks of 2 (gather-dtype=int4): the forward pass reads a copy within max|block|/14 of the weight, which changes results; the carried shard stays exact
+// INT4: remark: zero-defer-all-gather: gather-dtype=int4 compresses nothing in this function
+// INT4-LABEL: func.func @bf16_forward
+// INT4: %[[Q:.*]], %[[S:.*]] = zero.quantize %{{.*}} block = 2 bits = 4 : tensor<1x3xf32> -> tensor<1x2xi8>, tensor<1x2xf32>
+// INT4: %[[GQ:.*]] = zero.all_gather %[[Q]] on @dp : tensor<1x2xi8> -> tensor<4x2xi8>
+// INT4: %[[GS:.*]] = zero.all_gather %[[S]] on @dp : tensor<1x2xf32> -> tensor<4x2xf32>
+// INT4: zero.dequantize %[[GQ]], %[[GS]] block = 2 bits = 4 : tensor<4x2xi8>, tensor<4x2xf32> -> tensor<4x3xbf16>
+// ODD: error: quantize-block must be even with gather-dtype=int4 (two levels a byte), not 3
+
 zero.mesh @dp(shape = [4])
 
 // A bf16 copy: 10 elements on 4 ranks are shards of 3, blocks of 2 (the

@@ -63,7 +63,11 @@ defvar deferAllGatherOptions = [
            clEnumValN(::zero::GatherDtype::F32, "f32", "f32"),
            clEnumValN(::zero::GatherDtype::Int8, "int8",
                       "int8 blocks with an f32 scale each, dequantized into "
-                      "the type the forward pass reads (qwZ)"))}]>,
+                      "the type the forward pass reads (qwZ)"),
+           clEnumValN(::zero::GatherDtype::Int4, "int4",
+                      "int4 blocks, two levels a byte, with an f32 scale "
+                      "each (qwZ in half the bytes; quantize-block must be "
+                      "even)"))}]>,
 ];
 
 // The block of a compressed collective, shared by qwZ (gather-dtype=int8)
@@ -71,7 +75,7 @@ defvar deferAllGatherOptions = [
 defvar quantizeBlockOptions = [
   Option<"quantizeBlock", "quantize-block", "int64_t", /*default=*/"4096",
          "Elements a scale covers in a compressed collective (gather-dtype "
-         "int8, reduce-dtype int8 or int4; ZeRO++ uses about 4096)">,
+         "int8 or int4, reduce-dtype int8 or int4; ZeRO++ uses about 4096)">,
 ];
 
 defvar compressReduceScatterOptions = [

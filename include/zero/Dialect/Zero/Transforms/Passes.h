@@ -12,7 +12,7 @@ class OpPassManager;
 namespace zero {
 
 /// The element type of the copy zero-defer-all-gather gathers (gather-dtype).
-enum class GatherDtype { Auto, BF16, F16, F32, Int8 };
+enum class GatherDtype { Auto, BF16, F16, F32, Int8, Int4 };
 
 /// What the gradients' reduce-scatter sends (reduce-dtype).
 enum class ReduceDtype { Exact, Int8, Int4, Auto };

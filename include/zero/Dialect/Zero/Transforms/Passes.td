@@ -244,17 +244,18 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
     readers that need more precision then read a rounded copy extended back,
     which changes results; a remark says so.
 
-    Compressed (`gather-dtype=int8`, ZeRO++'s qwZ): the new shard is
+    Compressed (`gather-dtype=int8`, ZeRO++'s qwZ, or `gather-dtype=int4`,
+    two levels a byte with an even `quantize-block`): the new shard is
     quantized (`zero.quantize`, blocks of `quantize-block` elements of this
     rank's shard, one f32 scale each), the levels and the scales are
     all-gathered, and each rank dequantizes them into the type the readers
     read. Each element of the copy is then within `max|block| / 254` of the
-    weight (see `zero.quantize`); the carried fp32 shard, which the update
+    weight (int4: `/ 14`; see `zero.quantize`); the carried fp32 shard, which the update
     reads, stays exact, so no error accumulates in the weights or the
     optimizer state, and the caller gets the last shard gathered exactly.
     The first iteration reads the initial weight itself. A gather moves
     `(1 + 4 / B) / 4` of the f32 bytes for blocks of `B` that divide the
-    shard. This changes what the forward pass computes: a remark says so,
+    shard (int4: `(1/2 + 4 / B) / 4`). This changes what the forward pass computes: a remark says so,
     and it is off unless asked for. A function where `gather-dtype=int8`
     compresses nothing (no loop of it defers a gather) gets a remark that
     says so.
