@@ -550,7 +550,6 @@ struct ZeroOffloadToHostPass
         stagings.push_back({nest, buffer, read, written});
       }
     // The plan holds: rewrite.
-    SmallVector<Operation *> linkCopies;
     // Each nest's copies across the link, in (before it) and out (after).
     DenseMap<Operation *, SmallVector<memref::CopyOp>> copiesIn, copiesOut;
     for (memref::AllocOp alloc : temporaries) {
@@ -574,18 +573,16 @@ struct ZeroOffloadToHostPass
       if (staging.read) {
         if (!contiguous)
           buildCopyNest(b, loc, staging.buffer, device);
-        auto copy = memref::CopyOp::create(b, loc, device, host);
-        linkCopies.push_back(copy);
-        copiesIn[staging.nest].push_back(copy);
+        copiesIn[staging.nest].push_back(
+            memref::CopyOp::create(b, loc, device, host));
       }
       staging.buffer.replaceUsesWithIf(host, [&](OpOperand &use) {
         return staging.nest->isAncestor(use.getOwner());
       });
       b.setInsertionPointAfter(staging.nest);
       if (staging.written) {
-        auto copy = memref::CopyOp::create(b, loc, host, device);
-        linkCopies.push_back(copy);
-        copiesOut[staging.nest].push_back(copy);
+        copiesOut[staging.nest].push_back(
+            memref::CopyOp::create(b, loc, host, device));
         if (!contiguous)
           buildCopyNest(b, loc, device, staging.buffer);
       }
@@ -637,10 +634,12 @@ struct ZeroOffloadToHostPass
       schedule = zero::scheduleHostQueue(fn);
       for (scf::ExecuteRegionOp group : groups) {
         Operation *loop = *group.getOps<scf::ForOp>().begin();
-        if (lowerUpdate(group, fn, tasks++))
+        if (lowerUpdate(group, fn, tasks)) {
+          ++tasks;
           ++pipelined;
-        else
+        } else {
           grouped.erase(loop); // runs after a wait, as a plain host loop
+        }
       }
     } else if (parallel && overlap && !hostNests.empty()) {
       emitRemark(fn.getLoc())

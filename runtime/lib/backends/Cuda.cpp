@@ -365,6 +365,21 @@ CUstream zero::rt::cuda::threadStream() {
   return launchStream;
 }
 
+/// A new event recorded on `stream` (its creation and record named `what`
+/// in errors); null, with the error recorded, when either fails.
+static CUevent recordEvent(Gpu &g, CUstream stream, const std::string &what) {
+  CUevent event = nullptr;
+  if (!check(g, g.driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+             "cuEventCreate (" + what + ")"))
+    return nullptr;
+  if (!check(g, g.driver.cuEventRecord(event, stream),
+             "cuEventRecord (" + what + ")")) {
+    g.driver.cuEventDestroy(event);
+    return nullptr;
+  }
+  return event;
+}
+
 // The host queue's GPU half (core/HostQueue.cpp has the queue): a fence is
 // an event on the rank's stream that the queue's thread waits for; a copy
 // runs on that thread's own stream, so the rank's stream never waits for
@@ -373,16 +388,11 @@ void zero_rt_host_queue_fence(void) {
   if (!launchStream)
     return; // the rank has put no work on the GPU
   Gpu *g = ready("zero_rt_host_queue_fence");
-  CUevent event = nullptr;
-  if (!g || worldFailedOnGpu() ||
-      !check(*g, g->driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
-             "cuEventCreate (the host queue's fence)"))
+  if (!g || worldFailedOnGpu())
     return;
-  if (!check(*g, g->driver.cuEventRecord(event, launchStream),
-             "cuEventRecord (the host queue's fence)")) {
-    g->driver.cuEventDestroy(event);
+  CUevent event = recordEvent(*g, launchStream, "the host queue's fence");
+  if (!event)
     return;
-  }
   // Named by the rank's last launch, which a failure there surfaces at.
   std::string what = synchronization(
       "cuEventSynchronize", "the host queue's wait for the rank's stream");
@@ -576,7 +586,8 @@ void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
           std::vector<CUevent> events;
           ~Marks() {
             for (CUevent event : events)
-              gpu().driver.cuEventDestroy(event);
+              if (event)
+                gpu().driver.cuEventDestroy(event);
           }
         };
         auto marks = std::make_shared<Marks>();
@@ -593,18 +604,10 @@ void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
                            "the link)");
             },
             [g, stream, usable, marks] {
-              CUevent event = nullptr;
-              if (usable() &&
-                  check(
-                      *g,
-                      g->driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
-                      "cuEventCreate (an offloaded update's copies)") &&
-                  !check(*g, g->driver.cuEventRecord(event, stream),
-                         "cuEventRecord (an offloaded update's copies)")) {
-                g->driver.cuEventDestroy(event);
-                event = nullptr;
-              }
-              marks->events.push_back(event);
+              marks->events.push_back(
+                  usable()
+                      ? recordEvent(*g, stream, "an offloaded update's copies")
+                      : nullptr);
               return int64_t(marks->events.size() - 1);
             },
             [g, usable, marks](int64_t mark) {

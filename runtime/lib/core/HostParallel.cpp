@@ -24,8 +24,8 @@ namespace {
 struct Job {
   void (*task)(void *, int64_t, int64_t);
   void *context;
-  int64_t
-      first; // the first iteration: chunks cover [first, first + iterations)
+  /// The chunks cover iterations [first, first + iterations).
+  int64_t first;
   int64_t iterations;
   int64_t chunks;
   /// The caller's rank, bound while a worker runs a chunk: a check that

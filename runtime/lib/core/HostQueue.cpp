@@ -92,6 +92,21 @@ HostQueue &queueOfThread() {
   return queue;
 }
 
+/// A copy of a task's context: the caller's stack slot, reused once the
+/// call that queues the task returns.
+std::vector<char> copyContext(const void *context, int64_t bytes) {
+  std::vector<char> copy(static_cast<size_t>(std::max<int64_t>(0, bytes)));
+  if (!copy.empty())
+    std::memcpy(copy.data(), context, copy.size());
+  return copy;
+}
+
+/// Copies `bytes` of host memory (none when not positive).
+bool copyBytes(void *to, const void *from, int64_t bytes) {
+  if (bytes > 0)
+    std::memcpy(to, from, static_cast<size_t>(bytes));
+  return true;
+}
 } // namespace
 
 void zero::rt::enqueueHostWork(std::function<void()> work) {
@@ -101,23 +116,15 @@ void zero::rt::enqueueHostWork(std::function<void()> work) {
 extern "C" void zero_rt_host_queue_for(void (*task)(void *, int64_t, int64_t),
                                        void *context, int64_t contextBytes,
                                        int64_t iterations) {
-  // The context is the caller's stack slot, reused once this returns.
-  std::vector<char> copy(
-      static_cast<size_t>(std::max<int64_t>(0, contextBytes)));
-  if (!copy.empty())
-    std::memcpy(copy.data(), context, copy.size());
   zero::rt::enqueueHostWork(
-      [task, copy = std::move(copy), iterations]() mutable {
+      [task, copy = copyContext(context, contextBytes), iterations]() mutable {
         zero_rt_parallel_for(task, copy.data(), iterations);
       });
 }
 
 extern "C" void zero_rt_host_queue_copy(void *to, const void *from,
                                         int64_t bytes) {
-  zero::rt::enqueueHostWork([to, from, bytes] {
-    if (bytes > 0)
-      std::memcpy(to, from, static_cast<size_t>(bytes));
-  });
+  zero::rt::enqueueHostWork([to, from, bytes] { copyBytes(to, from, bytes); });
 }
 
 namespace {
@@ -195,17 +202,13 @@ void zero::rt::enqueueUpdate(void (*task)(void *, int64_t, int64_t),
                              int64_t iterations, const int64_t *copies,
                              int64_t copiesIn, int64_t copiesOut,
                              std::function<CopyEngine()> engine) {
-  std::vector<char> state(
-      static_cast<size_t>(std::max<int64_t>(0, contextBytes)));
-  if (!state.empty())
-    std::memcpy(state.data(), context, state.size());
   std::vector<RangeCopy> in, out;
   for (int64_t i = 0; i < copiesIn + copiesOut; ++i)
     (i < copiesIn ? in : out)
         .push_back({reinterpret_cast<char *>(copies[3 * i]),
                     reinterpret_cast<const char *>(copies[3 * i + 1]),
                     copies[3 * i + 2]});
-  enqueueHostWork([task, state = std::move(state), iterations,
+  enqueueHostWork([task, state = copyContext(context, contextBytes), iterations,
                    in = std::move(in), out = std::move(out),
                    engine = std::move(engine)]() mutable {
     runUpdate(task, state.data(), iterations, in, out, engine());
@@ -219,13 +222,8 @@ zero_rt_host_queue_update(void (*task)(void *, int64_t, int64_t), void *context,
                           int64_t copiesOut) {
   zero::rt::enqueueUpdate(
       task, context, contextBytes, iterations, copies, copiesIn, copiesOut, [] {
-        return zero::rt::CopyEngine{
-            [](void *to, const void *from, int64_t bytes) {
-              if (bytes > 0)
-                std::memcpy(to, from, static_cast<size_t>(bytes));
-              return true;
-            },
-            [] { return int64_t(0); }, [](int64_t) { return true; }};
+        return zero::rt::CopyEngine{copyBytes, [] { return int64_t(0); },
+                                    [](int64_t) { return true; }};
       });
 }
 

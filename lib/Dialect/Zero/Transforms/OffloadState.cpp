@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "zero/Analysis/Communication.h"
 #include "zero/Analysis/StateResults.h"
 #include "zero/Analysis/WeightUpdate.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
@@ -93,15 +94,11 @@ unsigned updateReadyAt(func::FuncOp fn, Value state,
   return ready;
 }
 
-/// The bytes of `type`'s elements (a ranked tensor of numbers).
-int64_t tensorBytes(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  if (!tensor.hasStaticShape() || !tensor.getElementType().isIntOrFloat())
-    return 0;
-  return tensor.getNumElements() *
-         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+/// The bytes of a state argument of `type` (a ranked tensor), 0 when
+/// unknown.
+int64_t stateBytes(Type type) {
+  return getTensorBytes(cast<RankedTensorType>(type)).value_or(0);
 }
-
 /// Whether `fn` carries tensors round a loop: state that offload, which
 /// covers a step's arguments, leaves on the device.
 bool carriesStateInLoop(func::FuncOp fn) {
@@ -192,7 +189,7 @@ struct ZeroOffloadStatePass
     int64_t total = 0;
     SmallVector<std::pair<unsigned, unsigned>> byReadiness; // (ready, arg)
     for (unsigned i : offloadable) {
-      total += tensorBytes(fn.getArgument(i).getType());
+      total += stateBytes(fn.getArgument(i).getType());
       byReadiness.push_back(
           {updateReadyAt(fn, fn.getArgument(i), position), i});
     }
@@ -201,7 +198,7 @@ struct ZeroOffloadStatePass
     double budget = std::min(1.0, double(offloadDeviceShare)) * double(total);
     int64_t used = 0;
     for (auto [ready, i] : byReadiness) {
-      int64_t bytes = tensorBytes(fn.getArgument(i).getType());
+      int64_t bytes = stateBytes(fn.getArgument(i).getType());
       if (double(used + bytes) > budget)
         break; // the rest can start earlier: their update hides better
       used += bytes;
