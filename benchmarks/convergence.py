@@ -14,7 +14,10 @@ weights and data, under each pipeline:
   - qwZ+qgZ: both;
   - qgZ4: ... reduce-dtype=int4 (the gradients' exchange in int4 blocks,
     two levels a byte);
-  - qwZ+qgZ4: int8 gathers with int4 reductions.
+  - qwZ+qgZ4: int8 gathers with int4 reductions;
+  - qgZ4+EF, qwZ+qgZ4+EF: the same with error-feedback (each rank keeps
+    what its exchange lost, carried by the training loop, and sends it in
+    the next step).
 Prints each run's loss at a few steps and its final loss against f32's (the
 goal: within 1%), and draws the curves into a PNG (--png).
 
@@ -39,9 +42,13 @@ VARIANTS = [
     ("qwZ+qgZ", "defer-all-gather gather-dtype=int8 reduce-dtype=int8"),
     ("qgZ4", "reduce-dtype=int4"),
     ("qwZ+qgZ4", "defer-all-gather gather-dtype=int8 reduce-dtype=int4"),
+    ("qgZ4+EF", "reduce-dtype=int4 error-feedback"),
+    ("qwZ+qgZ4+EF",
+     "defer-all-gather gather-dtype=int8 reduce-dtype=int4 error-feedback"),
 ]
 COLORS = [(0, 0, 0), (120, 120, 120), (31, 119, 180), (214, 39, 40),
-          (44, 160, 44), (255, 127, 14), (148, 103, 189)]
+          (44, 160, 44), (255, 127, 14), (148, 103, 189), (140, 86, 75),
+          (23, 190, 207)]
 
 
 def read_npy_f32(path):
@@ -170,22 +177,23 @@ def main():
                                       args.quantize_block))
     shown = sorted({s for s in (0, 1, 10, args.steps // 4, args.steps // 2)
                     if s < args.steps} | {args.steps - 1})
-    print("%-10s" % "step" + "".join("%14d" % s for s in shown))
+    print("%-12s" % "step" + "".join("%14d" % s for s in shown))
     for name, losses, _ in results:
-        print("%-10s" % name + "".join("%14.6g" % losses[s] for s in shown))
+        print("%-12s" % name + "".join("%14.6g" % losses[s] for s in shown))
     reference = results[0][1][-1]
     exact = results[1][2] == results[0][2] and results[1][1] == results[0][1]
     print("sharded against f32: %s" % ("the same bits (weights and losses)"
                                        if exact else "DIFFERENT"))
     for name, losses, _ in results[2:]:
         change = (losses[-1] - reference) / reference
-        print("final loss %-8s %.6g (f32 %.6g): %+.3f%% %s" % (
+        print("final loss %-11s %.6g (f32 %.6g): %+.3f%% %s" % (
             name, losses[-1], reference, 100 * change,
             "within 1%" if abs(change) <= 0.01 else "NOT within 1%"))
     if args.png:
         write_png(args.png, [(n, l) for n, l, _ in results], args.steps)
         print("curves: %s (black f32, grey sharded, blue qwZ, red qgZ, "
-              "green qwZ+qgZ, orange qgZ4, purple qwZ+qgZ4; log scale)" %
+              "green qwZ+qgZ, orange qgZ4, purple qwZ+qgZ4, brown qgZ4+EF, "
+              "cyan qwZ+qgZ4+EF; log scale)" %
               args.png)
     return 0 if exact else 1
 

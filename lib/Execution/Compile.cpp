@@ -53,7 +53,8 @@ using namespace zero::exec;
 static void writeValue(llvm::json::OStream &json, const std::string &name,
                        Type type, const std::optional<rt::ShardLayout> &shard,
                        bool inHostMemory,
-                       std::optional<size_t> stateOf = std::nullopt) {
+                       std::optional<size_t> stateOf = std::nullopt,
+                       bool startsAtZero = false) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   Type element = tensor ? tensor.getElementType() : type;
   json.object([&] {
@@ -68,6 +69,8 @@ static void writeValue(llvm::json::OStream &json, const std::string &name,
     json.attribute("per_rank", shard.has_value());
     if (stateOf)
       json.attribute("state_of", static_cast<int64_t>(*stateOf));
+    if (startsAtZero)
+      json.attribute("starts_at_zero", true);
     if (inHostMemory)
       json.attribute("memory", "host");
     if (!shard)
@@ -126,7 +129,8 @@ writeDescription(const EntrySignature &signature, int64_t ranks,
     json.attributeArray("arguments", [&] {
       for (auto [i, type] : llvm::enumerate(signature.argTypes))
         writeValue(json, "arg" + std::to_string(i), type,
-                   signature.arguments[i].shard, inHost("arguments", i));
+                   signature.arguments[i].shard, inHost("arguments", i),
+                   std::nullopt, signature.arguments[i].startsAtZero);
     });
     json.attributeArray("results", [&] {
       for (auto [i, type] : llvm::enumerate(signature.resultTypes))

@@ -285,6 +285,9 @@ llvm::Expected<EntrySignature> EntrySignature::read(ModuleOp module,
   for (auto [result, stateOf] :
        llvm::zip(signature.results, findStateResults(fn)))
     result.stateOf = stateOf;
+  for (auto [i, argument] : llvm::enumerate(signature.arguments))
+    argument.startsAtZero = static_cast<bool>(
+        fn.getArgAttr(static_cast<unsigned>(i), kStartsAtZeroAttrName));
   for (auto [what, types] :
        {std::pair{"argument", ArrayRef<Type>(signature.argTypes)},
         std::pair{"result", ArrayRef<Type>(signature.resultTypes)}})

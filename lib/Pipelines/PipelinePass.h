@@ -22,6 +22,9 @@ template <typename Base> struct PipelinePass : public Base {
   using Base::Base;
 
   virtual void appendPasses(mlir::OpPassManager &pm) const = 0;
+  /// Fails, with an error at the module, on options that do not go
+  /// together.
+  virtual mlir::LogicalResult checkOptions() { return mlir::success(); }
 
   mlir::OpPassManager pipeline() const {
     mlir::OpPassManager pm(mlir::ModuleOp::getOperationName());
@@ -32,6 +35,8 @@ template <typename Base> struct PipelinePass : public Base {
     pipeline().getDependentDialects(registry);
   }
   void runOnOperation() override {
+    if (mlir::failed(checkOptions()))
+      return this->signalPassFailure();
     mlir::OpPassManager pm = pipeline();
     if (mlir::failed(this->runPipeline(pm, this->getOperation())))
       this->signalPassFailure();

@@ -76,6 +76,7 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     compress.quantizeBlock = options.quantizeBlock;
     compress.onlyWhereFaster = options.reduceDtype == ReduceDtype::Auto;
     compress.bits = options.reduceDtype == ReduceDtype::Int4 ? 4 : 8;
+    compress.errorFeedback = options.errorFeedback;
     copyCostModel(compress, options);
     pm.addPass(createZeroCompressReduceScatter(compress));
   }
@@ -107,6 +108,19 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     pm.addPass(createZeroVerifyCollectives());
 }
 
+/// Error feedback keeps what a compressed exchange loses: with exact
+/// reduce-scatters there is none to keep.
+template <typename Options>
+LogicalResult checkShardingOptions(Operation *module, StringRef pipeline,
+                                   const Options &options) {
+  if (options.errorFeedback && options.reduceDtype == ReduceDtype::Exact)
+    return module->emitError()
+           << pipeline
+           << ": error-feedback keeps what a compressed reduce-scatter "
+              "loses; give reduce-dtype=int8, int4 or auto with it";
+  return success();
+}
+
 template <typename Options>
 void appendDataParallel(OpPassManager &pm, const Options &options) {
   // Upstream's partitioner reads linalg, not arith on tensors.
@@ -128,8 +142,15 @@ struct ZeroWeightUpdateShardingPass
                                          const Options &options);
   template <typename PassOptions, typename Options>
   friend void copyCostModel(PassOptions &to, const Options &from);
+  template <typename Options>
+  friend LogicalResult checkShardingOptions(Operation *module,
+                                            StringRef pipeline,
+                                            const Options &options);
   void appendPasses(OpPassManager &pm) const override {
     appendWeightUpdateSharding(pm, *this);
+  }
+  LogicalResult checkOptions() override {
+    return checkShardingOptions(getOperation(), getArgument(), *this);
   }
 };
 
@@ -143,8 +164,15 @@ struct ZeroDataParallelPass
                                          const Options &options);
   template <typename PassOptions, typename Options>
   friend void copyCostModel(PassOptions &to, const Options &from);
+  template <typename Options>
+  friend LogicalResult checkShardingOptions(Operation *module,
+                                            StringRef pipeline,
+                                            const Options &options);
   void appendPasses(OpPassManager &pm) const override {
     appendDataParallel(pm, *this);
+  }
+  LogicalResult checkOptions() override {
+    return checkShardingOptions(getOperation(), getArgument(), *this);
   }
 };
 

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
@@ -363,6 +364,20 @@ std::vector<float> gradientOf(int rank, int64_t elements) {
   return g;
 }
 
+/// Each rank's gradient (gradientOf) of `ranks` parts, written to
+/// DIR/g<rank>.npy.
+std::vector<std::vector<float>> writeGradients(const std::string &dir,
+                                               int64_t ranks, int64_t part) {
+  std::vector<std::vector<float>> gradients;
+  for (int r = 0; r < ranks; ++r) {
+    gradients.push_back(gradientOf(r, ranks * part));
+    EXPECT_EQ(rt::writeNpy(dir + "/g" + std::to_string(r) + ".npy",
+                           toArray(gradients.back(), {ranks * part})),
+              "");
+  }
+  return gradients;
+}
+
 /// The largest magnitude of `values[begin, end)`.
 double largest(const std::vector<float> &values, int64_t begin, int64_t end) {
   double m = 0;
@@ -370,6 +385,42 @@ double largest(const std::vector<float> &values, int64_t begin, int64_t end) {
     m = std::max(m, static_cast<double>(std::fabs(values[i])));
   return m;
 }
+
+/// One compressed reduce-scatter's bound on elements [begin, end) of part
+/// `g`, on an `outer` x `inner` mesh of ranks whose gradients are
+/// `gradients`: hop 1 (along the inner axis) each rank's block of part g,
+/// hop 2 (outer) each row's partial sum over its inner ranks, each
+/// contribution within max|block| / halfSteps. `magnitude` gets the sum of
+/// the contributions' largest magnitudes, for the rounding.
+double oneStepBound(const std::vector<std::vector<float>> &gradients, int64_t g,
+                    int64_t part, int64_t begin, int64_t end, int64_t outer,
+                    int64_t inner, double halfSteps, double &magnitude) {
+  auto blockOf = [&](int64_t rank) {
+    return largest(gradients[rank], g * part + begin, g * part + end);
+  };
+  double bound = 0;
+  magnitude = 0;
+  for (int64_t i0 = 0; i0 < outer; ++i0) {
+    double hop1 = 0;
+    std::vector<float> partial(end - begin, 0.0f);
+    for (int64_t i1 = 0; i1 < inner; ++i1) {
+      int64_t rank = i0 * inner + i1;
+      hop1 += blockOf(rank) / halfSteps;
+      magnitude += blockOf(rank);
+      for (int64_t e = begin; e < end; ++e)
+        partial[e - begin] += gradients[rank][g * part + e];
+    }
+    bound += hop1;
+    if (outer > 1)
+      bound += (largest(partial, 0, end - begin) + hop1) / halfSteps;
+  }
+  return bound;
+}
+
+/// The meshes the reduce-scatters run on: each a shape and its extents.
+const std::pair<const char *, std::vector<int64_t>> kReduceMeshes[] = {
+    {"[1]", {1}}, {"[2]", {2}}, {"[3]", {3}},
+    {"[4]", {4}}, {"[8]", {8}}, {"[2, 4]", {2, 4}}};
 
 /// Parameters: whether the lowering is the GPU's loop form; bits a level.
 class QuantizedReduceScatter
@@ -391,11 +442,8 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
   lowering.gpuLoops = std::get<0>(GetParam());
   int64_t bits = std::get<1>(GetParam());
   const double halfSteps = 2.0 * zero::getQuantLevels(bits);
-  const std::pair<const char *, std::vector<int64_t>> meshes[] = {
-      {"[1]", {1}}, {"[2]", {2}}, {"[3]", {3}},
-      {"[4]", {4}}, {"[8]", {8}}, {"[2, 4]", {2, 4}}};
   for (int64_t part : {192, 100}) {
-    for (const auto &[shape, axes] : meshes) {
+    for (const auto &[shape, axes] : kReduceMeshes) {
       int64_t ranks = 1;
       for (int64_t size : axes)
         ranks *= size;
@@ -421,13 +469,8 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
 
       llvm::SmallString<128> dir;
       ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("zero-qgz", dir));
-      std::vector<std::vector<float>> gradients;
-      for (int r = 0; r < ranks; ++r) {
-        gradients.push_back(gradientOf(r, ranks * part));
-        ASSERT_EQ(rt::writeNpy((dir + "/g" + std::to_string(r) + ".npy").str(),
-                               toArray(gradients.back(), {ranks * part})),
-                  "");
-      }
+      std::vector<std::vector<float>> gradients =
+          writeGradients(dir.str().str(), ranks, part);
       auto a = Executable::compile(*given, "step", lowering);
       ASSERT_TRUE(static_cast<bool>(a)) << llvm::toString(a.takeError());
       auto b = Executable::compile(*compressed, "step", lowering);
@@ -454,26 +497,9 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
         int64_t g0 = g / inner, g1 = g % inner;
         for (int64_t begin = 0; begin < part; begin += block) {
           int64_t end = std::min(part, begin + block);
-          auto blockOf = [&](int64_t rank) {
-            return largest(gradients[rank], g * part + begin, g * part + end);
-          };
-          // Hop 1 (along the inner axis): each rank's block of part g;
-          // hop 2 (outer): each row's partial sum over its inner ranks.
-          double bound = 0, magnitude = 0;
-          for (int64_t i0 = 0; i0 < outer; ++i0) {
-            double hop1 = 0;
-            std::vector<float> partial(end - begin, 0.0f);
-            for (int64_t i1 = 0; i1 < inner; ++i1) {
-              int64_t rank = i0 * inner + i1;
-              hop1 += blockOf(rank) / halfSteps;
-              magnitude += blockOf(rank);
-              for (int64_t e = begin; e < end; ++e)
-                partial[e - begin] += gradients[rank][g * part + e];
-            }
-            bound += hop1;
-            if (outer > 1)
-              bound += (largest(partial, 0, end - begin) + hop1) / halfSteps;
-          }
+          double magnitude;
+          double bound = oneStepBound(gradients, g, part, begin, end, outer,
+                                      inner, halfSteps, magnitude);
           // Float rounding: the sums' and each dequantized value's.
           bound += magnitude * ranks * std::ldexp(1.0, -20);
           for (int64_t e = begin; e < end; ++e)
@@ -494,6 +520,128 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
               << exactBytes;
         }
       }
+    }
+  }
+}
+
+/// A step that adds its reduce-scattered gradient to a running sum, the
+/// state `acc`: after T steps, `acc` is the sum of every step's result.
+std::string accumulatedReduceScatter(const std::string &meshShape,
+                                     int64_t ranks, int64_t part) {
+  return llvm::formatv(R"mlir(
+zero.mesh @dp(shape = {0})
+func.func @step(%g: tensor<{1}xf32>, %acc: tensor<{2}xf32>) -> tensor<{2}xf32> {{
+  %r = zero.reduce_scatter %g on @dp reduce = sum
+      : tensor<{1}xf32> -> tensor<{2}xf32>
+  %next = arith.addf %acc, %r : tensor<{2}xf32>
+  return %next : tensor<{2}xf32>
+}
+)mlir",
+                       meshShape, ranks * part, part)
+      .str();
+}
+
+// qgZ with error feedback: each rank keeps what its exchange lost (the
+// residual, state that starts at zero) and sends it in the next step, so
+// over T steps the sum of the results telescopes to the exact sum less the
+// last residuals: its error stays within one step's bound (the
+// contributions being gradient plus residual: a factor 2L / (2L - 1)),
+// where without feedback it grows with every step (each rank's gradient is
+// the same every step, so each step loses the same). Checked element by
+// element after T steps at N = 1, 2, 3, 4, 8 and 2x4 (two hops, a residual
+// each), on both lowerings.
+TEST_P(QuantizedReduceScatter, ErrorFeedbackKeepsTheSumOfStepsWithinOneBound) {
+  const int64_t block = 64, part = 100, steps = 12;
+  zero::ZeroToLLVMOptions lowering;
+  lowering.gpuLoops = std::get<0>(GetParam());
+  int64_t bits = std::get<1>(GetParam());
+  const double halfSteps = 2.0 * zero::getQuantLevels(bits);
+  for (const auto &[shape, axes] : kReduceMeshes) {
+    int64_t ranks = 1;
+    for (int64_t size : axes)
+      ranks *= size;
+    SCOPED_TRACE(std::string("mesh ") + shape);
+    OwningOpRef<ModuleOp> given = parseSourceString<ModuleOp>(
+        accumulatedReduceScatter(shape, ranks, part), &context);
+    ASSERT_TRUE(given);
+    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &d) {
+      return success(d.getSeverity() == mlir::DiagnosticSeverity::Remark);
+    });
+    std::vector<OwningOpRef<ModuleOp>> compressed;
+    for (const char *feedback : {"", " error-feedback"}) {
+      compressed.push_back(given->clone());
+      llvm::Error error = runPassPipeline(
+          *compressed.back(),
+          llvm::formatv("zero-compress-reduce-scatter{{quantize-block={0} "
+                        "bits={1}{2}}",
+                        block, bits, feedback)
+              .str());
+      ASSERT_FALSE(error) << llvm::toString(std::move(error));
+    }
+    // One residual a hop, taken and returned by the step.
+    auto withFeedback = compressed.back()->lookupSymbol<func::FuncOp>("step");
+    unsigned hops = ranks > 1 ? static_cast<unsigned>(axes.size()) : 0;
+    ASSERT_EQ(withFeedback.getNumArguments(), 2 + hops);
+    ASSERT_EQ(withFeedback.getNumResults(), 1 + hops);
+
+    llvm::SmallString<128> dir;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("zero-qgz-ef", dir));
+    std::vector<std::vector<float>> gradients =
+        writeGradients(dir.str().str(), ranks, part);
+    std::vector<std::unique_ptr<Executable>> executables;
+    for (ModuleOp module : {*given, *compressed[0], *compressed[1]}) {
+      auto exe = Executable::compile(module, "step", lowering);
+      ASSERT_TRUE(static_cast<bool>(exe)) << llvm::toString(exe.takeError());
+      executables.push_back(std::move(*exe));
+    }
+    // The three programs differ in their arguments: one launch each.
+    std::vector<std::vector<rt::RankRun>> runs(3);
+    for (size_t p = 0; p < executables.size(); ++p) {
+      rt::LaunchOptions options;
+      options.ranks = static_cast<int32_t>(ranks);
+      options.steps = steps;
+      options.inputs[0].path = (dir + "/g{rank}.npy").str();
+      options.inputs[1].low = options.inputs[1].high = 0;
+      std::vector<std::vector<rt::RankRun>> one;
+      ASSERT_EQ(rt::launch({executables[p].get()}, options, one), "");
+      runs[p] = std::move(one[0]);
+    }
+    llvm::sys::fs::remove_directories(dir);
+
+    int64_t inner = axes.back(), outer = ranks / inner;
+    double worstWithout = 0, worstWith = 0;
+    for (int64_t g = 0; g < ranks; ++g) {
+      const rt::Array &exact = runs[0][g].outputs[0];
+      const rt::Array &without = runs[1][g].outputs[0];
+      const rt::Array &with = runs[2][g].outputs[0];
+      if (ranks == 1) {
+        EXPECT_EQ(rt::compare(exact, with).differing, 0);
+        continue;
+      }
+      for (int64_t begin = 0; begin < part; begin += block) {
+        int64_t end = std::min(part, begin + block);
+        double magnitude;
+        double bound = oneStepBound(gradients, g, part, begin, end, outer,
+                                    inner, halfSteps, magnitude);
+        bound *= halfSteps / (halfSteps - 1);
+        // Float rounding: T sums of T steps' values.
+        bound += magnitude * ranks * steps * steps * std::ldexp(1.0, -20);
+        for (int64_t e = begin; e < end; ++e) {
+          double sum = rt::getElementAsDouble(exact, e);
+          double errorWith = std::fabs(rt::getElementAsDouble(with, e) - sum);
+          ASSERT_LE(errorWith, bound) << "rank " << g << " element " << e;
+          worstWith = std::max(worstWith, errorWith / bound);
+          worstWithout = std::max(
+              worstWithout,
+              std::fabs(rt::getElementAsDouble(without, e) - sum) / bound);
+        }
+      }
+    }
+    // Without feedback the same loss adds up step by step.
+    if (ranks > 1) {
+      EXPECT_GT(worstWithout, 4 * worstWith)
+          << "without feedback " << worstWithout << " of one step's bound, "
+          << "with it " << worstWith;
     }
   }
 }

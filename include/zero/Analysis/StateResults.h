@@ -54,6 +54,12 @@ llvm::SmallVector<std::pair<size_t, mlir::Value>> pairNearestSources(
 /// is (an index), set by markStateResults.
 inline constexpr llvm::StringLiteral kStateOfAttrName = "zero.state_of";
 
+/// The argument attribute that marks state whose first value is zeros (an
+/// error-feedback residual, which zero-compress-reduce-scatter adds): a
+/// launcher starts it at zero when no input names it.
+inline constexpr llvm::StringLiteral kStartsAtZeroAttrName =
+    "zero.starts_at_zero";
+
 /// For each result of `fn`, the index of the argument whose next value it
 /// is, if any. A result marked `zero.state_of` pairs with the argument it
 /// names, when that argument has its type and layout (`zero.shard`). Each

@@ -33,6 +33,7 @@ std::vector<CheckpointValue> zero::rt::getCheckpointValues(const Program &p) {
     value.dtype = arg.type.dtype;
     value.shape = arg.shard ? arg.shard->whole : arg.type.shape;
     value.shard = arg.shard;
+    value.startsAtZero = arg.startsAtZero;
     values.push_back(std::move(value));
   }
   return values;
@@ -269,6 +270,8 @@ zero::rt::writeCheckpointManifest(const std::string &dir,
               ", \"group_index\": " + jsonIntegers(v.shard->groupIndex) + "}";
     else
       text += "null";
+    if (v.startsAtZero)
+      text += ", \"starts_at_zero\": true";
     text += "}";
   }
   text += "]}\n";
@@ -332,6 +335,8 @@ std::string zero::rt::readCheckpointManifest(const std::string &dir,
       layout.groupIndex = integersOf(shard->get("group_index"));
       value.shard = layout;
     }
+    if (const Json *zeros = item.get("starts_at_zero"))
+      value.startsAtZero = zeros->kind == Json::Bool && zeros->boolean;
     if (std::string error = checkCheckpointValue(value, manifest.worldSize);
         !error.empty())
       return "checkpoint " + stepDir + "/manifest.json: value " +
@@ -344,7 +349,8 @@ std::string zero::rt::readCheckpointManifest(const std::string &dir,
 
 std::string
 zero::rt::checkSameState(const std::vector<CheckpointValue> &saved,
-                         const std::vector<CheckpointValue> &expected) {
+                         const std::vector<CheckpointValue> &expected,
+                         bool acrossWorlds) {
   if (saved.size() != expected.size())
     return "the checkpoint holds " + std::to_string(saved.size()) +
            " state values, the program has " + std::to_string(expected.size());
@@ -359,7 +365,14 @@ zero::rt::checkSameState(const std::vector<CheckpointValue> &saved,
     if (have.dtype != want.dtype)
       return what + ": the checkpoint's is " + have.dtype + ", the " +
              "program's " + want.dtype;
-    if (have.shape != want.shape)
+    if (have.startsAtZero != want.startsAtZero)
+      return what + ": " +
+             (have.startsAtZero ? "a residual that starts at zero in the "
+                                  "checkpoint, other state in the program"
+                                : "other state in the checkpoint, a residual "
+                                  "that starts at zero in the program");
+    // A residual's shape follows the world: a reshard starts it afresh.
+    if (have.shape != want.shape && !(acrossWorlds && want.startsAtZero))
       return what + ": the checkpoint's shape is " + formatShape(have.shape) +
              ", the program's " + formatShape(want.shape);
   }
@@ -544,7 +557,8 @@ std::string zero::rt::reshardCheckpoint(const std::string &stepDir,
                                         const std::string &dir,
                                         const CheckpointManifest &target,
                                         int64_t &largestBytes) {
-  if (std::string error = checkSameState(manifest.values, target.values);
+  if (std::string error = checkSameState(manifest.values, target.values,
+                                         /*acrossWorlds=*/true);
       !error.empty())
     return error;
   std::string targetDir = dir + "/" + checkpointStepName(target.steps);
@@ -552,10 +566,18 @@ std::string zero::rt::reshardCheckpoint(const std::string &stepDir,
       static_cast<size_t>(target.worldSize));
   auto cut = [&](size_t i, const Array &whole) -> std::string {
     const CheckpointValue &value = target.values[i];
+    Array zeros;
+    if (value.startsAtZero) {
+      zeros = Array{value.dtype, value.getRankShape(), {}};
+      zeros.bytes.assign(
+          getNumElements(zeros.shape) * getElementBytes(value.dtype), 0);
+    }
     for (int32_t rank = 0; rank < target.worldSize; ++rank) {
       CheckpointFile file;
       std::string error =
-          value.shard
+          value.startsAtZero
+              ? writeCheckpointFile(targetDir, rank, value, zeros, file)
+          : value.shard
               ? writeCheckpointFile(targetDir, rank, value,
                                     takeShard(whole, value.shard->shardElements,
                                               value.shard->groupIndex[rank]),
@@ -601,6 +623,9 @@ zero::rt::cutForWorld(const std::vector<CheckpointValue> &values,
   for (CheckpointValue &value : cut) {
     if (!value.shard)
       continue;
+    // A residual keeps a row a rank, of the length it had.
+    if (value.startsAtZero && !value.shape.empty())
+      value.shape[0] = worldSize;
     int64_t elements = getNumElements(value.shape);
     value.shard->whole = value.shape;
     value.shard->shardElements =

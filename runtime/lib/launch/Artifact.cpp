@@ -81,6 +81,12 @@ struct DescriptionReader {
       if (const Json *state = item.get("state_of");
           state && state->kind == Json::Number)
         value.stateOf = static_cast<size_t>(state->number);
+      if (const Json *zeros = item.get("starts_at_zero")) {
+        if (zeros->kind == Json::Bool)
+          value.startsAtZero = zeros->boolean;
+        else if (error.empty())
+          error = where + ".starts_at_zero is neither true nor false";
+      }
       if (const Json *memory = item.get("memory");
           memory && memory->kind == Json::String) {
         value.memory = memory->string;

@@ -38,9 +38,16 @@ InputSpec specOf(const LaunchOptions &options, size_t index) {
 
 /// Generates `array`'s elements of argument `index` at step `step`, from
 /// element `firstElement` of the whole value on.
-void fillGenerated(Array &array, const LaunchOptions &options,
-                   const InputSpec &spec, size_t index, int32_t rank,
-                   int64_t step, int64_t firstElement = 0) {
+/// State that starts at zero (ArtifactValue::startsAtZero) is made zeros.
+void fillGenerated(Array &array, const ArtifactValue &value,
+                   const LaunchOptions &options, const InputSpec &spec,
+                   size_t index, int32_t rank, int64_t step,
+                   int64_t firstElement = 0) {
+  if (value.startsAtZero) {
+    array.bytes.assign(array.getNumElements() * getElementBytes(array.dtype),
+                       0);
+    return;
+  }
   fillUniform(array, stepSeed(options.seed, step), unsigned(index),
               spec.perRank ? rank : -1, spec.low, spec.high, firstElement);
 }
@@ -70,11 +77,11 @@ std::string zero::rt::makeInputs(const std::vector<ArtifactValue> &arguments,
       const ShardLayout &shard = *value.shard;
       int64_t part = shard.groupIndex[rank];
       array.shape = {shard.shardElements};
-      fillGenerated(array, options, spec, i, rank, step,
+      fillGenerated(array, value, options, spec, i, rank, step,
                     part * shard.shardElements);
       zeroShardPadding(array, shard.getWholeElements(), part);
     } else if (spec.path.empty()) {
-      fillGenerated(array, options, spec, i, rank, step);
+      fillGenerated(array, value, options, spec, i, rank, step);
     } else if (std::string error =
                    readNpy(withStep(withRank(spec.path, rank), step), array);
                !error.empty()) {
@@ -139,7 +146,7 @@ bool generateInPieces(const std::vector<ArtifactValue> &arguments,
     Array piece;
     piece.dtype = dtype;
     piece.shape = {std::min(kPiece, elements - first)};
-    fillGenerated(piece, options, spec, index, rank, step, first);
+    fillGenerated(piece, argument, options, spec, index, rank, step, first);
     pieces(static_cast<size_t>(first * elementBytes), piece.bytes.data(),
            piece.bytes.size());
   }

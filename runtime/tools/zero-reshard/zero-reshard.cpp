@@ -13,6 +13,7 @@
 #include "zero/runtime/Checkpoint.h"
 #include "zero/runtime/CommandLine.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -138,7 +139,8 @@ int main(int argc, char **argv) {
       if (std::string error = layoutOfArtifact(options.artifact, target);
           !error.empty())
         return fail(error);
-      if (std::string error = checkSameState(source.values, target.values);
+      if (std::string error = checkSameState(source.values, target.values,
+                                             /*acrossWorlds=*/true);
           !error.empty())
         return fail("the checkpoint is not " + options.artifact +
                     "'s state: " + error);
@@ -159,6 +161,13 @@ int main(int argc, char **argv) {
     what = std::to_string(source.values.size()) + " values, " +
            std::to_string(source.worldSize) + " ranks -> " +
            std::to_string(target.worldSize) + " ranks: " + targetDir;
+    int64_t residuals =
+        std::count_if(target.values.begin(), target.values.end(),
+                      [](const CheckpointValue &v) { return v.startsAtZero; });
+    if (residuals > 0)
+      what += " (" + std::to_string(residuals) +
+              " error-feedback residual(s) start at zero again: each "
+              "rank's was its own exchange's)";
   }
   std::printf("zero-reshard: %s %s; largest value %s, peak memory %s\n",
               checkpointStepName(source.steps).c_str(), what.c_str(),

@@ -5,15 +5,23 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "zero/Analysis/CostModel.h"
+#include "zero/Analysis/StateResults.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/Utils/Tensors.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <numeric>
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROCOMPRESSREDUCESCATTER
@@ -95,25 +103,74 @@ Value sumRows(OpBuilder &b, Location loc, Value rows) {
 /// One hop: `rows` (dimension 0 indexed by the destination's index along
 /// `axis`) quantized, exchanged all-to-all along `axis`, dequantized to f32
 /// and summed over the senders.
+///
+/// With `residual` (error feedback: what this rank's exchanges of these rows
+/// lost before, f32, flat), the rows sent are `rows + residual`, and `lost`
+/// gets what this exchange loses of them, flat: `rows + residual -
+/// dequantize(quantize(rows + residual))`, the very values the receivers
+/// sum, so that over steps nothing is lost but the last residual. An
+/// element that is not finite (its block held an infinity or a NaN) starts
+/// again from zero rather than poison every later step.
 Value exchangeQuantized(OpBuilder &b, Location loc, Value rows,
                         FlatSymbolRefAttr mesh, int64_t axis, int64_t block,
-                        int64_t bits) {
+                        int64_t bits, Value residual, Value *lost) {
   auto type = cast<RankedTensorType>(rows.getType());
+  RankedTensorType f32Rows = withElement(type, b.getF32Type());
+  if (residual) {
+    if (!type.getElementType().isF32())
+      rows = arith::ExtFOp::create(b, loc, f32Rows, rows);
+    rows = arith::AddFOp::create(b, loc, rows,
+                                 unflatten(b, loc, residual, f32Rows));
+  }
   auto quantize = QuantizeOp::create(b, loc, rows, block, bits);
+  if (residual) {
+    Value sent = DequantizeOp::create(b, loc, f32Rows, quantize.getValues(),
+                                      quantize.getScales(), block, bits);
+    Value error = arith::SubFOp::create(b, loc, rows, sent);
+    Value infinity = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            f32Rows,
+            b.getF32FloatAttr(
+                APFloat::getInf(APFloat::IEEEsingle()).convertToFloat())));
+    Value finite =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                              math::AbsFOp::create(b, loc, error), infinity);
+    Value zeros = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(f32Rows, b.getF32FloatAttr(0)));
+    *lost =
+        flatten(b, loc, arith::SelectOp::create(b, loc, finite, error, zeros));
+  }
   DenseI64ArrayAttr axes = b.getDenseI64ArrayAttr({axis});
   Value levels = AllToAllOp::create(b, loc, quantize.getValues().getType(),
                                     quantize.getValues(), mesh, axes);
   Value received = AllToAllOp::create(b, loc, quantize.getScales().getType(),
                                       quantize.getScales(), mesh, axes);
-  Value dequantized = DequantizeOp::create(
-      b, loc, withElement(type, b.getF32Type()), levels, received, block, bits);
+  Value dequantized =
+      DequantizeOp::create(b, loc, f32Rows, levels, received, block, bits);
   return sumRows(b, loc, dequantized);
 }
 
+/// The elements of the rows each hop of `op`'s compressed form quantizes,
+/// in the order of the hops (the innermost axis first): the whole input,
+/// then at each later hop the partial sums the hop before left.
+SmallVector<int64_t> getHopElements(ReduceScatterOp op, MeshOp mesh) {
+  SmallVector<int64_t> axes = getGroupAxes(mesh, op.getAxesAttr());
+  int64_t elements = op.getInput().getType().getNumElements();
+  SmallVector<int64_t> hops;
+  for (int64_t hop = static_cast<int64_t>(axes.size()) - 1; hop >= 0; --hop) {
+    hops.push_back(elements);
+    elements /= mesh.getShape()[axes[hop]];
+  }
+  return hops;
+}
+
 /// The compressed form of `op`, in hops along its group's axes, the last
-/// (innermost) first.
+/// (innermost) first. With `residuals` (error feedback), hop h adds
+/// `residuals[h]` to the rows it sends and appends what it lost to `lost`.
 Value compress(OpBuilder &b, ReduceScatterOp op, MeshOp mesh, int64_t block,
-               int64_t bits) {
+               int64_t bits, ValueRange residuals = {},
+               SmallVectorImpl<Value> *lost = nullptr) {
   Location loc = op.getLoc();
   RankedTensorType inputType = op.getInput().getType();
   RankedTensorType resultType = op.getResult().getType();
@@ -133,8 +190,13 @@ Value compress(OpBuilder &b, ReduceScatterOp op, MeshOp mesh, int64_t block,
   for (int64_t hop = static_cast<int64_t>(axes.size()) - 1; hop >= 0; --hop) {
     if (hop > 0)
       rows = moveToFront(b, loc, rows, hop);
+    size_t index = axes.size() - 1 - hop;
+    Value residual = residuals.empty() ? Value() : residuals[index];
+    Value hopLost;
     rows = exchangeQuantized(b, loc, rows, op.getMeshAttr(), axes[hop], block,
-                             bits);
+                             bits, residual, &hopLost);
+    if (residual)
+      lost->push_back(hopLost);
   }
 
   Value sum = rows; // [S], f32
@@ -152,6 +214,139 @@ Value compress(OpBuilder &b, ReduceScatterOp op, MeshOp mesh, int64_t block,
     sum = arith::TruncFOp::create(b, loc,
                                   RankedTensorType::get({part}, element), sum);
   return unflatten(b, loc, sum, resultType);
+}
+
+/// Where a compressed exchange's residuals live from one step to the next
+/// (error feedback): carried round the `scf.for` loops around it (`loops`,
+/// outermost first) from zeros made before the outermost; or, when it is
+/// in the body of `function` itself, taken and returned by the function as
+/// state that starts at zero.
+struct ResidualHome {
+  func::FuncOp function;
+  SmallVector<scf::ForOp> loops;
+};
+
+/// `op`'s residuals' home, or why it has none.
+FailureOr<ResidualHome> findResidualHome(ReduceScatterOp op, ModuleOp module,
+                                         std::string &why) {
+  ResidualHome home;
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+      home.loops.insert(home.loops.begin(), loop);
+      continue;
+    }
+    home.function = dyn_cast<func::FuncOp>(parent);
+    if (!home.function) {
+      why = "it sits in " + parent->getName().getStringRef().str() +
+            ", which cannot carry a residual from one step to the next";
+      return failure();
+    }
+    break;
+  }
+  if (!home.function) {
+    why = "it is not in a func.func";
+    return failure();
+  }
+  if (!home.loops.empty())
+    return home;
+  if (!home.function.getBody().hasOneBlock()) {
+    why = "@" + home.function.getSymName().str() +
+          " has several blocks, so it cannot return the residual";
+    return failure();
+  }
+  if (!SymbolTable::symbolKnownUseEmpty(home.function, module)) {
+    why = "@" + home.function.getSymName().str() +
+          " is called in the module, so it cannot take and return the "
+          "residual as state";
+    return failure();
+  }
+  return home;
+}
+
+/// The residuals, flat f32 tensors of `elements`, where `op` can read them:
+/// new region iter_args of each loop of `home` (the outermost's from zeros),
+/// or new arguments of `home.function`, shards (#zero.shard) of a whole
+/// with one row a rank, so that a launcher or a checkpoint keeps each
+/// rank's own, marked to start at zero.
+SmallVector<Value> openResiduals(ResidualHome &home, ArrayRef<int64_t> elements,
+                                 MeshOp mesh, Location loc) {
+  OpBuilder b(home.function.getContext());
+  SmallVector<Value> residuals;
+  if (home.loops.empty()) {
+    func::FuncOp fn = home.function;
+    int64_t ranks = 1;
+    for (int64_t extent : mesh.getShape())
+      ranks *= extent;
+    SmallVector<int64_t> allAxes =
+        llvm::to_vector(llvm::seq<int64_t>(0, mesh.getShape().size()));
+    for (int64_t count : elements) {
+      auto type = RankedTensorType::get({count}, b.getF32Type());
+      auto shard = ShardAttr::get(
+          b.getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+          allAxes, RankedTensorType::get({ranks, count}, b.getF32Type()), 1);
+      unsigned index = fn.getNumArguments();
+      NamedAttrList attrs;
+      attrs.set("zero.shard", shard);
+      attrs.set(kStartsAtZeroAttrName, b.getUnitAttr());
+      (void)fn.insertArgument(index, type, attrs.getDictionary(b.getContext()),
+                              loc);
+      residuals.push_back(fn.getArgument(index));
+    }
+    return residuals;
+  }
+  b.setInsertionPoint(home.loops.front());
+  for (int64_t count : elements) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{count},
+                                          b.getF32Type());
+    residuals.push_back(
+        linalg::FillOp::create(b, loc, zero, empty).getResult(0));
+  }
+  IRRewriter rewriter(b.getContext());
+  for (scf::ForOp &loop : home.loops) {
+    rewriter.setInsertionPoint(loop);
+    // Each iteration yields what it got, until closeResiduals sets it.
+    auto carried = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
+        rewriter, residuals, /*replaceInitOperandUsesInLoop=*/false,
+        [](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+          return SmallVector<Value>(args.begin(), args.end());
+        }));
+    loop = carried;
+    residuals.assign(carried.getRegionIterArgs().take_back(elements.size()));
+  }
+  return residuals;
+}
+
+/// Hands each hop's new residual (`lost`) on: to the next iteration of each
+/// loop of `home`, and the loops' last to nowhere; or to the function's
+/// results, each marked as the next value of its argument.
+void closeResiduals(ResidualHome &home, ValueRange residuals, ValueRange lost) {
+  if (home.loops.empty()) {
+    func::FuncOp fn = home.function;
+    Builder b(fn.getContext());
+    for (auto [residual, next] : llvm::zip(residuals, lost)) {
+      unsigned argument = cast<BlockArgument>(residual).getArgNumber();
+      unsigned index = fn.getNumResults();
+      NamedAttrList attrs;
+      attrs.set("zero.shard", fn.getArgAttr(argument, "zero.shard"));
+      attrs.set(kStateOfAttrName, b.getI64IntegerAttr(argument));
+      (void)fn.insertResult(index, next.getType(),
+                            attrs.getDictionary(b.getContext()));
+      fn.walk(
+          [&](func::ReturnOp ret) { ret.getOperandsMutable().append(next); });
+    }
+    return;
+  }
+  SmallVector<Value> values(lost);
+  for (scf::ForOp loop : llvm::reverse(home.loops)) {
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    unsigned first = yield.getNumOperands() - values.size();
+    for (auto [i, value] : llvm::enumerate(values))
+      yield.setOperand(first + i, value);
+    values.assign(loop.getResults().take_back(values.size()).begin(),
+                  loop.getResults().take_back(values.size()).end());
+  }
 }
 
 /// Records the ops a builder creates in `block` (not those in the regions
@@ -230,15 +425,28 @@ struct ZeroCompressReduceScatterPass
         op.emitRemark("zero-compress-reduce-scatter: left exact: ") << *why;
         continue;
       }
+      std::string noFeedback;
+      FailureOr<ResidualHome> home = failure();
+      if (errorFeedback)
+        home = findResidualHome(op, getOperation(), noFeedback);
+      SmallVector<int64_t> hopElements = getHopElements(op, mesh);
       CreatedOps created(op->getBlock());
       OpBuilder b(op, &created);
-      Value compressed = compress(b, op, mesh, quantizeBlock, bits);
+      // The estimate counts the residuals' ops too, reading placeholders.
+      SmallVector<Value> residuals, lost;
+      if (succeeded(home))
+        for (int64_t count : hopElements)
+          residuals.push_back(tensor::EmptyOp::create(
+              b, op.getLoc(), ArrayRef<int64_t>{count}, b.getF32Type()));
+      Value compressed =
+          compress(b, op, mesh, quantizeBlock, bits, residuals, &lost);
       int64_t groupSize = getGroupSize(mesh, op.getAxesAttr());
       double exactUs = 1e6 * model.communicationSeconds(op);
       double compressedUs = 1e6 * secondsOf(created.ops, model);
-      if (onlyWhereFaster && compressedUs >= exactUs) {
+      if ((onlyWhereFaster && compressedUs >= exactUs) || succeeded(home))
         for (Operation *made : llvm::reverse(created.ops))
           made->erase();
+      if (onlyWhereFaster && compressedUs >= exactUs) {
         op.emitRemark("zero-compress-reduce-scatter: left exact: the cost "
                       "model gives ")
             << llvm::formatv("{0:f1}", exactUs).str() << " us exact against "
@@ -247,13 +455,37 @@ struct ZeroCompressReduceScatterPass
             << quantizeBlock.getValue();
         continue;
       }
+      std::string feedback;
+      if (succeeded(home)) {
+        residuals = openResiduals(*home, hopElements, mesh, op.getLoc());
+        lost.clear();
+        b.setInsertionPoint(op);
+        compressed =
+            compress(b, op, mesh, quantizeBlock, bits, residuals, &lost);
+        closeResiduals(*home, residuals, lost);
+        feedback =
+            llvm::formatv(
+                "; with error feedback: what a rank's exchange loses is sent "
+                "in its next one ({0} residual(s), {1} f32 elements a rank, "
+                "{2})",
+                hopElements.size(),
+                std::accumulate(hopElements.begin(), hopElements.end(),
+                                int64_t(0)),
+                home->loops.empty()
+                    ? "taken and returned by @" +
+                          home->function.getSymName().str() + ", from zeros"
+                    : std::string("carried by the loop from zeros"))
+                .str();
+      } else if (errorFeedback) {
+        feedback = "; without error feedback: " + noFeedback;
+      }
       op.emitRemark("zero-compress-reduce-scatter: exchanged as ")
           << format << " blocks of " << quantizeBlock.getValue() << " over "
           << groupSize << " ranks; each element is within the sum of "
           << "max|block| / " << halfSteps
           << " of its contributions, not exact (cost model: "
           << llvm::formatv("{0:f1}", compressedUs).str() << " us against "
-          << llvm::formatv("{0:f1}", exactUs).str() << " us exact)";
+          << llvm::formatv("{0:f1}", exactUs).str() << " us exact)" << feedback;
       op.replaceAllUsesWith(compressed);
       op.erase();
     }

@@ -31,7 +31,9 @@
 //     "results": [ { "name": "result0", ..., "state_of": 0 }, ... ] }
 //
 // A result with "state_of" is the next value of that argument (same type and
-// layout): zero-launch --steps feeds it there.
+// layout): zero-launch --steps feeds it there. An argument with
+// "starts_at_zero": true is state the compiler added (an error-feedback
+// residual): a launcher starts it at zero unless an input names it.
 //
 // A value with a "shard" is each rank's part of a whole tensor (#zero.shard):
 // a launcher passes the part of the whole value at the rank's group index.
@@ -80,6 +82,10 @@ struct ArtifactValue {
   /// A result that is the next value of an argument (a weight, a moment):
   /// that argument's index. A launcher running many steps feeds it there.
   std::optional<size_t> stateOf;
+  /// An argument whose first value is zeros, made so when no input names it
+  /// (an error-feedback residual the compiler added, which the caller
+  /// cannot know to give).
+  bool startsAtZero = false;
   /// "host" for a GPU artifact's value kept in pinned host memory (an
   /// offloaded update's state); empty: where the description's "memory"
   /// says.

@@ -42,6 +42,10 @@ struct CheckpointValue {
   std::vector<int64_t> shape;
   /// How it is cut into the ranks' parts; none: every rank holds it whole.
   std::optional<ShardLayout> shard;
+  /// State that starts at zero (ArtifactValue::startsAtZero): an
+  /// error-feedback residual, one row a rank, which means nothing to
+  /// another world, so a reshard starts it at zero again.
+  bool startsAtZero = false;
 
   /// The shape of one rank's file.
   std::vector<int64_t> getRankShape() const;
@@ -103,10 +107,12 @@ std::string readCheckpointManifest(const std::string &dir,
                                    std::string &stepDir);
 
 /// Checks that `saved` holds the values of `expected` (names, arguments,
-/// dtypes, whole shapes), however each is cut; the error names the first
-/// difference.
+/// dtypes, whole shapes, which are residuals that start at zero), however
+/// each is cut; the error names the first difference. `acrossWorlds`
+/// (a reshard) lets a residual's shape differ: it starts at zero there.
 std::string checkSameState(const std::vector<CheckpointValue> &saved,
-                           const std::vector<CheckpointValue> &expected);
+                           const std::vector<CheckpointValue> &expected,
+                           bool acrossWorlds = false);
 
 /// Checks that `manifest` is a state of `expected` on a world of
 /// `worldSize`, cut as `expected` cuts it; the error names each difference.
@@ -135,8 +141,10 @@ std::string readRankCheckpoint(const std::string &stepDir, int32_t rank,
 /// Writes `manifest`'s state cut for another world, `target` (the same
 /// values, each sharded as `target.values` says, or whole), into DIR/
 /// step-<K>: one value at a time, each assembled whole from the ranks that
-/// hold its parts then cut again, so that memory holds about one value.
-/// `largestBytes` gets the largest value's bytes.
+/// hold its parts then cut again, so that memory holds about one value; a
+/// residual that starts at zero is written as zeros, since its rows were
+/// the old world's ranks' own. `largestBytes` gets the largest value's
+/// bytes.
 std::string reshardCheckpoint(const std::string &stepDir,
                               const CheckpointManifest &manifest,
                               const std::string &dir,
@@ -152,7 +160,8 @@ std::string consolidateCheckpoint(const std::string &stepDir,
 
 /// The layout of `values` for a world of `worldSize` ranks on a 1-D mesh:
 /// a sharded value cut in `worldSize` parts (flattened, padded to a
-/// multiple), a whole one whole.
+/// multiple), a whole one whole, a residual that starts at zero a row of
+/// its length a rank.
 std::vector<CheckpointValue>
 cutForWorld(const std::vector<CheckpointValue> &values, int64_t worldSize);
 

@@ -96,6 +96,13 @@ defvar compressReduceScatterOptions = [
                       "exchange is faster, else exact"))}]>,
 ];
 
+// Shared by zero-compress-reduce-scatter and the sharding pipelines.
+defvar errorFeedbackOptions = [
+  Option<"errorFeedback", "error-feedback", "bool", /*default=*/"false",
+         "Keep what each rank's compressed reduce-scatter loses as state "
+         "and send it in the next step's (error feedback)">,
+];
+
 defvar compressReduceScatterOwnOptions = [
   Option<"bits", "bits", "int64_t", /*default=*/"8",
          "Bits a level: 8 (int8) or 4 (int4, two levels a byte; "
@@ -168,6 +175,7 @@ defvar weightUpdateShardingOptions = !listconcat(
           "iteration (zero-defer-all-gather)">],
   deferAllGatherOptions,
   compressReduceScatterOptions,
+  errorFeedbackOptions,
   quantizeBlockOptions,
   offloadOptions,
   combineCollectivesOwnOptions,

@@ -341,6 +341,33 @@ def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
     another dimension, a group of one rank (nothing to send). A module with
     no reduce-scatter at all gets a remark at each function.
 
+    **Error feedback** (`error-feedback`, the pipelines' option of that
+    name). Each rank keeps what its exchange lost, the *residual* `r` (f32,
+    in the layout of the rows a hop quantizes, one per hop), and sends
+    `x + r` in the next step; what it keeps then is `x + r - deq(q(x + r))`,
+    the very values the receivers summed, so over T steps the results add
+    up to the exact sum less the last residuals: the error of a sum of
+    steps stays within one step's bound (the contributions being gradient
+    plus residual, a factor 2L / (2L - 1) over it), where without feedback
+    it can grow with every step (1-bit Adam's and EF-SGD's compensation).
+    A residual element that is not finite (its block held an infinity or a
+    NaN) starts again from zero. The residual is state:
+
+    - in a training loop (`scf.for`, nested ones too) it is carried round
+      the loops from zeros made before the outermost;
+    - in a step function's body, the function takes and returns it: a new
+      argument, a shard (`#zero.shard` over every mesh axis, a row a rank)
+      marked `zero.starts_at_zero`, which a launcher starts at zero, and a
+      new result marked `zero.state_of` that argument, so `--steps`,
+      checkpoints and `zero-reshard` (which starts it at zero again on
+      another world) keep it;
+    - anywhere else (an `scf.if`, a function the module calls) the exchange
+      is compressed without feedback, and the remark says why.
+
+    It costs a rank one f32 element of state for each element it sends
+    (the whole gradient for one hop), and a dequantization, a subtraction
+    and an addition a step.
+
     **Planned** (`only-where-faster`, the pipelines' `reduce-dtype=auto`):
     each reduce-scatter is compressed only where the cost model (its
     options; `zero-run --calibrate` measures them) gives the compressed
@@ -367,11 +394,14 @@ def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
     ```
   }];
   let options = !listconcat(quantizeBlockOptions,
-                            compressReduceScatterOwnOptions, costModelOptions);
+                            compressReduceScatterOwnOptions,
+                            errorFeedbackOptions, costModelOptions);
   let dependentDialects = ["::zero::ZeroDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::linalg::LinalgDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def ZeroCombineCollectives : Pass<"zero-combine-collectives",
