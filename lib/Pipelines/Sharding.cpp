@@ -57,7 +57,11 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
   shard.stage = options.stage;
   shard.shardFunctionBoundary = options.shardFunctionBoundary;
   pm.addPass(createZeroShardWeightUpdate(shard));
-  if (options.deferAllGather) {
+  // Stage 3's per-use gathers are compressed by the pass that owns
+  // gather-dtype too.
+  bool quantizedGathers = options.gatherDtype == GatherDtype::Int8 ||
+                          options.gatherDtype == GatherDtype::Int4;
+  if (options.deferAllGather || (options.stage == 3 && quantizedGathers)) {
     ZeroDeferAllGatherOptions defer;
     defer.gatherDtype = options.gatherDtype;
     defer.quantizeBlock = options.quantizeBlock;

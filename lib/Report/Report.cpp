@@ -1,5 +1,6 @@
 //===- Report.cpp - per-rank communication report -------------------------===//
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -7,6 +8,7 @@
 #include "zero/Analysis/Accumulation.h"
 #include "zero/Analysis/Communication.h"
 #include "zero/Analysis/CostModel.h"
+#include "zero/Analysis/StateResults.h"
 #include "zero/Conversion/ShardToZero/ShardToZero.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Report/Passes.h"
@@ -60,11 +62,16 @@ struct FunctionTraffic {
   /// Model state a rank holds: the weights and optimizer state that go from
   /// one step to the next, and the reduced gradients.
   int64_t stateBytes = 0;
+  /// Error-feedback residuals: what each rank's compressed exchanges lost,
+  /// kept for the next step (state too, but no weight's).
+  int64_t residualBytes = 0;
   /// Of those, the bytes in host memory beside a GPU (arguments that
   /// zero-offload-state placed there, `zero.memory = "host"`).
   int64_t hostStateBytes = 0;
   int64_t gradientBytes = 0;
-  int64_t modelStateBytes() const { return stateBytes + gradientBytes; }
+  int64_t modelStateBytes() const {
+    return stateBytes + residualBytes + gradientBytes;
+  }
   /// The cost model's time of one call.
   TimeEstimate estimate;
   /// The same figures recorded for the program as given, when a previous
@@ -80,18 +87,39 @@ int64_t tensorBytes(Type type) {
 
 bool feedsReducedSum(Operation *op);
 
+/// Whether `value` is sent all-to-all as quantized blocks (a compressed
+/// reduce-scatter, zero-compress-reduce-scatter).
+bool isSentQuantized(Value value) {
+  return llvm::any_of(value.getUsers(), [](Operation *user) {
+    auto quantize = dyn_cast<QuantizeOp>(user);
+    return quantize && llvm::any_of(quantize.getValues().getUsers(),
+                                    llvm::IsaPred<AllToAllOp>);
+  });
+}
+
 /// Whether `value` is read only by reducing collectives, directly or
 /// through the reshapes, padding and bucket packing (`tensor.concat`) that
-/// lay it out for one: a local gradient.
+/// lay it out for one, or by the compressed form of one (its rows widened,
+/// a residual added, quantized and sent; what was lost subtracted): a local
+/// gradient.
 bool onlyFeedsReductions(Value value) {
   return !value.use_empty() &&
-         llvm::all_of(value.getUsers(), [](Operation *user) {
+         llvm::all_of(value.getUses(), [&](OpOperand &use) {
+           Operation *user = use.getOwner();
            if (isa<AllReduceOp, ReduceScatterOp>(user))
              return true;
+           if (isa<QuantizeOp>(user))
+             return isSentQuantized(value);
+           if (isa<arith::SubFOp>(user))
+             return use.getOperandNumber() == 0 && isSentQuantized(value);
            if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-                   tensor::PadOp, tensor::ConcatOp, tensor::ExtractSliceOp>(
-                   user))
+                   tensor::PadOp, tensor::ConcatOp, tensor::ExtractSliceOp,
+                   linalg::TransposeOp, arith::ExtFOp>(user))
              return onlyFeedsReductions(user->getResult(0));
+           // A residual added before the send, or a micro-batch's sum.
+           if (isa<arith::AddFOp>(user) &&
+               onlyFeedsReductions(user->getResult(0)))
+             return true;
            return feedsReducedSum(user);
          });
 }
@@ -107,6 +135,41 @@ bool feedsReducedSum(Operation *op) {
     if (use.getOwner() == loop.getBody()->getTerminator())
       return onlyFeedsReductions(loop.getResult(use.getOperandNumber()));
   return false;
+}
+
+/// Whether `value` is state that starts at zero (an error-feedback
+/// residual): an argument marked so, or a loop's iteration argument whose
+/// first value is made so.
+bool startsAtZero(Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg)
+    return false;
+  Operation *owner = arg.getOwner()->getParentOp();
+  if (auto func = dyn_cast<FunctionOpInterface>(owner))
+    return static_cast<bool>(
+        func.getArgAttr(arg.getArgNumber(), kStartsAtZeroAttrName));
+  if (auto loop = dyn_cast<scf::ForOp>(owner))
+    if (OpOperand *init = loop.getTiedLoopInit(arg))
+      if (Operation *def = init->get().getDefiningOp())
+        return def->hasAttr(kStartsAtZeroAttrName);
+  return false;
+}
+
+/// The error-feedback residuals of `func` per rank: the state, as
+/// measureState finds it, that starts at zero.
+int64_t measureResiduals(FunctionOpInterface func) {
+  int64_t bytes = 0;
+  for (BlockArgument arg : func.getArguments())
+    if (startsAtZero(arg))
+      bytes += tensorBytes(arg.getType());
+  func.walk([&](scf::ForOp loop) {
+    if (loop->getParentOfType<scf::ForOp>())
+      return;
+    for (Value arg : loop.getRegionIterArgs())
+      if (startsAtZero(arg))
+        bytes += tensorBytes(arg.getType());
+  });
+  return bytes;
 }
 
 /// The weights and optimizer state of `func` per rank. In a training loop
@@ -127,13 +190,14 @@ int64_t measureState(FunctionOpInterface func) {
       return;
     hasTrainingLoop = true;
     for (Value arg : loop.getRegionIterArgs())
-      loopState += tensorBytes(arg.getType());
+      if (!startsAtZero(arg))
+        loopState += tensorBytes(arg.getType());
   });
   if (hasTrainingLoop)
     return loopState;
   int64_t argState = 0;
   for (BlockArgument arg : func.getArguments())
-    if (!onlyFeedsReductions(arg))
+    if (!onlyFeedsReductions(arg) && !startsAtZero(arg))
       argState += tensorBytes(arg.getType());
   return argState;
 }
@@ -199,6 +263,7 @@ FunctionTraffic measureFunction(FunctionOpInterface func,
              getExecutionCount(quantize).value_or(1)});
   });
   traffic.stateBytes = measureState(func);
+  traffic.residualBytes = measureResiduals(func);
   traffic.hostStateBytes = measureHostState(func);
   traffic.gradientBytes = measureGradients(func);
   traffic.estimate = simulate(func, model);
@@ -252,8 +317,10 @@ void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
        << withGiven(f.updateElements, f.givenUpdateElements) << "\n";
     os << "  model state bytes per rank: "
        << withGiven(f.modelStateBytes(), f.givenModelStateBytes) << "\n";
-    os << "    weights and optimizer state: " << f.stateBytes
-       << ", reduced gradients: " << f.gradientBytes << "\n";
+    os << "    weights and optimizer state: " << f.stateBytes;
+    if (f.residualBytes > 0)
+      os << ", error-feedback residuals: " << f.residualBytes;
+    os << ", reduced gradients: " << f.gradientBytes << "\n";
     if (f.hostStateBytes > 0)
       os << "    offloaded: state in host memory " << f.hostStateBytes
          << ", on the device " << f.modelStateBytes() - f.hostStateBytes
@@ -291,6 +358,7 @@ void printJson(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
          llvm::json::Object{
              {"total", f.modelStateBytes()},
              {"weights_and_optimizer_state", f.stateBytes},
+             {"error_feedback_residuals", f.residualBytes},
              {"reduced_gradients", f.gradientBytes},
              {"host", f.hostStateBytes},
              {"device", f.modelStateBytes() - f.hostStateBytes}}},

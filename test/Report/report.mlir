@@ -21,6 +21,7 @@ zero.mesh @dp(shape = [8])
 // JSON: "function": "step",
 // JSON-NEXT: "model_state_bytes": {
 // JSON-NEXT: "device": 4096000,
+// JSON-NEXT: "error_feedback_residuals": 0,
 // JSON-NEXT: "host": 0,
 // JSON-NEXT: "reduced_gradients": 2048000,
 // JSON-NEXT: "total": 4096000,

@@ -248,20 +248,24 @@ func.func @step(%w0: tensor<{1}xf32>, %gl: tensor<{1}xf32>, %x: tensor<{1}xf32>)
       .str();
 }
 
-/// The bits a level of the gathered copy: 8 (gather-dtype=int8) or 4
-/// (gather-dtype=int4).
-class QuantizedGather : public QuantizeContext,
-                        public ::testing::WithParamInterface<int64_t> {};
+/// Parameters: the bits a level of the gathered copy, 8 (gather-dtype=int8)
+/// or 4 (gather-dtype=int4); whether the gather is stage 3's, before the op
+/// that reads the weight, rather than the deferred one.
+class QuantizedGather
+    : public QuantizeContext,
+      public ::testing::WithParamInterface<std::tuple<int64_t, bool>> {};
 
 // qwZ end to end: the loop sharded with the deferred gather in int8 or int4
-// (zero-weight-update-sharding{defer-all-gather gather-dtype=int8|int4})
-// against the loop as given, on the same inputs, at N = 1, 2, 3, 4, 8 and on
-// a 2x4 mesh. The weights, which the carried fp32 shard holds, must be the
-// same bits; what the forward pass read of them (times ones) must be within
-// max|block| / 254 (int8) or / 14 (int4) of the weight, each block being one
-// of this rank's shard.
+// (zero-weight-update-sharding{defer-all-gather gather-dtype=int8|int4}), or
+// with stage 3's gather before the forward pass's read ({stage=3
+// gather-dtype=int8|int4}), against the loop as given, on the same inputs, at N
+// = 1, 2, 3, 4, 8 and on a 2x4 mesh. The weights, which the carried fp32 shard
+// holds, must be the same bits; what the forward pass read of them (times ones)
+// must be within max|block| / 254 (int8) or / 14 (int4) of the weight, each
+// block being one of this rank's shard.
 TEST_P(QuantizedGather, CopyIsWithinTheBoundAndTheWeightsExact) {
-  const int64_t elements = 1000, block = 64, bits = GetParam();
+  const int64_t elements = 1000, block = 64;
+  const auto [bits, stage3] = GetParam();
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("zero-qwz", dir));
   std::string ones = (dir + "/ones.npy").str();
@@ -281,11 +285,12 @@ TEST_P(QuantizedGather, CopyIsWithinTheBoundAndTheWeightsExact) {
       return success(d.getSeverity() == mlir::DiagnosticSeverity::Remark);
     });
     llvm::Error error = runPassPipeline(
-        *compressed, llvm::formatv("zero-weight-update-sharding{{defer-all-"
-                                   "gather gather-dtype={0} "
-                                   "quantize-block={1}}",
-                                   zero::getQuantFormat(bits), block)
-                         .str());
+        *compressed,
+        llvm::formatv("zero-weight-update-sharding{{{0} gather-dtype={1} "
+                      "quantize-block={2}}",
+                      stage3 ? "stage=3" : "defer-all-gather",
+                      zero::getQuantFormat(bits), block)
+            .str());
     ASSERT_FALSE(error) << llvm::toString(std::move(error));
     int quantized = 0;
     compressed->walk([&](zero::QuantizeOp) { ++quantized; });
@@ -332,10 +337,14 @@ TEST_P(QuantizedGather, CopyIsWithinTheBoundAndTheWeightsExact) {
   llvm::sys::fs::remove_directories(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Bits, QuantizedGather, ::testing::Values(8, 4),
-                         [](const ::testing::TestParamInfo<int64_t> &info) {
-                           return zero::getQuantFormat(info.param).str();
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Bits, QuantizedGather,
+    ::testing::Combine(::testing::Values(int64_t(8), int64_t(4)),
+                       ::testing::Values(false, true)),
+    [](const ::testing::TestParamInfo<std::tuple<int64_t, bool>> &info) {
+      return zero::getQuantFormat(std::get<0>(info.param)).str() +
+             (std::get<1>(info.param) ? "Stage3" : "Deferred");
+    });
 
 /// One reduce-scatter of a gradient that differs per rank.
 std::string reduceScatter(const std::string &meshShape, int64_t ranks,

@@ -300,8 +300,10 @@ SmallVector<Value> openResiduals(ResidualHome &home, ArrayRef<int64_t> elements,
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
     Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{count},
                                           b.getF32Type());
-    residuals.push_back(
-        linalg::FillOp::create(b, loc, zero, empty).getResult(0));
+    auto fill = linalg::FillOp::create(b, loc, zero, empty);
+    // What zero-report counts as a residual.
+    fill->setAttr(kStartsAtZeroAttrName, b.getUnitAttr());
+    residuals.push_back(fill.getResult(0));
   }
   IRRewriter rewriter(b.getContext());
   for (scf::ForOp &loop : home.loops) {

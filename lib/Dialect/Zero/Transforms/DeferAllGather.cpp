@@ -332,6 +332,62 @@ struct ZeroDeferAllGatherPass
     }
   }
 
+  /// What a per-use gather's copy reaches through reshapes and slices: a
+  /// terminator means the whole weight leaves (a result, a carried value),
+  /// which must stay exact.
+  static bool copyLeaves(Value value) {
+    for (Operation *user : value.getUsers()) {
+      if (user->hasTrait<OpTrait::IsTerminator>())
+        return true;
+      if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+              tensor::CollapseShapeOp>(user) &&
+          copyLeaves(user->getResult(0)))
+        return true;
+    }
+    return false;
+  }
+
+  /// Stage 3's gathers, one before each op that reads a weight (marked
+  /// `zero.for_use` by zero-shard-weight-update), sent in int8 or int4
+  /// blocks: the op reads the dequantized copy; the shard, which the update
+  /// reads, stays exact. Returns the functions where one was.
+  DenseSet<Operation *> quantizePerUseGathers() {
+    DenseSet<Operation *> functions;
+    SmallVector<AllGatherOp> gathers;
+    getOperation().walk([&](AllGatherOp gather) {
+      if (gather->hasAttr("zero.for_use"))
+        gathers.push_back(gather);
+    });
+    for (AllGatherOp gather : gathers) {
+      RankedTensorType type = gather.getType();
+      if (!isa<FloatType>(type.getElementType()) || type.getRank() != 1 ||
+          gather.getGatherDim() != 0)
+        continue;
+      if (copyLeaves(gather.getResult())) {
+        gather.emitRemark("zero-defer-all-gather: left exact: stage 3's "
+                          "gather for this use hands the whole weight on "
+                          "(a result or a carried value), which ")
+            << option() << " would round";
+        continue;
+      }
+      OpBuilder b(gather);
+      Value copy = gatherQuantized(b, gather.getLoc(), gather.getInput(),
+                                   gather.getMeshAttr(), gather.getAxesAttr(),
+                                   type.getNumElements(), type.getElementType(),
+                                   quantizeBlock, bits());
+      gather.emitRemark("zero-defer-all-gather: stage 3's gather for this "
+                        "use in ")
+          << getQuantFormat(bits()) << " blocks of " << int64_t(quantizeBlock)
+          << " (" << option() << "): the op reads a copy within max|block|/"
+          << 2 * getQuantLevels(bits())
+          << " of the weight, which changes results; the shard stays exact";
+      functions.insert(gather->getParentOfType<FunctionOpInterface>());
+      gather.replaceAllUsesWith(copy);
+      gather.erase();
+    }
+    return functions;
+  }
+
   void runOnOperation() override {
     if (quantizes() && quantizeBlock <= 0) {
       getOperation().emitError("quantize-block must be positive, not ")
@@ -373,14 +429,17 @@ struct ZeroDeferAllGatherPass
     // than let the user believe they moved int8.
     if (!quantizes())
       return;
+    for (Operation *function : quantizePerUseGathers())
+      deferredIn.insert(function);
     getOperation().walk([&](FunctionOpInterface function) {
       if (!function.isExternal() && !deferredIn.contains(function))
         function.emitRemark("zero-defer-all-gather: ")
             << option()
             << " compresses nothing in this function: no training loop "
                "(scf.for) in it all-gathers an updated weight shard for its "
-               "next iteration (a single step has none; stage 3 gathers at "
-               "each use; a group of one rank gathers nothing)";
+               "next iteration, and no op reads a weight through stage 3's "
+               "gather (a single step of stage 1 or 2 has none; a group of "
+               "one rank gathers nothing)";
     });
   }
 };

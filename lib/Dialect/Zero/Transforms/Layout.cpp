@@ -53,13 +53,13 @@ Value zero::gatherWhole(OpBuilder &b, Location loc, Value shard,
   return unpadWhole(b, loc, op.getResult(), layout, whole);
 }
 
-Value zero::gatherWholeQuantized(OpBuilder &b, Location loc, Value shard,
-                                 const GroupPartition &layout,
-                                 RankedTensorType whole, int64_t block,
-                                 int64_t bits) {
+Value zero::gatherQuantized(OpBuilder &b, Location loc, Value shard,
+                            FlatSymbolRefAttr mesh, DenseI64ArrayAttr axes,
+                            int64_t padded, Type element, int64_t block,
+                            int64_t bits) {
   auto shardType = cast<RankedTensorType>(shard.getType());
   int64_t size = shardType.getNumElements();
-  int64_t ranks = layout.paddedElements / size;
+  int64_t ranks = padded / size;
   int64_t blocks = getNumQuantBlocks(size, block);
   auto rowsOf = [](int64_t rows, int64_t columns, Type element) {
     return RankedTensorType::get({rows, columns}, element);
@@ -70,19 +70,25 @@ Value zero::gatherWholeQuantized(OpBuilder &b, Location loc, Value shard,
   Type i8 = b.getI8Type(), f32 = b.getF32Type();
   auto quantize = QuantizeOp::create(b, loc, row, block, bits);
   int64_t bytes = quantize.getValues().getType().getDimSize(1);
-  auto levels =
-      AllGatherOp::create(b, loc, rowsOf(ranks, bytes, i8),
-                          quantize.getValues(), layout.mesh, layout.axes,
-                          /*gather_dim=*/0);
+  auto levels = AllGatherOp::create(b, loc, rowsOf(ranks, bytes, i8),
+                                    quantize.getValues(), mesh, axes,
+                                    /*gather_dim=*/0);
   auto scales = AllGatherOp::create(b, loc, rowsOf(ranks, blocks, f32),
-                                    quantize.getScales(), layout.mesh,
-                                    layout.axes, /*gather_dim=*/0);
-  Value rows =
-      DequantizeOp::create(b, loc, rowsOf(ranks, size, whole.getElementType()),
-                           levels, scales, block, bits);
-  Value flat = tensor::CollapseShapeOp::create(
-      b, loc,
-      GroupPartition::flatType(whole.getElementType(), layout.paddedElements),
-      rows, ArrayRef<ReassociationIndices>{{0, 1}});
+                                    quantize.getScales(), mesh, axes,
+                                    /*gather_dim=*/0);
+  Value rows = DequantizeOp::create(b, loc, rowsOf(ranks, size, element),
+                                    levels, scales, block, bits);
+  return tensor::CollapseShapeOp::create(
+      b, loc, GroupPartition::flatType(element, padded), rows,
+      ArrayRef<ReassociationIndices>{{0, 1}});
+}
+
+Value zero::gatherWholeQuantized(OpBuilder &b, Location loc, Value shard,
+                                 const GroupPartition &layout,
+                                 RankedTensorType whole, int64_t block,
+                                 int64_t bits) {
+  Value flat = gatherQuantized(b, loc, shard, layout.mesh, layout.axes,
+                               layout.paddedElements, whole.getElementType(),
+                               block, bits);
   return unpadWhole(b, loc, flat, layout, whole);
 }

@@ -64,6 +64,16 @@ mlir::Value gatherWhole(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType whole,
                         AllGatherOp *gather = nullptr);
 
+/// Every rank's float `shard`, gathered flat in `element` (any float type)
+/// over `axes` of `mesh` into `padded` elements, sent in `bits`-bit levels
+/// (8: int8; 4: int4, two a byte): `zero.quantize` of the shard as one row
+/// of blocks of `block`, `zero.all_gather` of the levels and of the scales,
+/// `zero.dequantize` into `element`.
+mlir::Value gatherQuantized(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value shard, mlir::FlatSymbolRefAttr mesh,
+                            mlir::DenseI64ArrayAttr axes, int64_t padded,
+                            mlir::Type element, int64_t block, int64_t bits);
+
 /// The whole value, of type `whole` (any float element type), of which the
 /// float `shard` is this rank's part, sent in `bits`-bit levels (8: int8;
 /// 4: int4, two a byte): `zero.quantize` of the

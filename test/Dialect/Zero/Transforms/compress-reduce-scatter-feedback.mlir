@@ -73,7 +73,7 @@ zero.mesh @dp(shape = [4])
 // zeros made before the outer one; the function keeps its signature.
 // CHECK-LABEL: func.func @loops
 // CHECK-SAME: (%{{.*}}: tensor<4096xf32>, %{{.*}}: tensor<1024xf32>) -> tensor<1024xf32>
-// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4096xf32>)
+// CHECK: %[[ZEROS:.*]] = linalg.fill {zero.starts_at_zero} ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4096xf32>)
 // CHECK: %[[OUTER:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[RO:.*]] = %[[ZEROS]]) -> (tensor<1024xf32>, tensor<4096xf32>)
 // CHECK: %[[INNER:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[RI:.*]] = %[[RO]]) -> (tensor<1024xf32>, tensor<4096xf32>)
 // CHECK: tensor.expand_shape %[[RI]]

@@ -256,9 +256,18 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
     The first iteration reads the initial weight itself. A gather moves
     `(1 + 4 / B) / 4` of the f32 bytes for blocks of `B` that divide the
     shard (int4: `(1/2 + 4 / B) / 4`). This changes what the forward pass computes: a remark says so,
-    and it is off unless asked for. A function where `gather-dtype=int8`
-    compresses nothing (no loop of it defers a gather) gets a remark that
-    says so.
+    and it is off unless asked for.
+
+    Stage 3 (`zero-shard-weight-update{stage=3}`) gathers a weight before
+    each op that reads it (`zero.all_gather` marked `zero.for_use`); with
+    `gather-dtype=int8` or `int4` each such gather sends the shard the same
+    way, and the op reads the dequantized copy, within the same bound; the
+    shard, which the update reads, stays exact. A per-use gather whose copy
+    leaves whole (returned, carried by a loop) stays exact, with a remark.
+    The sharding pipelines run this pass for stage 3 when `gather-dtype` is
+    int8 or int4. A function where `gather-dtype=int8` compresses nothing
+    (no loop of it defers a gather, no op reads a weight through stage 3's
+    gather) gets a remark that says so.
 
     ```mlir
     // before (after zero-shard-weight-update)
@@ -288,7 +297,7 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
     the last iteration would save it, at the cost of a copy of the body).
     Loops whose weights
     are not gathered this way (stage 3, where each use gathers; weights that
-    no gradient updates) are left unchanged.
+    no gradient updates) are not deferred.
   }];
   let options = !listconcat(deferAllGatherOptions, quantizeBlockOptions);
   let dependentDialects = ["::zero::ZeroDialect",
