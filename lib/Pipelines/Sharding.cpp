@@ -79,7 +79,10 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     ZeroCompressReduceScatterOptions compress;
     compress.quantizeBlock = options.quantizeBlock;
     compress.onlyWhereFaster = options.reduceDtype == ReduceDtype::Auto;
-    compress.bits = options.reduceDtype == ReduceDtype::Int4 ? 4 : 8;
+    compress.bits = options.reduceDtype == ReduceDtype::Int4   ? 4
+                    : options.reduceDtype == ReduceDtype::BF16 ? 16
+                                                               : 8;
+    compress.reduceErrorBudget = options.reduceErrorBudget;
     compress.errorFeedback = options.errorFeedback;
     copyCostModel(compress, options);
     pm.addPass(createZeroCompressReduceScatter(compress));
@@ -113,7 +116,7 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
 }
 
 /// Error feedback keeps what a compressed exchange loses: with exact
-/// reduce-scatters there is none to keep.
+/// reduce-scatters there is none to keep. A budget is the planner's.
 template <typename Options>
 LogicalResult checkShardingOptions(Operation *module, StringRef pipeline,
                                    const Options &options) {
@@ -121,7 +124,13 @@ LogicalResult checkShardingOptions(Operation *module, StringRef pipeline,
     return module->emitError()
            << pipeline
            << ": error-feedback keeps what a compressed reduce-scatter "
-              "loses; give reduce-dtype=int8, int4 or auto with it";
+              "loses; give reduce-dtype=int8, int4, bf16 or auto with it";
+  if (options.reduceErrorBudget != 0 &&
+      options.reduceDtype != ReduceDtype::Auto)
+    return module->emitError()
+           << pipeline
+           << ": reduce-error-budget plans each reduce-scatter's format; "
+              "give reduce-dtype=auto with it";
   return success();
 }
 

@@ -44,9 +44,14 @@ struct CompressedExchange {
   int64_t elements = 0;
   int64_t executions = 1;
 
-  StringRef format() const { return getQuantFormat(bits); }
-  /// Half a level's step, as zero.quantize states it.
+  /// Bits an element: 8 or 4 (blocks with a scale each), 16 (bf16).
+  bool isBF16() const { return bits == 16; }
+  StringRef format() const { return isBF16() ? "bf16" : getQuantFormat(bits); }
+  /// Half a level's step, as zero.quantize states it, or bf16's unit
+  /// roundoff of each element.
   std::string bound() const {
+    if (isBF16())
+      return "|x| / 256";
     return "max|block| / " + std::to_string(2 * getQuantLevels(bits));
   }
 };
@@ -262,6 +267,17 @@ FunctionTraffic measureFunction(FunctionOpInterface func,
              quantize.getInput().getType().getNumElements(),
              getExecutionCount(quantize).value_or(1)});
   });
+  // zero-compress-reduce-scatter's bf16 rows, rounded for the exchange.
+  func.walk([&](arith::TruncFOp trunc) {
+    auto type = dyn_cast<RankedTensorType>(trunc.getType());
+    if (!type || !type.getElementType().isBF16())
+      return;
+    for (Operation *user : trunc->getUsers())
+      if (isa<AllToAllOp>(user))
+        traffic.compressed.push_back({user->getName().stripDialect(), 0, 16,
+                                      type.getNumElements(),
+                                      getExecutionCount(trunc).value_or(1)});
+  });
   traffic.stateBytes = measureState(func);
   traffic.residualBytes = measureResiduals(func);
   traffic.hostStateBytes = measureHostState(func);
@@ -306,11 +322,12 @@ void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
     // What zero.quantize states for its blocks (ZeroOps.td), per
     // contribution: a reduce-scatter's all-to-all sums N of them a hop.
     for (const CompressedExchange &c : f.compressed)
-      os << llvm::formatv("  compressed {0}: {1}, blocks of {2}, {3} "
-                          "elements x {4}; each element within {5} a "
-                          "contribution\n",
-                          c.kind, c.format(), c.block, c.elements, c.executions,
-                          c.bound());
+      os << llvm::formatv("  compressed {0}: {1}{2}, {3} elements x {4}; "
+                          "each element within {5} a contribution\n",
+                          c.kind, c.format(),
+                          c.isBF16() ? std::string()
+                                     : ", blocks of " + std::to_string(c.block),
+                          c.elements, c.executions, c.bound());
     os << "  bytes sent per rank: "
        << withGiven(f.total.bytesPerRank, f.givenBytes) << "\n";
     os << "  update elements per rank: "

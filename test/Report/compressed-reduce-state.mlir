@@ -6,6 +6,12 @@
 // by the step or carried by a training loop.
 // RUN: zero-opt %s --split-input-file --zero-compress-reduce-scatter='quantize-block=512' --zero-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAIN
 // RUN: zero-opt %s --split-input-file --zero-compress-reduce-scatter='quantize-block=512 error-feedback' --zero-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=FEEDBACK
+// In bf16 a rank sends half the f32 bytes, 3/4 of 4096 x 2, and no scales.
+// RUN: zero-opt %s --split-input-file --zero-compress-reduce-scatter='bits=16' --zero-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=BF16
+// BF16-LABEL: zero-report: @step
+// BF16: all_to_all 1 6144{{$}}
+// BF16: compressed all_to_all: bf16, 4096 elements x 1; each element within |x| / 256 a contribution
+// BF16: model state bytes per rank: 4096
 
 // PLAIN-LABEL: zero-report: @step
 // PLAIN: compressed all_to_all: int8, blocks of 512, 4096 elements x 1

@@ -431,7 +431,15 @@ const std::pair<const char *, std::vector<int64_t>> kReduceMeshes[] = {
     {"[1]", {1}}, {"[2]", {2}}, {"[3]", {3}},
     {"[4]", {4}}, {"[8]", {8}}, {"[2, 4]", {2, 4}}};
 
-/// Parameters: whether the lowering is the GPU's loop form; bits a level.
+/// A contribution's bound as a share of its block's largest magnitude, as
+/// its inverse: 2L for L levels a side, 256 for bf16 (16 bits: its unit
+/// roundoff of each element).
+double halfStepsOf(int64_t bits) {
+  return bits == 16 ? 256.0 : 2.0 * zero::getQuantLevels(bits);
+}
+
+/// Parameters: whether the lowering is the GPU's loop form; bits an element
+/// (8, 4: int8, int4 blocks; 16: bf16).
 class QuantizedReduceScatter
     : public QuantizeContext,
       public ::testing::WithParamInterface<std::tuple<bool, int64_t>> {};
@@ -443,14 +451,16 @@ class QuantizedReduceScatter
 // over contributions of max|block| / (2 L) (L = 127 for int8, 7 for int4;
 // hop by hop, the second hop's contributions being the first hop's partial
 // sums), plus float rounding. The bytes each rank sends must be
-// (bits / 8 + 4/B)/4 of the exact collective's where B divides the part.
+// (bits / 8 + 4/B)/4 of the exact collective's where B divides the part
+// (bf16: a half, no scales; its bound is |x| / 256 a contribution, checked
+// as the block's largest / 256).
 // Both programs are lowered alike: the CPU's loops, or the GPU's loop form.
 TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
   const int64_t block = 64;
   zero::ZeroToLLVMOptions lowering;
   lowering.gpuLoops = std::get<0>(GetParam());
   int64_t bits = std::get<1>(GetParam());
-  const double halfSteps = 2.0 * zero::getQuantLevels(bits);
+  const double halfSteps = halfStepsOf(bits);
   for (int64_t part : {192, 100}) {
     for (const auto &[shape, axes] : kReduceMeshes) {
       int64_t ranks = 1;
@@ -474,7 +484,10 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
       ASSERT_FALSE(error) << llvm::toString(std::move(error));
       int exchanges = 0;
       compressed->walk([&](zero::AllToAllOp) { ++exchanges; });
-      EXPECT_EQ(exchanges, ranks > 1 ? 2 * static_cast<int>(axes.size()) : 0);
+      // Levels and scales a hop; bf16 has no scales.
+      int perHop = bits == 16 ? 1 : 2;
+      EXPECT_EQ(exchanges,
+                ranks > 1 ? perHop * static_cast<int>(axes.size()) : 0);
 
       llvm::SmallString<128> dir;
       ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("zero-qgz", dir));
@@ -524,7 +537,8 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
         uint64_t sent = runs[1][g].counters.bytes_sent[ZERO_ALL_TO_ALL];
         EXPECT_EQ(runs[1][g].counters.bytes_sent[ZERO_REDUCE_SCATTER], 0u);
         if (part % block == 0) {
-          EXPECT_EQ(sent * 32 * block, exactBytes * (bits * block + 32))
+          uint64_t scaleBits = bits == 16 ? 0 : 32;
+          EXPECT_EQ(sent * 32 * block, exactBytes * (bits * block + scaleBits))
               << "rank " << g << ": " << sent << " bytes against "
               << exactBytes;
         }
@@ -564,7 +578,7 @@ TEST_P(QuantizedReduceScatter, ErrorFeedbackKeepsTheSumOfStepsWithinOneBound) {
   zero::ZeroToLLVMOptions lowering;
   lowering.gpuLoops = std::get<0>(GetParam());
   int64_t bits = std::get<1>(GetParam());
-  const double halfSteps = 2.0 * zero::getQuantLevels(bits);
+  const double halfSteps = halfStepsOf(bits);
   for (const auto &[shape, axes] : kReduceMeshes) {
     int64_t ranks = 1;
     for (int64_t size : axes)
@@ -657,18 +671,19 @@ TEST_P(QuantizedReduceScatter, ErrorFeedbackKeepsTheSumOfStepsWithinOneBound) {
 
 std::string
 loweringName(const ::testing::TestParamInfo<std::tuple<bool, int64_t>> &info) {
-  return std::string(std::get<0>(info.param) ? "GpuLoops" : "Cpu") + "Int" +
-         std::to_string(std::get<1>(info.param));
+  int64_t bits = std::get<1>(info.param);
+  return std::string(std::get<0>(info.param) ? "GpuLoops" : "Cpu") +
+         (bits == 16 ? std::string("BF16") : "Int" + std::to_string(bits));
 }
 INSTANTIATE_TEST_SUITE_P(Lowerings, Quantize,
                          ::testing::Combine(::testing::Values(false, true),
                                             ::testing::Values(int64_t(8),
                                                               int64_t(4))),
                          loweringName);
-INSTANTIATE_TEST_SUITE_P(Lowerings, QuantizedReduceScatter,
-                         ::testing::Combine(::testing::Values(false, true),
-                                            ::testing::Values(int64_t(8),
-                                                              int64_t(4))),
-                         loweringName);
+INSTANTIATE_TEST_SUITE_P(
+    Lowerings, QuantizedReduceScatter,
+    ::testing::Combine(::testing::Values(false, true),
+                       ::testing::Values(int64_t(8), int64_t(4), int64_t(16))),
+    loweringName);
 
 } // namespace

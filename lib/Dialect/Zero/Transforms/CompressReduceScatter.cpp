@@ -21,6 +21,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdio>
 #include <numeric>
 
 namespace zero {
@@ -68,6 +69,32 @@ RankedTensorType withElement(RankedTensorType type, Type element) {
   return RankedTensorType::get(type.getShape(), element);
 }
 
+/// The formats an exchange sends, by bits an element: 16 is bf16 (each
+/// element rounded to nearest even, no scales), 8 and 4 are int8 and int4
+/// blocks with an f32 scale each (zero.quantize).
+constexpr int64_t kBF16Bits = 16;
+
+/// A contribution's bound as a share of its block's largest magnitude: half
+/// a step of the block's levels, or bf16's unit roundoff (2^-8) of the
+/// element itself, which the block's largest bounds.
+double getHalfStepShare(int64_t bits) {
+  return bits == kBF16Bits ? 1.0 / 256 : 0.5 / getQuantLevels(bits);
+}
+
+/// The format's name and, for blocks, their size: "int8 blocks of 512".
+std::string describeFormat(int64_t bits, int64_t block) {
+  if (bits == kBF16Bits)
+    return "bf16";
+  return (getQuantFormat(bits) + " blocks of " + Twine(block)).str();
+}
+
+/// A contribution's bound, as the remarks and zero-report state it.
+std::string describeBound(int64_t bits) {
+  if (bits == kBF16Bits)
+    return "|x| / 256";
+  return "max|block| / " + std::to_string(2 * getQuantLevels(bits));
+}
+
 /// `value` with dimension `dim` moved to the front.
 Value moveToFront(OpBuilder &b, Location loc, Value value, int64_t dim) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -100,8 +127,27 @@ Value sumRows(OpBuilder &b, Location loc, Value rows) {
   return reduce.getResult(0);
 }
 
+/// `error` (f32) flat, with each element that is not finite (its block held
+/// an infinity or a NaN) set to zero, so that it does not poison every
+/// later step.
+Value keepFinite(OpBuilder &b, Location loc, Value error) {
+  auto type = cast<RankedTensorType>(error.getType());
+  Value infinity = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(
+          type, b.getF32FloatAttr(
+                    APFloat::getInf(APFloat::IEEEsingle()).convertToFloat())));
+  Value finite =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                            math::AbsFOp::create(b, loc, error), infinity);
+  Value zeros = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(0)));
+  return flatten(b, loc, arith::SelectOp::create(b, loc, finite, error, zeros));
+}
+
 /// One hop: `rows` (dimension 0 indexed by the destination's index along
-/// `axis`) quantized, exchanged all-to-all along `axis`, dequantized to f32
+/// `axis`) quantized in the format of `bits` (int8 or int4 blocks of
+/// `block`, or bf16), exchanged all-to-all along `axis`, dequantized to f32
 /// and summed over the senders.
 ///
 /// With `residual` (error feedback: what this rank's exchanges of these rows
@@ -122,26 +168,32 @@ Value exchangeQuantized(OpBuilder &b, Location loc, Value rows,
     rows = arith::AddFOp::create(b, loc, rows,
                                  unflatten(b, loc, residual, f32Rows));
   }
+  DenseI64ArrayAttr axes = b.getDenseI64ArrayAttr({axis});
+  if (bits == kBF16Bits) {
+    // Rounded to bf16 (bf16 rows go as they are), widened on arrival.
+    Value sent = rows;
+    auto element = cast<RankedTensorType>(rows.getType()).getElementType();
+    if (!element.isBF16()) {
+      if (!element.isF32())
+        rows = arith::ExtFOp::create(b, loc, f32Rows, rows);
+      sent = arith::TruncFOp::create(b, loc, withElement(type, b.getBF16Type()),
+                                     rows);
+    }
+    if (residual)
+      *lost = keepFinite(
+          b, loc,
+          arith::SubFOp::create(b, loc, rows,
+                                arith::ExtFOp::create(b, loc, f32Rows, sent)));
+    Value exchanged =
+        AllToAllOp::create(b, loc, sent.getType(), sent, mesh, axes);
+    return sumRows(b, loc, arith::ExtFOp::create(b, loc, f32Rows, exchanged));
+  }
   auto quantize = QuantizeOp::create(b, loc, rows, block, bits);
   if (residual) {
     Value sent = DequantizeOp::create(b, loc, f32Rows, quantize.getValues(),
                                       quantize.getScales(), block, bits);
-    Value error = arith::SubFOp::create(b, loc, rows, sent);
-    Value infinity = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(
-            f32Rows,
-            b.getF32FloatAttr(
-                APFloat::getInf(APFloat::IEEEsingle()).convertToFloat())));
-    Value finite =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
-                              math::AbsFOp::create(b, loc, error), infinity);
-    Value zeros = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(f32Rows, b.getF32FloatAttr(0)));
-    *lost =
-        flatten(b, loc, arith::SelectOp::create(b, loc, finite, error, zeros));
+    *lost = keepFinite(b, loc, arith::SubFOp::create(b, loc, rows, sent));
   }
-  DenseI64ArrayAttr axes = b.getDenseI64ArrayAttr({axis});
   Value levels = AllToAllOp::create(b, loc, quantize.getValues().getType(),
                                     quantize.getValues(), mesh, axes);
   Value received = AllToAllOp::create(b, loc, quantize.getScales().getType(),
@@ -377,33 +429,96 @@ double secondsOf(ArrayRef<Operation *> ops, const CostModel &model) {
   return seconds;
 }
 
+/// "<op> at <location>".
+std::string describeOp(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName() << " at " << op->getLoc();
+  return text;
+}
+
+/// Why what reads `op`'s sum needs it exact, or nothing: a full reduction
+/// of it (a norm for clipping, LAMB's trust ratio, a sum) or an inf check,
+/// reached through elementwise ops, reshapes and slices.
+std::optional<std::string> whyConsumerNeedsExact(ReduceScatterOp op) {
+  SmallVector<Value> work{op.getResult()};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (Operation *user : value.getUsers()) {
+      auto compare = dyn_cast<arith::CmpFOp>(user);
+      if (isa<math::IsInfOp, math::IsNaNOp, math::IsFiniteOp>(user) ||
+          (compare && (compare.getPredicate() == arith::CmpFPredicate::UNO ||
+                       compare.getPredicate() == arith::CmpFPredicate::ORD)))
+        return "an inf check (" + describeOp(user) + ")";
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
+        if (linalgOp.getNumReductionLoops() > 0)
+          return "a full reduction, a norm or a sum (" + describeOp(user) + ")";
+      } else if (!user->hasTrait<OpTrait::Elementwise>() &&
+                 !isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                      tensor::ExtractSliceOp, tensor::InsertSliceOp,
+                      tensor::ConcatOp, tensor::PadOp>(user)) {
+        continue;
+      }
+      llvm::append_range(work, user->getResults());
+    }
+  }
+  return std::nullopt;
+}
+
 struct ZeroCompressReduceScatterPass
     : public zero::impl::ZeroCompressReduceScatterBase<
           ZeroCompressReduceScatterPass> {
   using ZeroCompressReduceScatterBase::ZeroCompressReduceScatterBase;
 
-  void runOnOperation() override {
-    if (quantizeBlock <= 0) {
-      getOperation().emitError("zero-compress-reduce-scatter: quantize-block "
+  /// Fails, with an error at the module, on options that do not go
+  /// together.
+  LogicalResult checkOptions() {
+    Operation *module = getOperation();
+    if (quantizeBlock <= 0)
+      return module->emitError("zero-compress-reduce-scatter: quantize-block "
                                "must be positive, not ")
-          << quantizeBlock.getValue();
-      return signalPassFailure();
-    }
-    if (bits != 8 && bits != 4) {
-      getOperation().emitError("zero-compress-reduce-scatter: bits must be 8 "
-                               "or 4, not ")
-          << bits.getValue();
-      return signalPassFailure();
-    }
-    if (bits == 4 && quantizeBlock % 2) {
-      getOperation().emitError("zero-compress-reduce-scatter: int4 levels "
+             << quantizeBlock.getValue();
+    if (bits != 8 && bits != 4 && bits != kBF16Bits)
+      return module->emitError("zero-compress-reduce-scatter: bits must be 8, "
+                               "4 or 16 (bf16), not ")
+             << bits.getValue();
+    if (bits == 4 && quantizeBlock % 2)
+      return module->emitError("zero-compress-reduce-scatter: int4 levels "
                                "go two a byte, so quantize-block must be "
                                "even, not ")
-          << quantizeBlock.getValue();
+             << quantizeBlock.getValue();
+    if (reduceErrorBudget < 0 || (reduceErrorBudget > 0 && !onlyWhereFaster))
+      return module->emitError("zero-compress-reduce-scatter: "
+                               "reduce-error-budget (")
+             << reduceErrorBudget.getValue()
+             << ") plans each exchange's format with only-where-faster "
+                "(reduce-dtype=auto), and is not negative";
+    if (reduceErrorBudget > 0 && quantizeBlock % 2)
+      return module->emitError("zero-compress-reduce-scatter: a planner that "
+                               "may pick int4 needs an even quantize-block, "
+                               "not ")
+             << quantizeBlock.getValue();
+    return success();
+  }
+
+  /// The formats (bits an element) `op` may go in: the one asked for, or
+  /// with a budget each whose bound, over `hops` hops, is within it.
+  SmallVector<int64_t> candidateFormats(int64_t hops) {
+    if (reduceErrorBudget <= 0)
+      return {bits};
+    SmallVector<int64_t> formats;
+    for (int64_t format : {kBF16Bits, int64_t(8), int64_t(4)})
+      if (hops * getHalfStepShare(format) <= reduceErrorBudget)
+        formats.push_back(format);
+    return formats;
+  }
+
+  void runOnOperation() override {
+    if (failed(checkOptions()))
       return signalPassFailure();
-    }
-    StringRef format = getQuantFormat(bits);
-    int64_t halfSteps = 2 * getQuantLevels(bits);
     FailureOr<CostModelParameters> costs = getCostModelParameters(
         getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
         gflops, gelementsPerSecond, reduceBandwidthGBps);
@@ -427,43 +542,82 @@ struct ZeroCompressReduceScatterPass
         op.emitRemark("zero-compress-reduce-scatter: left exact: ") << *why;
         continue;
       }
+      if (onlyWhereFaster)
+        if (std::optional<std::string> why = whyConsumerNeedsExact(op)) {
+          op.emitRemark("zero-compress-reduce-scatter: left exact: its sum "
+                        "feeds ")
+              << *why << ", which the plan keeps exact";
+          continue;
+        }
+      SmallVector<int64_t> hopElements = getHopElements(op, mesh);
+      int64_t hops = static_cast<int64_t>(hopElements.size());
+      SmallVector<int64_t> formats = candidateFormats(hops);
+      char budgetText[32];
+      std::snprintf(budgetText, sizeof(budgetText), "%g",
+                    reduceErrorBudget.getValue());
+      std::string budget = std::string("reduce-error-budget=") + budgetText;
+      if (formats.empty()) {
+        op.emitRemark("zero-compress-reduce-scatter: left exact: no format "
+                      "is within ")
+            << budget << " over " << hops
+            << " hop(s) (a hop's bound, as a share of the largest "
+               "magnitude of each contribution's block: bf16 1/256, int8 "
+               "1/254, int4 1/14)";
+        continue;
+      }
       std::string noFeedback;
       FailureOr<ResidualHome> home = failure();
       if (errorFeedback)
         home = findResidualHome(op, getOperation(), noFeedback);
-      SmallVector<int64_t> hopElements = getHopElements(op, mesh);
-      CreatedOps created(op->getBlock());
-      OpBuilder b(op, &created);
-      // The estimate counts the residuals' ops too, reading placeholders.
-      SmallVector<Value> residuals, lost;
-      if (succeeded(home))
-        for (int64_t count : hopElements)
-          residuals.push_back(tensor::EmptyOp::create(
-              b, op.getLoc(), ArrayRef<int64_t>{count}, b.getF32Type()));
-      Value compressed =
-          compress(b, op, mesh, quantizeBlock, bits, residuals, &lost);
-      int64_t groupSize = getGroupSize(mesh, op.getAxesAttr());
+
+      // Each format's estimate, residuals' ops included (reading
+      // placeholders), built and erased.
       double exactUs = 1e6 * model.communicationSeconds(op);
-      double compressedUs = 1e6 * secondsOf(created.ops, model);
-      if ((onlyWhereFaster && compressedUs >= exactUs) || succeeded(home))
+      SmallVector<double> estimates;
+      for (int64_t format : formats) {
+        CreatedOps created(op->getBlock());
+        OpBuilder b(op, &created);
+        SmallVector<Value> placeholders, lost;
+        if (succeeded(home))
+          for (int64_t count : hopElements)
+            placeholders.push_back(tensor::EmptyOp::create(
+                b, op.getLoc(), ArrayRef<int64_t>{count}, b.getF32Type()));
+        compress(b, op, mesh, quantizeBlock, format, placeholders, &lost);
+        estimates.push_back(1e6 * secondsOf(created.ops, model));
         for (Operation *made : llvm::reverse(created.ops))
           made->erase();
+      }
+      size_t best = std::min_element(estimates.begin(), estimates.end()) -
+                    estimates.begin();
+      std::string considered;
+      if (reduceErrorBudget > 0) {
+        considered = "; planned within " + budget + ":";
+        for (auto [format, us] : llvm::zip(formats, estimates))
+          considered += llvm::formatv(" {0} {1:f1} us,",
+                                      describeFormat(format, quantizeBlock), us)
+                            .str();
+        considered.pop_back();
+      }
+      int64_t format = formats[best];
+      double compressedUs = estimates[best];
       if (onlyWhereFaster && compressedUs >= exactUs) {
         op.emitRemark("zero-compress-reduce-scatter: left exact: the cost "
                       "model gives ")
             << llvm::formatv("{0:f1}", exactUs).str() << " us exact against "
             << llvm::formatv("{0:f1}", compressedUs).str()
-            << " us compressed in " << format << " blocks of "
-            << quantizeBlock.getValue();
+            << " us compressed in " << describeFormat(format, quantizeBlock)
+            << considered;
         continue;
       }
+      OpBuilder b(op);
+      SmallVector<Value> residuals, lost;
+      if (succeeded(home))
+        residuals = openResiduals(*home, hopElements, mesh, op.getLoc());
+      b.setInsertionPoint(op);
+      Value compressed =
+          compress(b, op, mesh, quantizeBlock, format, residuals, &lost);
       std::string feedback;
       if (succeeded(home)) {
-        residuals = openResiduals(*home, hopElements, mesh, op.getLoc());
-        lost.clear();
-        b.setInsertionPoint(op);
-        compressed =
-            compress(b, op, mesh, quantizeBlock, bits, residuals, &lost);
         closeResiduals(*home, residuals, lost);
         feedback =
             llvm::formatv(
@@ -482,12 +636,14 @@ struct ZeroCompressReduceScatterPass
         feedback = "; without error feedback: " + noFeedback;
       }
       op.emitRemark("zero-compress-reduce-scatter: exchanged as ")
-          << format << " blocks of " << quantizeBlock.getValue() << " over "
-          << groupSize << " ranks; each element is within the sum of "
-          << "max|block| / " << halfSteps
+          << describeFormat(format, quantizeBlock) << " over "
+          << getGroupSize(mesh, op.getAxesAttr())
+          << " ranks; each element is within the sum of "
+          << describeBound(format)
           << " of its contributions, not exact (cost model: "
           << llvm::formatv("{0:f1}", compressedUs).str() << " us against "
-          << llvm::formatv("{0:f1}", exactUs).str() << " us exact)" << feedback;
+          << llvm::formatv("{0:f1}", exactUs).str() << " us exact)"
+          << considered << feedback;
       op.replaceAllUsesWith(compressed);
       op.erase();
     }

@@ -8,7 +8,7 @@
 // RUN: zero-opt %s --split-input-file --zero-compress-reduce-scatter='quantize-block=512 error-feedback' --verify-diagnostics | FileCheck %s
 // RUN: not zero-opt %s --split-input-file --zero-weight-update-sharding='error-feedback' 2>&1 | FileCheck %s --check-prefix=EXACT
 
-// EXACT: error: zero-weight-update-sharding: error-feedback keeps what a compressed reduce-scatter loses; give reduce-dtype=int8, int4 or auto with it
+// EXACT: error: zero-weight-update-sharding: error-feedback keeps what a compressed reduce-scatter loses; give reduce-dtype=int8, int4, bf16 or auto with it
 
 zero.mesh @dp(shape = [4])
 

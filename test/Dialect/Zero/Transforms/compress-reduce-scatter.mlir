@@ -11,7 +11,7 @@
 
 // BLOCK: error: zero-compress-reduce-scatter: quantize-block must be positive, not 0
 // ODD: error: zero-compress-reduce-scatter: int4 levels go two a byte, so quantize-block must be even, not 511
-// BITS: error: zero-compress-reduce-scatter: bits must be 8 or 4, not 6
+// BITS: error: zero-compress-reduce-scatter: bits must be 8, 4 or 16 (bf16), not 6
 
 // int4 (qgZ's 4 bits): two levels a byte, half the levels' bytes, and a
 // bound of max|block| / 14 a contribution.

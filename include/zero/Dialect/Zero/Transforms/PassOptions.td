@@ -91,9 +91,14 @@ defvar compressReduceScatterOptions = [
            clEnumValN(::zero::ReduceDtype::Int4, "int4",
                       "int4 blocks, two levels a byte, with an f32 scale "
                       "each, exchanged and summed as int8's (qgZ's int4)"),
+           clEnumValN(::zero::ReduceDtype::BF16, "bf16",
+                      "bf16, each element rounded to nearest even, "
+                      "exchanged and summed as int8's"),
            clEnumValN(::zero::ReduceDtype::Auto, "auto",
                       "int8 where the cost model says the compressed "
-                      "exchange is faster, else exact"))}]>,
+                      "exchange is faster, else exact; with "
+                      "reduce-error-budget, the fastest of bf16, int8 and "
+                      "int4 within the budget"))}]>,
 ];
 
 // Shared by zero-compress-reduce-scatter and the sharding pipelines.
@@ -103,10 +108,20 @@ defvar errorFeedbackOptions = [
          "and send it in the next step's (error feedback)">,
 ];
 
+// Shared by zero-compress-reduce-scatter and the sharding pipelines.
+defvar reduceErrorBudgetOptions = [
+  Option<"reduceErrorBudget", "reduce-error-budget", "double",
+         /*default=*/"0.0",
+         "With only-where-faster (reduce-dtype=auto): the bound allowed, as "
+         "a share of the largest magnitude of each contribution's block "
+         "(bf16 1/256, int8 1/254, int4 1/14 a hop); each reduce-scatter "
+         "goes in the fastest format within it. 0: int8 only">,
+];
+
 defvar compressReduceScatterOwnOptions = [
   Option<"bits", "bits", "int64_t", /*default=*/"8",
-         "Bits a level: 8 (int8) or 4 (int4, two levels a byte; "
-         "quantize-block must be even)">,
+         "Bits an element: 8 (int8 blocks), 4 (int4 blocks, two levels a "
+         "byte; quantize-block must be even) or 16 (bf16, no scales)">,
   Option<"onlyWhereFaster", "only-where-faster", "bool", /*default=*/"false",
          "Compress a reduce-scatter only where the cost model says the "
          "compressed exchange is faster (reduce-dtype=auto)">,
@@ -175,6 +190,7 @@ defvar weightUpdateShardingOptions = !listconcat(
           "iteration (zero-defer-all-gather)">],
   deferAllGatherOptions,
   compressReduceScatterOptions,
+  reduceErrorBudgetOptions,
   errorFeedbackOptions,
   quantizeBlockOptions,
   offloadOptions,

@@ -15,7 +15,7 @@ namespace zero {
 enum class GatherDtype { Auto, BF16, F16, F32, Int8, Int4 };
 
 /// What the gradients' reduce-scatter sends (reduce-dtype).
-enum class ReduceDtype { Exact, Int8, Int4, Auto };
+enum class ReduceDtype { Exact, Int8, Int4, BF16, Auto };
 
 /// Which training state lives in host memory beside a GPU (offload).
 enum class Offload { None, Optimizer, Params };

@@ -307,14 +307,15 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
 
 def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
                                      "mlir::ModuleOp"> {
-  let summary = "Exchanges the gradients' reduce-scatter as int8 or int4 "
-                "blocks, all-to-all, summed in f32 by each rank (ZeRO++'s "
-                "qgZ)";
+  let summary = "Exchanges the gradients' reduce-scatter as int8, int4 or "
+                "bf16, all-to-all, summed in f32 by each rank (ZeRO++'s "
+                "qgZ), planned per bucket within an error budget";
   let description = [{
     Rewrites each `zero.reduce_scatter` (sum or mean, of floats, split along
     dimension 0) so that it moves int8 (`bits=8`, the default) or int4
-    (`bits=4`, two levels a byte; `quantize-block` even) instead of its
-    element type:
+    (`bits=4`, two levels a byte; `quantize-block` even) blocks, or bf16
+    (`bits=16`: each element rounded to nearest even, no scales), instead
+    of its element type:
 
     1. the input, as `[N, S]` (N the group size, S the part each rank
        keeps), is quantized row by row (`zero.quantize`, blocks of
@@ -333,7 +334,8 @@ def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
     **Bound.** Each element of the result is within `sum_j max|b_j| / 254`
     (int8; `/ 14` for int4) of the exact sum, `b_j` being the block of rank
     j's contribution that holds the element, plus float rounding: the half
-    step of 127 (7) levels of each contribution (`zero.quantize`). Over hops, each hop adds its own
+    step of 127 (7) levels of each contribution (`zero.quantize`); in bf16
+    within `sum_j |x_j| / 256`, bf16's unit roundoff of each contribution. Over hops, each hop adds its own
     term, with the partial sums of the hop before as its contributions. A
     mean's bound is the sum's divided by N. A block with an infinity or a
     NaN gives NaN.
@@ -385,7 +387,21 @@ def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
     its all-to-alls the same, plus its quantization, dequantization and
     sums, element by element, at the elementwise rate. A remark gives both
     estimates either way. Between threads (a collective at memory speed)
-    it keeps the exact one; where bytes are slow it compresses.
+    it keeps the exact one; where bytes are slow it compresses. A planned
+    exchange whose sum feeds a full reduction (a norm for clipping, LAMB's
+    trust ratio, a sum) or an inf check (`math.isinf`, `isnan`, an
+    unordered compare), through elementwise ops, reshapes and slices, stays
+    exact, with a remark that names that op.
+
+    **Error budget** (`reduce-error-budget=E`, with `only-where-faster`):
+    a per-bucket plan. A format qualifies for a reduce-scatter when its
+    bound over the exchange's hops, as a share of the largest magnitude of
+    each contribution's block, is within E: `hops / 256` for bf16,
+    `hops / 254` for int8, `hops / 14` for int4. Of those, the one the cost
+    model gives the least time goes, if it beats the exact collective; the
+    remark lists each estimate. With none within E the exchange stays
+    exact, and says so. Without a budget the plan weighs only `bits`'
+    format.
 
     ```mlir
     %gs = zero.reduce_scatter %g on @dp reduce = sum
@@ -404,7 +420,8 @@ def ZeroCompressReduceScatter : Pass<"zero-compress-reduce-scatter",
   }];
   let options = !listconcat(quantizeBlockOptions,
                             compressReduceScatterOwnOptions,
-                            errorFeedbackOptions, costModelOptions);
+                            reduceErrorBudgetOptions, errorFeedbackOptions,
+                            costModelOptions);
   let dependentDialects = ["::zero::ZeroDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::linalg::LinalgDialect",
