@@ -70,11 +70,14 @@ double CostModel::computeSeconds(Operation *op) const {
     return double(iterations) * std::max<int64_t>(payload, 1) /
            parameters.elementRate;
   }
-  // Block quantization reads its input twice (the block's largest
-  // magnitude, then the levels); dequantization once.
-  if (auto quantize = dyn_cast<QuantizeOp>(op))
-    return 2.0 * staticElements(quantize.getInput().getType()) /
-           parameters.elementRate;
+  // Block quantization reads its input twice: the block's largest
+  // magnitude, a reduction (priced as the linalg reductions above), then
+  // the levels, elementwise; dequantization once.
+  if (auto quantize = dyn_cast<QuantizeOp>(op)) {
+    double elements = staticElements(quantize.getInput().getType());
+    return 2.0 * elements / parameters.flopRate +
+           elements / parameters.elementRate;
+  }
   if (auto dequantize = dyn_cast<DequantizeOp>(op))
     return staticElements(dequantize.getType()) / parameters.elementRate;
   if (op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1)

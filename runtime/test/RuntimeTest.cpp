@@ -521,7 +521,7 @@ TEST(HostParallel, EveryIterationRunsOnceOnEveryRankAtOnce) {
     CountedRange &range = *ranges[id];
     for (int call = 0; call < 20; ++call)
       zero_rt_parallel_for(CountedRange::task, &range,
-                           static_cast<int64_t>(range.visits.size()));
+                           static_cast<int64_t>(range.visits.size()), 1);
   });
   unsetenv("ZERO_HOST_THREADS");
   unsetenv("ZERO_HOST_CHUNK");
@@ -614,12 +614,28 @@ TEST(HostQueue, PipelinesAnUpdateInChunks) {
   }
 }
 
+TEST(HostParallel, ChunksCountTheElementsOfARow) {
+  // 100 rows of 1000 elements are 100000 elements: 4 chunks of at least
+  // 4096 elements on 4 threads; as 100 elements, one.
+  setenv("ZERO_HOST_THREADS", "4", 1);
+  CountedRange rows(100);
+  zero_rt_parallel_for(CountedRange::task, &rows, 100, 1000);
+  CountedRange elements(100);
+  zero_rt_parallel_for(CountedRange::task, &elements, 100, 1);
+  unsetenv("ZERO_HOST_THREADS");
+  EXPECT_EQ(rows.chunks.load(), 4);
+  EXPECT_EQ(elements.chunks.load(), 1);
+  for (const CountedRange *range : {&rows, &elements})
+    for (const std::atomic<int> &visits : range->visits)
+      EXPECT_EQ(visits.load(), 1);
+}
+
 TEST(HostParallel, ASmallLoopRunsOnTheCaller) {
   // Fewer iterations than a chunk's least (4096 by default): one chunk.
   CountedRange range(100);
-  zero_rt_parallel_for(CountedRange::task, &range, 100);
+  zero_rt_parallel_for(CountedRange::task, &range, 100, 1);
   EXPECT_EQ(range.chunks.load(), 1);
-  zero_rt_parallel_for(CountedRange::task, &range, 0);
+  zero_rt_parallel_for(CountedRange::task, &range, 0, 1);
   EXPECT_EQ(range.chunks.load(), 1);
   for (const std::atomic<int> &visits : range.visits)
     EXPECT_EQ(visits.load(), 1);

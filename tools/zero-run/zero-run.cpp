@@ -46,6 +46,8 @@ struct Options {
   std::vector<std::string> equivalentAfter;
   bool gpuLoops = false, gpuLoopsGiven = false, runtimeChecks = true;
   bool calibrate = false;
+  /// Bytes a rank the bandwidth probes gather and reduce-scatter.
+  int64_t calibrateBytes = 4 << 20;
 };
 } // namespace
 
@@ -109,6 +111,13 @@ static rt::CommandLine makeCommandLine() {
       "--ranks, default 2, or under mpi the job's size) and print them as "
       "options of zero-schedule-overlap and zero-report; takes no input file",
       cli.calibrate);
+  commandLine.addOption(
+      "calibrate-bytes", "N",
+      "bytes a rank the --calibrate bandwidth probes gather and "
+      "reduce-scatter (default 4 MiB): a collective's rate can depend on its "
+      "size, so measure at the size of the program's buckets",
+      rt::integerFlag<int64_t>("calibrate-bytes", cli.calibrateBytes, 4,
+                               "bytes from 4 to 4 GiB", int64_t(1) << 32));
   return commandLine;
 }
 
@@ -312,7 +321,8 @@ static int calibrate(MLIRContext &context, rt::LaunchOptions options) {
     return fail("--calibrate under mpi: cannot tell the job's size; give "
                 "--ranks");
   options.ranks = meshSize;
-  auto calibration = zero::exec::calibrate(context, meshSize, options);
+  auto calibration = zero::exec::calibrate(context, meshSize, options,
+                                           /*repeats=*/3, cli.calibrateBytes);
   if (!calibration)
     return fail(llvm::toString(calibration.takeError()));
   // Under mpi every process measured; the one of rank 0 prints.

@@ -206,7 +206,8 @@ std::optional<HostTask> zero::outlineTask(scf::ForOp loop, func::FuncOp fn,
 }
 
 bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index,
-                          bool queued) {
+                          bool queued, int64_t grain) {
+  assert((!queued || grain == 1) && "the host queue runs loops of elements");
   std::optional<HostTask> task = outlineTask(loop, fn, index);
   if (!task)
     return false;
@@ -223,7 +224,9 @@ bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index,
     func::CallOp::create(
         at, loop.getLoc(),
         calls.declare(at, RuntimeFunction::zero_rt_parallel_for),
-        ValueRange{task->task, task->context, task->iterations});
+        ValueRange{task->task, task->context, task->iterations,
+                   arith::ConstantIntOp::create(at, loop.getLoc(),
+                                                at.getI64Type(), grain)});
   loop.erase();
   return true;
 }

@@ -25,6 +25,13 @@ using namespace mlir;
 
 namespace {
 
+/// A nest keeps its innermost loop whole inside each task iteration when
+/// its outer loops make at least this many iterations, enough for the
+/// chunks of every core...
+constexpr int64_t kMinOuterIterations = 64;
+/// ...and the innermost loop is long enough to vectorize.
+constexpr int64_t kMinInnerIterations = 16;
+
 /// The iterations of `op` when every loop is parallel and of a static size
 /// and its operands are buffers; 0 otherwise.
 int64_t elementwiseIterations(linalg::LinalgOp op) {
@@ -71,25 +78,42 @@ struct ZeroHostParallelLoopsPass
           rewriter.eraseOp(op);
         continue;
       }
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       rewriter.eraseOp(op);
       auto nest = cast<scf::ParallelOp>(loops->front());
-      std::vector<unsigned> all(nest.getNumLoops());
-      std::iota(all.begin(), all.end(), 0u);
       rewriter.setInsertionPoint(nest);
-      // One loop over every element: chunks of consecutive elements.
+      // One loop over every element, cut into chunks of consecutive
+      // elements; or, where the outer loops alone make enough chunks, one
+      // over them, each iteration running the innermost loop whole, which
+      // stays contiguous and vectorizes (one index delinearized per element
+      // keeps the loop scalar: a block-quantization loop ran 9x slower).
       scf::ParallelOp flat = nest;
+      int64_t grain = 1;
       if (nest.getNumLoops() > 1) {
+        std::vector<unsigned> outer(nest.getNumLoops() - 1);
+        std::iota(outer.begin(), outer.end(), 0u);
+        int64_t outerIterations = std::accumulate(
+            ranges.begin(), ranges.end() - 1, int64_t(1), std::multiplies<>());
+        std::vector<std::vector<unsigned>> groups = {outer,
+                                                     {unsigned(outer.size())}};
+        grain = ranges.back();
+        if (outerIterations < kMinOuterIterations ||
+            ranges.back() < kMinInnerIterations) {
+          groups = {outer};
+          groups.front().push_back(outer.size());
+          grain = 1;
+        }
         // The collapsed loop replaces the nest after its bounds' arithmetic.
         Block *block = nest->getBlock();
         Operation *before = nest->getPrevNode();
-        collapseParallelLoops(rewriter, nest, {all});
+        collapseParallelLoops(rewriter, nest, groups);
         Operation *next = before ? before->getNextNode() : &block->front();
         while (!isa<scf::ParallelOp>(next))
           next = next->getNextNode();
         flat = cast<scf::ParallelOp>(next);
       }
       scf::ForOp loop = zero::toSequentialLoops(flat);
-      if (!zero::runAcrossCores(loop, fn, tasks[fn]++))
+      if (!zero::runAcrossCores(loop, fn, tasks[fn]++, /*queued=*/false, grain))
         mlir::emitRemark(loc, "zero-host-parallel-loops: stays on one "
                               "thread: a value it uses cannot pass to a "
                               "task (a buffer of dynamic layout)");

@@ -156,9 +156,10 @@ void noteSystemAllocation();
 /// bound): threads of the local backends, one under mpi and nccl.
 int64_t ranksInProcess();
 
-/// zero_rt_parallel_for over iterations [begin, end) (HostParallel.cpp).
+/// zero_rt_parallel_for over iterations [begin, end) of `grain` elements
+/// each (HostParallel.cpp).
 void parallelFor(void (*task)(void *, int64_t, int64_t), void *context,
-                 int64_t begin, int64_t end);
+                 int64_t begin, int64_t end, int64_t grain = 1);
 
 /// How an offloaded update's copies cross: `issue` starts a copy of
 /// `bytes`, `mark` returns a mark of the copies started so far, and `wait`

@@ -115,15 +115,17 @@ int64_t threadsOfRank() {
 } // namespace
 
 void zero::rt::parallelFor(void (*task)(void *, int64_t, int64_t),
-                           void *context, int64_t begin, int64_t end) {
+                           void *context, int64_t begin, int64_t end,
+                           int64_t grain) {
   int64_t iterations = end - begin;
   if (iterations <= 0)
     return;
-  // Chunks of at least 4096 iterations (ZERO_HOST_CHUNK): a smaller loop
-  // is not worth waking a thread for.
+  // Chunks of at least 4096 elements (ZERO_HOST_CHUNK): a smaller loop is
+  // not worth waking a thread for.
   int64_t least = 4096;
   if (const char *given = std::getenv("ZERO_HOST_CHUNK"))
     least = std::max<int64_t>(1, std::atoll(given));
+  least = std::max<int64_t>(1, least / std::max<int64_t>(1, grain));
   int64_t chunks =
       std::min(threadsOfRank(), std::max<int64_t>(1, iterations / least));
   if (chunks == 1) {
@@ -135,6 +137,7 @@ void zero::rt::parallelFor(void (*task)(void *, int64_t, int64_t),
 }
 
 extern "C" void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t),
-                                     void *context, int64_t iterations) {
-  zero::rt::parallelFor(task, context, 0, iterations);
+                                     void *context, int64_t iterations,
+                                     int64_t grain) {
+  zero::rt::parallelFor(task, context, 0, iterations, grain);
 }

@@ -118,7 +118,7 @@ extern "C" void zero_rt_host_queue_for(void (*task)(void *, int64_t, int64_t),
                                        int64_t iterations) {
   zero::rt::enqueueHostWork(
       [task, copy = copyContext(context, contextBytes), iterations]() mutable {
-        zero_rt_parallel_for(task, copy.data(), iterations);
+        zero::rt::parallelFor(task, copy.data(), 0, iterations);
       });
 }
 

@@ -1,9 +1,11 @@
 // RUN: zero-opt %s --split-input-file --zero-host-parallel-loops --verify-diagnostics | FileCheck %s
 // RUN: zero-opt %s --split-input-file --zero-host-parallel-loops=min-elements=0 | FileCheck %s --check-prefix=OFF
 
-// An update of a 256x300 moment: one loop over its 76800 elements, the
-// body a task over a range of them, called through zero_rt_parallel_for;
-// the buffers and the scalar pass through the context's slots.
+// An update of a 256x300 moment: a loop over its 256 rows, the body a task
+// over a range of them, each running its row's 300 elements whole (a loop
+// that stays contiguous, and vectorizes), called through
+// zero_rt_parallel_for; the buffers and the scalar pass through the
+// context's slots.
 // CHECK-LABEL: func.func @update
 // CHECK-SAME: (%[[M:.*]]: memref<256x300xf32>, %[[G:.*]]: memref<256x300xf32>, %[[S:.*]]: f32)
 // CHECK: %[[CONTEXT:.*]] = llvm.alloca %{{.*}} x i64
@@ -13,15 +15,16 @@
 // CHECK: %[[TASK:.*]] = constant @update_host0 : (!llvm.ptr, i64, i64) -> ()
 // CHECK: %[[POINTER:.*]] = builtin.unrealized_conversion_cast %[[TASK]]
 // CHECK: %[[N:.*]] = arith.index_cast %{{.*}} : index to i64
-// CHECK: call @zero_rt_parallel_for(%[[POINTER]], %[[CONTEXT]], %[[N]])
+// CHECK: call @zero_rt_parallel_for(%[[POINTER]], %[[CONTEXT]], %[[N]], %c300_i64)
 // CHECK-NOT: linalg.generic
 // CHECK: func.func private @update_host0(%[[C:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64) attributes {zero.host_task}
-// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
-// CHECK:   arith.remsi %{{.*}}, %c300
-// CHECK:   arith.divsi %{{.*}}, %c300
-// CHECK:   arith.mulf
-// CHECK:   arith.addf
-// CHECK:   memref.store
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NOT: arith.divsi
+// CHECK:   scf.for %[[COLUMN:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NOT: arith.remsi
+// CHECK:     arith.mulf
+// CHECK:     arith.addf
+// CHECK:     memref.store
 // OFF-LABEL: func.func @update
 // OFF: linalg.generic
 // OFF-NOT: zero_rt_parallel_for
@@ -32,6 +35,27 @@ func.func @update(%m: memref<256x300xf32>, %g: memref<256x300xf32>, %s: f32) {
   ^bb0(%a: f32, %b: f32):
     %p = arith.mulf %a, %s : f32
     %q = arith.addf %b, %p : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+// Two rows of 65536: too few rows to share among the cores, so one loop
+// over every element, its index split into row and column.
+// CHECK-LABEL: func.func @two_rows
+// CHECK: call @zero_rt_parallel_for(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64)
+// CHECK: func.func private @two_rows_host0
+// CHECK: scf.for
+// CHECK:   arith.remsi %{{.*}}, %c65536
+// CHECK:   arith.divsi %{{.*}}, %c65536
+#map = affine_map<(i, j) -> (i, j)>
+func.func @two_rows(%m: memref<2x65536xf32>) {
+  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel", "parallel"]}
+      outs(%m : memref<2x65536xf32>) {
+  ^bb0(%b: f32):
+    %q = arith.addf %b, %b : f32
     linalg.yield %q : f32
   }
   return
@@ -86,3 +110,4 @@ func.func @dynamic_layout(%a: memref<65536xf32, strided<[?], offset: ?>>) {
   }
   return
 }
+

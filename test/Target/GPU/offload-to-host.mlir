@@ -24,7 +24,7 @@
 // CORES-COUNT-3: llvm.store %{{.*}}, %{{.*}} : i64, !llvm.ptr
 // CORES: %[[TASK:.*]] = constant @moment_host0 : (!llvm.ptr, i64, i64) -> ()
 // CORES: %[[POINTER:.*]] = builtin.unrealized_conversion_cast %[[TASK]] : (!llvm.ptr, i64, i64) -> () to !llvm.ptr
-// CORES: call @zero_rt_parallel_for(%[[POINTER]], %[[CONTEXT]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// CORES: call @zero_rt_parallel_for(%[[POINTER]], %[[CONTEXT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
 // CORES-NOT: scf.for
 // CORES: memref.copy
 // CORES-LABEL: func.func private @moment_host0

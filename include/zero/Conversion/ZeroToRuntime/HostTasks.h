@@ -57,14 +57,15 @@ std::optional<HostTask> outlineTask(mlir::scf::ForOp loop,
 /// Runs `loop` (one `scf.for`, independent iterations) across the host's
 /// cores: its body becomes a task, `@<function>_host<index>(context, begin,
 /// end)` marked `zero.host_task`, over iterations [begin, end), and the loop
-/// a call of `zero_rt_parallel_for`, or with `queued` of
-/// `zero_rt_host_queue_for` (the rank's host queue runs it later). The
+/// a call of `zero_rt_parallel_for` (an iteration `grain` elements, for its
+/// chunks' size), or with `queued` of `zero_rt_host_queue_for` (the rank's
+/// host queue runs it later; `grain` must be 1). The
 /// values the body uses from outside go through the context, a slot each (a
 /// number, or a buffer of static layout as its address), constants are
 /// copied into the task. Leaves the loop as it is, and returns false, when a
 /// value cannot pass.
 bool runAcrossCores(mlir::scf::ForOp loop, mlir::func::FuncOp fn,
-                    unsigned index, bool queued = false);
+                    unsigned index, bool queued = false, int64_t grain = 1);
 
 } // namespace zero
 

@@ -259,12 +259,16 @@ def ZeroHostParallelLoops
     loops. An optimizer update is elementwise and waits on memory, and one
     thread of a core does not draw a socket's bandwidth. Each linalg op on
     buffers whose loops are all parallel, of static sizes, with at least
-    `min-elements` iterations, becomes one loop over its elements (the
-    nest collapsed, so chunks are runs of consecutive elements), run as a
-    task by the runtime's `zero_rt_parallel_for` (HostTasks.h: the body a
-    function over a range of iterations, the values it uses passed through
-    a context of 64-bit slots). The runtime cuts the loop into chunks of
-    at least `ZERO_HOST_CHUNK` (4096) iterations for the calling rank's
+    `min-elements` iterations, becomes one loop, run as a task by the
+    runtime's `zero_rt_parallel_for` (HostTasks.h: the body a function over
+    a range of iterations, the values it uses passed through a context of
+    64-bit slots). The loop is over the nest's outer loops, collapsed, each
+    iteration running the innermost loop whole, when they make at least 64
+    iterations and the innermost 16: the innermost loop stays contiguous
+    and vectorizes. Otherwise it is over every element (the whole nest
+    collapsed, each index split again per element). The runtime cuts the
+    loop into chunks of at least `ZERO_HOST_CHUNK` (4096) elements for the
+    calling rank's
     share of the cores: the host's cores over the ranks that share it, or
     `ZERO_HOST_THREADS`. With one share (several ranks on few cores, or a
     loop of one chunk) the task runs on the calling thread.
@@ -279,10 +283,11 @@ def ZeroHostParallelLoops
         ins(%m, %g : memref<768x2304xf32>, memref<768x2304xf32>)
         outs(%m : memref<768x2304xf32>) { ... }
     // becomes
-    call @zero_rt_parallel_for(%task, %context, %c1769472) : ...
+    call @zero_rt_parallel_for(%task, %context, %c768, %c2304) : ...
     func.func private @step_host0(%context: !llvm.ptr, %begin: i64, %end: i64)
         attributes {zero.host_task} {
-      // %m and %g from the context; elements [begin, end)
+      // %m and %g from the context; rows [begin, end), each a loop over
+      // its 2304 elements
     }
     ```
   }];

@@ -337,10 +337,11 @@ void *zero_rt_host_alloc(int64_t bytes);
    is the host's cores over the ranks of the process (or over
    LOCAL_WORLD_SIZE / OMPI_COMM_WORLD_LOCAL_SIZE when each process runs
    one rank), at least one; ZERO_HOST_THREADS sets it. Chunks hold at least
-   4096 iterations (ZERO_HOST_CHUNK sets it). The rank stays bound while its
-   chunks run. */
+   4096 elements (ZERO_HOST_CHUNK sets it), an iteration being `grain`
+   elements (a row that the task runs whole; 1 for a loop over elements).
+   The rank stays bound while its chunks run. */
 void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
-                          int64_t iterations);
+                          int64_t iterations, int64_t grain);
 /* The calling rank's host queue: an offloaded update's host work, run in
    the order queued on a thread of the rank's own while the rank goes on
    (zero-offload-to-host queues it, so that the host's update of one bucket
