@@ -44,16 +44,10 @@ struct CompressedExchange {
   int64_t elements = 0;
   int64_t executions = 1;
 
-  /// Bits an element: 8 or 4 (blocks with a scale each), 16 (bf16).
-  bool isBF16() const { return bits == 16; }
-  StringRef format() const { return isBF16() ? "bf16" : getQuantFormat(bits); }
-  /// Half a level's step, as zero.quantize states it, or bf16's unit
-  /// roundoff of each element.
-  std::string bound() const {
-    if (isBF16())
-      return "|x| / 256";
-    return "max|block| / " + std::to_string(2 * getQuantLevels(bits));
-  }
+  /// Bits an element: 8 or 4 (blocks with a scale each), or bf16's.
+  bool isBF16() const { return bits == kBF16ExchangeBits; }
+  StringRef format() const { return getExchangeFormat(bits); }
+  std::string bound() const { return describeExchangeBound(bits); }
 };
 
 struct FunctionTraffic {
@@ -92,31 +86,36 @@ int64_t tensorBytes(Type type) {
 
 bool feedsReducedSum(Operation *op);
 
-/// Whether `value` is sent all-to-all as quantized blocks (a compressed
-/// reduce-scatter, zero-compress-reduce-scatter).
-bool isSentQuantized(Value value) {
+/// Whether `value` is sent all-to-all as quantized blocks or rounded to
+/// bf16 (a compressed reduce-scatter, zero-compress-reduce-scatter).
+bool isSentCompressed(Value value) {
   return llvm::any_of(value.getUsers(), [](Operation *user) {
-    auto quantize = dyn_cast<QuantizeOp>(user);
-    return quantize && llvm::any_of(quantize.getValues().getUsers(),
-                                    llvm::IsaPred<AllToAllOp>);
+    Value sent;
+    if (auto quantize = dyn_cast<QuantizeOp>(user))
+      sent = quantize.getValues();
+    else if (isa<arith::TruncFOp>(user))
+      sent = user->getResult(0);
+    return sent && llvm::any_of(sent.getUsers(), llvm::IsaPred<AllToAllOp>);
   });
 }
 
 /// Whether `value` is read only by reducing collectives, directly or
 /// through the reshapes, padding and bucket packing (`tensor.concat`) that
 /// lay it out for one, or by the compressed form of one (its rows widened,
-/// a residual added, quantized and sent; what was lost subtracted): a local
-/// gradient.
+/// a residual added, quantized or rounded to bf16 and sent; what was lost
+/// subtracted): a local gradient.
 bool onlyFeedsReductions(Value value) {
   return !value.use_empty() &&
          llvm::all_of(value.getUses(), [&](OpOperand &use) {
            Operation *user = use.getOwner();
-           if (isa<AllReduceOp, ReduceScatterOp>(user))
+           // An all-to-all is what a compressed reduce-scatter sends (bf16
+           // rows as they are).
+           if (isa<AllReduceOp, ReduceScatterOp, AllToAllOp>(user))
              return true;
-           if (isa<QuantizeOp>(user))
-             return isSentQuantized(value);
+           if (isa<QuantizeOp, arith::TruncFOp>(user))
+             return isSentCompressed(value);
            if (isa<arith::SubFOp>(user))
-             return use.getOperandNumber() == 0 && isSentQuantized(value);
+             return use.getOperandNumber() == 0 && isSentCompressed(value);
            if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
                    tensor::PadOp, tensor::ConcatOp, tensor::ExtractSliceOp,
                    linalg::TransposeOp, arith::ExtFOp>(user))
@@ -274,8 +273,8 @@ FunctionTraffic measureFunction(FunctionOpInterface func,
       return;
     for (Operation *user : trunc->getUsers())
       if (isa<AllToAllOp>(user))
-        traffic.compressed.push_back({user->getName().stripDialect(), 0, 16,
-                                      type.getNumElements(),
+        traffic.compressed.push_back({user->getName().stripDialect(), 0,
+                                      kBF16ExchangeBits, type.getNumElements(),
                                       getExecutionCount(trunc).value_or(1)});
   });
   traffic.stateBytes = measureState(func);

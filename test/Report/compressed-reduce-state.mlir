@@ -11,14 +11,22 @@
 // BF16-LABEL: zero-report: @step
 // BF16: all_to_all 1 6144{{$}}
 // BF16: compressed all_to_all: bf16, 4096 elements x 1; each element within |x| / 256 a contribution
-// BF16: model state bytes per rank: 4096
+// BF16: model state bytes per rank: 4096{{$}}
+// BF16-NEXT: weights and optimizer state: 4096, reduced gradients: 0
+// BF16-LABEL: zero-report: @loop
+// BF16: model state bytes per rank: 4096{{$}}
+// With error feedback in bf16, the residual is state and the gradient not.
+// RUN: zero-opt %s --split-input-file --zero-compress-reduce-scatter='bits=16 error-feedback' --zero-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=BF16-FEEDBACK
+// BF16-FEEDBACK-LABEL: zero-report: @step
+// BF16-FEEDBACK: model state bytes per rank: 20480{{$}}
+// BF16-FEEDBACK-NEXT: weights and optimizer state: 4096, error-feedback residuals: 16384, reduced gradients: 0
 
 // PLAIN-LABEL: zero-report: @step
 // PLAIN: compressed all_to_all: int8, blocks of 512, 4096 elements x 1
-// PLAIN: model state bytes per rank: 4096
+// PLAIN: model state bytes per rank: 4096{{$}}
 // PLAIN-NEXT: weights and optimizer state: 4096, reduced gradients: 0
 // PLAIN-LABEL: zero-report: @loop
-// PLAIN: model state bytes per rank: 4096
+// PLAIN: model state bytes per rank: 4096{{$}}
 // PLAIN-NEXT: weights and optimizer state: 4096, reduced gradients: 0
 
 // FEEDBACK-LABEL: zero-report: @step

@@ -432,10 +432,9 @@ const std::pair<const char *, std::vector<int64_t>> kReduceMeshes[] = {
     {"[4]", {4}}, {"[8]", {8}}, {"[2, 4]", {2, 4}}};
 
 /// A contribution's bound as a share of its block's largest magnitude, as
-/// its inverse: 2L for L levels a side, 256 for bf16 (16 bits: its unit
-/// roundoff of each element).
+/// its inverse: 2L for L levels a side, 256 for bf16.
 double halfStepsOf(int64_t bits) {
-  return bits == 16 ? 256.0 : 2.0 * zero::getQuantLevels(bits);
+  return 1.0 / zero::getExchangeHalfStepShare(bits);
 }
 
 /// Parameters: whether the lowering is the GPU's loop form; bits an element
@@ -485,7 +484,7 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
       int exchanges = 0;
       compressed->walk([&](zero::AllToAllOp) { ++exchanges; });
       // Levels and scales a hop; bf16 has no scales.
-      int perHop = bits == 16 ? 1 : 2;
+      int perHop = bits == zero::kBF16ExchangeBits ? 1 : 2;
       EXPECT_EQ(exchanges,
                 ranks > 1 ? perHop * static_cast<int>(axes.size()) : 0);
 
@@ -537,7 +536,7 @@ TEST_P(QuantizedReduceScatter, EveryElementWithinTheBoundAndBytesAsStated) {
         uint64_t sent = runs[1][g].counters.bytes_sent[ZERO_ALL_TO_ALL];
         EXPECT_EQ(runs[1][g].counters.bytes_sent[ZERO_REDUCE_SCATTER], 0u);
         if (part % block == 0) {
-          uint64_t scaleBits = bits == 16 ? 0 : 32;
+          uint64_t scaleBits = bits == zero::kBF16ExchangeBits ? 0 : 32;
           EXPECT_EQ(sent * 32 * block, exactBytes * (bits * block + scaleBits))
               << "rank " << g << ": " << sent << " bytes against "
               << exactBytes;
@@ -673,7 +672,8 @@ std::string
 loweringName(const ::testing::TestParamInfo<std::tuple<bool, int64_t>> &info) {
   int64_t bits = std::get<1>(info.param);
   return std::string(std::get<0>(info.param) ? "GpuLoops" : "Cpu") +
-         (bits == 16 ? std::string("BF16") : "Int" + std::to_string(bits));
+         (bits == zero::kBF16ExchangeBits ? std::string("BF16")
+                                          : "Int" + std::to_string(bits));
 }
 INSTANTIATE_TEST_SUITE_P(Lowerings, Quantize,
                          ::testing::Combine(::testing::Values(false, true),
@@ -683,7 +683,8 @@ INSTANTIATE_TEST_SUITE_P(Lowerings, Quantize,
 INSTANTIATE_TEST_SUITE_P(
     Lowerings, QuantizedReduceScatter,
     ::testing::Combine(::testing::Values(false, true),
-                       ::testing::Values(int64_t(8), int64_t(4), int64_t(16))),
+                       ::testing::Values(int64_t(8), int64_t(4),
+                                         zero::kBF16ExchangeBits)),
     loweringName);
 
 } // namespace

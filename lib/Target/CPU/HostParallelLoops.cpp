@@ -90,18 +90,15 @@ struct ZeroHostParallelLoopsPass
       scf::ParallelOp flat = nest;
       int64_t grain = 1;
       if (nest.getNumLoops() > 1) {
-        std::vector<unsigned> outer(nest.getNumLoops() - 1);
-        std::iota(outer.begin(), outer.end(), 0u);
+        std::vector<unsigned> all(nest.getNumLoops());
+        std::iota(all.begin(), all.end(), 0u);
         int64_t outerIterations = std::accumulate(
             ranges.begin(), ranges.end() - 1, int64_t(1), std::multiplies<>());
-        std::vector<std::vector<unsigned>> groups = {outer,
-                                                     {unsigned(outer.size())}};
-        grain = ranges.back();
-        if (outerIterations < kMinOuterIterations ||
-            ranges.back() < kMinInnerIterations) {
-          groups = {outer};
-          groups.front().push_back(outer.size());
-          grain = 1;
+        std::vector<std::vector<unsigned>> groups = {all};
+        if (outerIterations >= kMinOuterIterations &&
+            ranges.back() >= kMinInnerIterations) {
+          groups = {{all.begin(), all.end() - 1}, {all.back()}};
+          grain = ranges.back();
         }
         // The collapsed loop replaces the nest after its bounds' arithmetic.
         Block *block = nest->getBlock();

@@ -647,6 +647,20 @@ StringRef zero::getQuantFormat(int64_t bits) {
   return bits == 4 ? "int4" : "int8";
 }
 
+StringRef zero::getExchangeFormat(int64_t bits) {
+  return bits == kBF16ExchangeBits ? "bf16" : getQuantFormat(bits);
+}
+
+double zero::getExchangeHalfStepShare(int64_t bits) {
+  return bits == kBF16ExchangeBits ? 1.0 / 256 : 0.5 / getQuantLevels(bits);
+}
+
+std::string zero::describeExchangeBound(int64_t bits) {
+  if (bits == kBF16ExchangeBits)
+    return "|x| / 256";
+  return "max|block| / " + std::to_string(2 * getQuantLevels(bits));
+}
+
 /// Checks the shapes that `zero.quantize` relates: `values` has the shape of
 /// `floats` (for 4 bits, half its last dimension, rounded up), and `scales`
 /// has it too but with one element a block in the last dimension; all

@@ -69,30 +69,11 @@ RankedTensorType withElement(RankedTensorType type, Type element) {
   return RankedTensorType::get(type.getShape(), element);
 }
 
-/// The formats an exchange sends, by bits an element: 16 is bf16 (each
-/// element rounded to nearest even, no scales), 8 and 4 are int8 and int4
-/// blocks with an f32 scale each (zero.quantize).
-constexpr int64_t kBF16Bits = 16;
-
-/// A contribution's bound as a share of its block's largest magnitude: half
-/// a step of the block's levels, or bf16's unit roundoff (2^-8) of the
-/// element itself, which the block's largest bounds.
-double getHalfStepShare(int64_t bits) {
-  return bits == kBF16Bits ? 1.0 / 256 : 0.5 / getQuantLevels(bits);
-}
-
 /// The format's name and, for blocks, their size: "int8 blocks of 512".
 std::string describeFormat(int64_t bits, int64_t block) {
-  if (bits == kBF16Bits)
-    return "bf16";
+  if (bits == kBF16ExchangeBits)
+    return getExchangeFormat(bits).str();
   return (getQuantFormat(bits) + " blocks of " + Twine(block)).str();
-}
-
-/// A contribution's bound, as the remarks and zero-report state it.
-std::string describeBound(int64_t bits) {
-  if (bits == kBF16Bits)
-    return "|x| / 256";
-  return "max|block| / " + std::to_string(2 * getQuantLevels(bits));
 }
 
 /// `value` with dimension `dim` moved to the front.
@@ -169,7 +150,7 @@ Value exchangeQuantized(OpBuilder &b, Location loc, Value rows,
                                  unflatten(b, loc, residual, f32Rows));
   }
   DenseI64ArrayAttr axes = b.getDenseI64ArrayAttr({axis});
-  if (bits == kBF16Bits) {
+  if (bits == kBF16ExchangeBits) {
     // Rounded to bf16 (bf16 rows go as they are), widened on arrival.
     Value sent = rows;
     auto element = cast<RankedTensorType>(rows.getType()).getElementType();
@@ -221,8 +202,8 @@ SmallVector<int64_t> getHopElements(ReduceScatterOp op, MeshOp mesh) {
 /// (innermost) first. With `residuals` (error feedback), hop h adds
 /// `residuals[h]` to the rows it sends and appends what it lost to `lost`.
 Value compress(OpBuilder &b, ReduceScatterOp op, MeshOp mesh, int64_t block,
-               int64_t bits, ValueRange residuals = {},
-               SmallVectorImpl<Value> *lost = nullptr) {
+               int64_t bits, ValueRange residuals,
+               SmallVectorImpl<Value> &lost) {
   Location loc = op.getLoc();
   RankedTensorType inputType = op.getInput().getType();
   RankedTensorType resultType = op.getResult().getType();
@@ -248,7 +229,7 @@ Value compress(OpBuilder &b, ReduceScatterOp op, MeshOp mesh, int64_t block,
     rows = exchangeQuantized(b, loc, rows, op.getMeshAttr(), axes[hop], block,
                              bits, residual, &hopLost);
     if (residual)
-      lost->push_back(hopLost);
+      lost.push_back(hopLost);
   }
 
   Value sum = rows; // [S], f32
@@ -481,7 +462,7 @@ struct ZeroCompressReduceScatterPass
       return module->emitError("zero-compress-reduce-scatter: quantize-block "
                                "must be positive, not ")
              << quantizeBlock.getValue();
-    if (bits != 8 && bits != 4 && bits != kBF16Bits)
+    if (bits != 8 && bits != 4 && bits != kBF16ExchangeBits)
       return module->emitError("zero-compress-reduce-scatter: bits must be 8, "
                                "4 or 16 (bf16), not ")
              << bits.getValue();
@@ -510,8 +491,8 @@ struct ZeroCompressReduceScatterPass
     if (reduceErrorBudget <= 0)
       return {bits};
     SmallVector<int64_t> formats;
-    for (int64_t format : {kBF16Bits, int64_t(8), int64_t(4)})
-      if (hops * getHalfStepShare(format) <= reduceErrorBudget)
+    for (int64_t format : {kBF16ExchangeBits, int64_t(8), int64_t(4)})
+      if (hops * getExchangeHalfStepShare(format) <= reduceErrorBudget)
         formats.push_back(format);
     return formats;
   }
@@ -582,7 +563,7 @@ struct ZeroCompressReduceScatterPass
           for (int64_t count : hopElements)
             placeholders.push_back(tensor::EmptyOp::create(
                 b, op.getLoc(), ArrayRef<int64_t>{count}, b.getF32Type()));
-        compress(b, op, mesh, quantizeBlock, format, placeholders, &lost);
+        compress(b, op, mesh, quantizeBlock, format, placeholders, lost);
         estimates.push_back(1e6 * secondsOf(created.ops, model));
         for (Operation *made : llvm::reverse(created.ops))
           made->erase();
@@ -609,13 +590,12 @@ struct ZeroCompressReduceScatterPass
             << considered;
         continue;
       }
-      OpBuilder b(op);
       SmallVector<Value> residuals, lost;
       if (succeeded(home))
         residuals = openResiduals(*home, hopElements, mesh, op.getLoc());
-      b.setInsertionPoint(op);
+      OpBuilder b(op);
       Value compressed =
-          compress(b, op, mesh, quantizeBlock, format, residuals, &lost);
+          compress(b, op, mesh, quantizeBlock, format, residuals, lost);
       std::string feedback;
       if (succeeded(home)) {
         closeResiduals(*home, residuals, lost);
@@ -639,7 +619,7 @@ struct ZeroCompressReduceScatterPass
           << describeFormat(format, quantizeBlock) << " over "
           << getGroupSize(mesh, op.getAxesAttr())
           << " ranks; each element is within the sum of "
-          << describeBound(format)
+          << describeExchangeBound(format)
           << " of its contributions, not exact (cost model: "
           << llvm::formatv("{0:f1}", compressedUs).str() << " us against "
           << llvm::formatv("{0:f1}", exactUs).str() << " us exact)"

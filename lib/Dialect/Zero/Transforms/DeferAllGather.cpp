@@ -361,8 +361,14 @@ struct ZeroDeferAllGatherPass
     for (AllGatherOp gather : gathers) {
       RankedTensorType type = gather.getType();
       if (!isa<FloatType>(type.getElementType()) || type.getRank() != 1 ||
-          gather.getGatherDim() != 0)
+          gather.getGatherDim() != 0) {
+        gather.emitRemark("zero-defer-all-gather: left exact: stage 3's "
+                          "gather for this use moves ")
+            << type << " along dimension " << gather.getGatherDim()
+            << "; only 1-D float shards gathered along dimension 0 are "
+               "quantized";
         continue;
+      }
       if (copyLeaves(gather.getResult())) {
         gather.emitRemark("zero-defer-all-gather: left exact: stage 3's "
                           "gather for this use hands the whole weight on "

@@ -62,3 +62,19 @@ func.func @returns_the_weight(%w: tensor<8xf32>, %gl: tensor<8xf32>, %x: tensor<
   // expected-remark @+1 {{zero-defer-all-gather: left exact: stage 3's gather for this use hands the whole weight on (a result or a carried value), which gather-dtype=int8 would round}}
   return %w2, %y, %w : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// A per-use gather of integers (written by hand here) is not quantized.
+// CHECK-LABEL: func.func @integers
+// CHECK: zero.all_gather %{{.*}} on @dp {zero.for_use = 0 : i64} : tensor<2xi32> -> tensor<8xi32>
+// CHECK-NOT: zero.quantize
+// expected-remark @+1 {{gather-dtype=int8 compresses nothing in this function}}
+func.func @integers(%w: tensor<2xi32>, %x: tensor<8xi32>) -> tensor<8xi32> {
+  // expected-remark @+1 {{zero-defer-all-gather: left exact: stage 3's gather for this use moves 'tensor<8xi32>' along dimension 0; only 1-D float shards gathered along dimension 0 are quantized}}
+  %g = zero.all_gather %w on @dp {zero.for_use = 0 : i64} : tensor<2xi32> -> tensor<8xi32>
+  %y = arith.muli %g, %x : tensor<8xi32>
+  return %y : tensor<8xi32>
+}

@@ -78,6 +78,24 @@ int64_t getQuantLevels(int64_t bits);
 /// The name of `bits`-bit quantization in remarks and reports: "int8" or
 /// "int4".
 llvm::StringRef getQuantFormat(int64_t bits);
+
+/// The formats a compressed exchange sends, by bits an element: 8 and 4
+/// are int8 and int4 blocks with an f32 scale each (zero.quantize), this
+/// one bf16 (each element rounded to nearest even, no scales).
+inline constexpr int64_t kBF16ExchangeBits = 16;
+
+/// The name of the exchange format of `bits`: "int8", "int4" or "bf16".
+llvm::StringRef getExchangeFormat(int64_t bits);
+
+/// A contribution's bound in the exchange format of `bits`, as a share of
+/// its block's largest magnitude: half a step of the block's levels, or
+/// bf16's unit roundoff (2^-8) of the element itself, which the block's
+/// largest bounds.
+double getExchangeHalfStepShare(int64_t bits);
+
+/// That bound as remarks and reports state it: "max|block| / 254",
+/// "|x| / 256".
+std::string describeExchangeBound(int64_t bits);
 } // namespace zero
 
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_H
