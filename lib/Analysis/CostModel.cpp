@@ -158,6 +158,7 @@ private:
     state.compute = done;
   }
 
+public:
   void run(Operation *op, StreamState &state) {
     if (auto async = dyn_cast<AsyncOp>(op)) {
       if (CollectiveOpInterface collective = async.getCollective())
@@ -196,6 +197,7 @@ private:
         run(block, state);
   }
 
+private:
   void runLoop(scf::ForOp loop, StreamState &state) {
     std::optional<APInt> trips = loop.getStaticTripCount();
     int64_t count = trips ? trips->getSExtValue() : 1;
@@ -235,12 +237,18 @@ private:
 } // namespace
 
 TimeEstimate zero::simulate(FunctionOpInterface function,
-                            const CostModel &model) {
+                            const CostModel &model,
+                            DenseMap<Operation *, double> *finishedAt) {
   TimeEstimate estimate;
   if (function.isExternal())
     return estimate;
   StreamState state;
-  Simulator(model).run(function.getFunctionBody().front(), state);
+  Simulator simulator(model);
+  for (Operation &op : function.getFunctionBody().front()) {
+    simulator.run(&op, state);
+    if (finishedAt)
+      (*finishedAt)[&op] = state.compute;
+  }
   estimate.stepSeconds = std::max(state.compute, state.communication);
   estimate.computeSeconds = state.computeTotal;
   estimate.communicationSeconds = state.communicationTotal;

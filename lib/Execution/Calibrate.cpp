@@ -25,6 +25,11 @@ constexpr int64_t kLatencyCalls = 200;
 constexpr int64_t kGatherCalls = 20;
 constexpr int64_t kMatmulM = 256, kMatmulK = 512, kMatmulCalls = 4;
 constexpr int64_t kElements = 1 << 20, kElementwiseCalls = 20;
+/// The host's streaming probe: arrays well beyond a cache, made in the
+/// probe (no inputs to generate), timed at two lengths so that what the
+/// difference leaves is the calls alone, not the first touch of the pages.
+constexpr int64_t kStreamElements = 1 << 25, kStreamShortCalls = 2,
+                  kStreamLongCalls = 6;
 
 /// The module: @dp of `meshSize` ranks, and one function per probe, each
 /// taking (one: 1 f32, shard: the gathered part, a: MxK, w: KxK, x, y:
@@ -99,6 +104,30 @@ std::string probeModule(int64_t meshSize, int64_t shardElements) {
     scf.yield %s : {0})mlir",
                                        vector)
                              .str()));
+  // x + y into x, y carried so that no fusion folds it into a constant:
+  // two reads and a write an element, as a host update streams.
+  std::string stream = llvm::formatv("tensor<{0}xf32>", kStreamElements);
+  for (auto [name, calls] :
+       {std::pair<StringRef, int64_t>{"stream_short", kStreamShortCalls},
+        {"stream_long", kStreamLongCalls}})
+    text += llvm::formatv(R"mlir(func.func @{0}({1}) -> {2} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %calls = arith.constant {3} : index
+  %f1 = arith.constant 1.0 : f32
+  %f2 = arith.constant 2.0 : f32
+  %ex = tensor.empty() : {2}
+  %sx = linalg.fill ins(%f1 : f32) outs(%ex : {2}) -> {2}
+  %ey = tensor.empty() : {2}
+  %sy = linalg.fill ins(%f2 : f32) outs(%ey : {2}) -> {2}
+  %r:2 = scf.for %i = %c0 to %calls step %c1 iter_args(%v = %sx, %u = %sy) -> ({2}, {2}) {{
+    %s = arith.addf %v, %u : {2}
+    scf.yield %s, %u : {2}, {2}
+  }
+  return %r#0 : {2}
+}
+)mlir",
+                          name, args, stream, calls);
   return text;
 }
 
@@ -115,6 +144,11 @@ std::string Calibration::asOptions() const {
       .str();
 }
 
+std::string Calibration::asOffloadOptions() const {
+  return llvm::formatv("host-gbps={0:F3}", parameters.hostBandwidth * 1e-9)
+      .str();
+}
+
 llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
                                                   int64_t meshSize,
                                                   rt::LaunchOptions options,
@@ -127,9 +161,11 @@ llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
         static_cast<long long>(meshSize));
   int64_t shardElements = std::max<int64_t>(gatherBytes / 4, 1);
   std::string text = probeModule(meshSize, shardElements);
-  const char *names[] = {"latency", "bandwidth", "matmul", "elementwise",
-                         "reduce"};
+  const char *names[] = {"latency", "bandwidth",    "matmul",     "elementwise",
+                         "reduce",  "stream_short", "stream_long"};
   constexpr int kProbes = std::size(names);
+  // The two streaming runs make one probe, the last.
+  constexpr int kStreamProbe = 5;
   std::vector<std::unique_ptr<Executable>> executables;
   for (const char *name : names) {
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
@@ -166,20 +202,35 @@ llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
     double &b = best[p % kProbes];
     b = b == 0 ? slowest : std::min(b, slowest);
   }
-  int64_t calls[kProbes] = {kLatencyCalls, kGatherCalls, kMatmulCalls,
-                            kElementwiseCalls, kGatherCalls};
+  int64_t calls[kProbes] = {kLatencyCalls,
+                            kGatherCalls,
+                            kMatmulCalls,
+                            kElementwiseCalls,
+                            kGatherCalls,
+                            1,
+                            1};
   std::string what[kProbes] = {
       "zero.all_reduce of 1 f32",
       llvm::formatv("zero.all_gather of {0} f32 per rank", shardElements),
       llvm::formatv("linalg.matmul {0}x{1} by {1}x{1}", kMatmulM, kMatmulK),
       llvm::formatv("arith.addf of {0} f32", kElements),
-      llvm::formatv("zero.reduce_scatter to {0} f32 per rank", shardElements)};
+      llvm::formatv("zero.reduce_scatter to {0} f32 per rank", shardElements),
+      "",
+      ""};
   // Both collectives send (N - 1) shards a rank (Communication.h).
   double sent = double(meshSize - 1) * shardElements * 4;
   double amount[kProbes] = {0, sent, 2.0 * kMatmulM * kMatmulK * kMatmulK,
                             double(kElements), sent};
-  for (int i = 0; i < kProbes; ++i)
+  for (int i = 0; i < kStreamProbe; ++i)
     calibration.probes.push_back({what[i], best[i] / calls[i], amount[i]});
+  // The streaming probe's calls are what the long run takes beyond the
+  // short one (both fill and first touch their arrays alike).
+  constexpr int64_t streamCalls = kStreamLongCalls - kStreamShortCalls;
+  double streamSeconds =
+      std::max(best[kStreamProbe + 1] - best[kStreamProbe], 1e-9) / streamCalls;
+  calibration.probes.push_back(
+      {llvm::formatv("host stream: x += y, {0} f32", kStreamElements),
+       streamSeconds, 12.0 * kStreamElements});
   const Probe &latency = calibration.probes[0], &gather = calibration.probes[1],
               &matmul = calibration.probes[2],
               &elementwise = calibration.probes[3],
@@ -196,5 +247,7 @@ llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
   parameters.reduceBandwidth = bytesPerSecond(reduce);
   parameters.flopRate = matmul.amount / matmul.seconds;
   parameters.elementRate = elementwise.amount / elementwise.seconds;
+  const Probe &stream = calibration.probes[kStreamProbe];
+  parameters.hostBandwidth = stream.amount / stream.seconds;
   return calibration;
 }

@@ -108,6 +108,9 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     ZeroOffloadStateOptions offload;
     offload.offload = options.offload;
     offload.offloadDeviceShare = options.offloadDeviceShare;
+    offload.hostGBps = options.hostGBps;
+    offload.linkGBps = options.linkGBps;
+    copyCostModel(offload, options);
     pm.addPass(createZeroOffloadState(offload));
   }
   // And zero's own rewrites: what they made must be issued alike too.

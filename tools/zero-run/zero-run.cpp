@@ -347,7 +347,13 @@ static int calibrate(MLIRContext &context, rt::LaunchOptions options) {
                      .str());
   row(probes[4],
       llvm::formatv("{0} B sent per rank", int64_t(probes[4].amount)).str());
+  row(probes[5], llvm::formatv("{0:F3} GB/s a rank",
+                               probes[5].amount / probes[5].seconds / 1e9)
+                     .str());
   report << "cost model: " << calibration->asOptions() << "\n";
+  report << "offload: " << calibration->asOffloadOptions()
+         << " (link-gbps is the device's; its default, 50, is PCIe Gen5 "
+            "x16's)\n";
   return 0;
 }
 

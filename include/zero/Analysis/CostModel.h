@@ -38,6 +38,11 @@ struct CostModelParameters {
   double flopRate = 50e9;
   /// Elements per second of elementwise ops and copies.
   double elementRate = 2e9;
+  /// Offload: bytes per second of host memory one rank's host update moves.
+  double hostBandwidth = 20e9;
+  /// Offload: bytes per second of one copy between pinned host memory and
+  /// the device (PCIe Gen5 x16 carries about 50 of its 63 GB/s).
+  double linkBandwidth = 50e9;
 };
 
 /// The parameters that the passes' cost-model options give (latency-us,
@@ -98,9 +103,12 @@ struct TimeEstimate {
 /// twice in the simulation (the second time shows the steady state, with
 /// any communication still in flight from the first) and count the second
 /// for the remaining iterations; other loops count once. Of an scf.if, the
-/// costlier branch counts.
-TimeEstimate simulate(mlir::FunctionOpInterface function,
-                      const CostModel &model);
+/// costlier branch counts. With `finishedAt`, it also records for each op of
+/// the function's body when computation has passed it (a collective: when
+/// it completed, if computation waited for it).
+TimeEstimate
+simulate(mlir::FunctionOpInterface function, const CostModel &model,
+         llvm::DenseMap<mlir::Operation *, double> *finishedAt = nullptr);
 
 } // namespace zero
 

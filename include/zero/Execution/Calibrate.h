@@ -31,7 +31,7 @@ struct Probe {
 
 struct Calibration {
   CostModelParameters parameters;
-  /// latency, bandwidth, matmul, elementwise.
+  /// latency, bandwidth, matmul, elementwise, reduce, host stream.
   std::vector<Probe> probes;
   /// Runs per probe; each probe's time is the best of them.
   int repeats = 1;
@@ -39,14 +39,20 @@ struct Calibration {
   bool holdsRankZero = false;
   /// The parameters as pass options: "latency-us=... gelements-per-s=...".
   std::string asOptions() const;
+  /// The host's figure as offload's option (zero-offload-state):
+  /// "host-gbps=...".
+  std::string asOffloadOptions() const;
 };
 
 /// Runs the probes on a world of `options.backend` with `meshSize` ranks
 /// (under mpi, the job's size): an all-reduce of one element (the latency),
 /// an all-gather of `gatherBytes` per rank (the bandwidth, after latency),
-/// a 256x512x512 linalg.matmul (FLOP rate) and an arith.addf of 2^20
-/// elements (element rate), each `repeats` times. Computation is measured on
-/// all ranks at once, as it runs in a training step. Needs 2 ranks or more.
+/// a 256x512x512 linalg.matmul (FLOP rate), an arith.addf of 2^20
+/// elements (element rate) and one of 2^25 elements into one of its
+/// operands (the host's streaming bandwidth, which a host update moves its
+/// bytes at: offload's host-gbps), each `repeats` times. Computation is
+/// measured on all ranks at once, as it runs in a training step. Needs 2
+/// ranks or more.
 llvm::Expected<Calibration> calibrate(mlir::MLIRContext &context,
                                       int64_t meshSize,
                                       rt::LaunchOptions options,

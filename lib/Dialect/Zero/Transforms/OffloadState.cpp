@@ -4,12 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "zero/Analysis/Communication.h"
+#include "zero/Analysis/CostModel.h"
 #include "zero/Analysis/StateResults.h"
 #include "zero/Analysis/WeightUpdate.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
@@ -24,6 +26,36 @@ namespace zero {
 
 using namespace mlir;
 using namespace zero;
+
+llvm::raw_ostream &zero::operator<<(llvm::raw_ostream &os,
+                                    const DeviceShare &value) {
+  if (value.automatic)
+    return os << "auto";
+  return os << value.share;
+}
+
+bool llvm::cl::parser<DeviceShare>::parse(Option &option, StringRef argName,
+                                          StringRef arg, DeviceShare &value) {
+  if (arg == "auto") {
+    value = {/*automatic=*/true, 0};
+    return false;
+  }
+  double share;
+  if (arg.getAsDouble(share) || !(share >= 0 && share <= 1))
+    return option.error("expected 'auto' or a share from 0 to 1, got '" + arg +
+                        "'");
+  value = {/*automatic=*/false, share};
+  return false;
+}
+
+void llvm::cl::parser<DeviceShare>::printOptionDiff(
+    const Option &option, const DeviceShare &value,
+    const OptionValue<DeviceShare> &, size_t globalWidth) const {
+  printOptionName(option, globalWidth);
+  outs() << "= " << value << "\n";
+}
+
+void llvm::cl::parser<DeviceShare>::anchor() {}
 
 namespace {
 
@@ -66,33 +98,69 @@ Operation *firstReaderOutsideUpdate(Value state) {
   return nullptr;
 }
 
-/// The position in `fn`'s body of the last op outside the update of
-/// `state` that the update reads: when the update can start (its
-/// gradient's reduce-scatter, say). 0 when it reads nothing else.
-unsigned updateReadyAt(func::FuncOp fn, Value state,
-                       const DenseMap<Operation *, unsigned> &position) {
-  Block &body = fn.getFunctionBody().front();
+/// The ops of `state`'s update, breadth first: the update steps that read
+/// it or what they compute from it (not the function's return).
+llvm::SetVector<Operation *> updateOps(Value state) {
+  llvm::SetVector<Operation *> update;
   SmallVector<Value> work = {state};
-  llvm::SmallPtrSet<Operation *, 16> update;
-  SmallVector<Operation *> order;
   while (!work.empty()) {
     Value value = work.pop_back_val();
     for (Operation *user : value.getUsers()) {
-      if (user->hasTrait<OpTrait::ReturnLike>() || !update.insert(user).second)
+      if ((user->hasTrait<OpTrait::ReturnLike>() &&
+           isa<func::FuncOp>(user->getParentOp())) ||
+          !isUpdateStep(user) || !update.insert(user))
         continue;
-      order.push_back(user);
       llvm::append_range(work, user->getResults());
     }
   }
-  unsigned ready = 0;
-  for (Operation *op : order)
+  return update;
+}
+
+/// When `update` can start: the latest, by `at`, of the ops of `body` that
+/// hold what it reads from outside itself (its gradient's reduce-scatter,
+/// say); 0 when it reads nothing else.
+template <typename T>
+T updateReadyAt(const llvm::SetVector<Operation *> &update, Block &body,
+                llvm::function_ref<T(Operation *)> at) {
+  T ready = 0;
+  for (Operation *op : update)
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp();
           def && !update.contains(def))
         if (Operation *top = body.findAncestorOpInBlock(*def))
-          ready = std::max(ready, position.lookup(top));
+          ready = std::max(ready, at(top));
   return ready;
 }
+
+/// Whether `op` moves its operands' and results' bytes through memory: a
+/// linalg op or an elementwise op (not a view, a collective, a constant).
+bool movesBytes(Operation *op) {
+  return isa<linalg::LinalgOp>(op) || op->hasTrait<OpTrait::Elementwise>();
+}
+
+/// The bytes of `value` when a ranked tensor, else 0.
+int64_t valueBytes(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type ? getTensorBytes(type).value_or(0) : 0;
+}
+
+/// State arguments whose updates share ops (AdamW's one loop over both
+/// moments and the weight): offloaded together or not at all, and what
+/// moving their update to the host costs and saves by the cost model.
+struct HostUpdate {
+  SmallVector<unsigned> arguments;
+  llvm::SetVector<Operation *> ops;
+  /// Seconds into the step when the update can start.
+  double ready = 0;
+  /// Its ops' time on the device, as the simulation counts it.
+  double deviceSeconds = 0;
+  /// The bytes a fused host loop moves: what it reads from outside the
+  /// update and what leaves it, over the host's bandwidth.
+  double hostSeconds = 0;
+  /// Of those, what the device holds, copied down, and what the device
+  /// reads, copied up, over the link's.
+  double linkSeconds = 0;
+};
 
 /// The bytes of a state argument of `type` (a ranked tensor), 0 when
 /// unknown.
@@ -121,13 +189,26 @@ struct ZeroOffloadStatePass
   void runOnOperation() override {
     if (offload == Offload::None)
       return;
+    FailureOr<CostModelParameters> costs = getCostModelParameters(
+        getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
+        gflops, gelementsPerSecond, reduceBandwidthGBps);
+    if (failed(costs))
+      return signalPassFailure();
+    if (!(hostGBps > 0 && linkGBps > 0)) {
+      getOperation()->emitError(getArgument())
+          << ": host-gbps and link-gbps must be positive";
+      return signalPassFailure();
+    }
+    costs->hostBandwidth = hostGBps * 1e9;
+    costs->linkBandwidth = linkGBps * 1e9;
+    CostModel model(*costs);
     getOperation().walk([&](func::FuncOp fn) {
       if (!fn.isExternal())
-        markFunction(fn);
+        markFunction(fn, model);
     });
   }
 
-  void markFunction(func::FuncOp fn) {
+  void markFunction(func::FuncOp fn, const CostModel &model) {
     llvm::SmallSetVector<unsigned, 8> state;
     for (std::optional<unsigned> arg : findStateResults(fn))
       if (arg && isa<RankedTensorType>(fn.getArgument(*arg).getType()))
@@ -156,7 +237,11 @@ struct ZeroOffloadStatePass
       }
       offloadable.push_back(i);
     }
-    llvm::SmallDenseSet<unsigned> kept = keptOnDevice(fn, offloadable);
+    std::string why;
+    llvm::SmallDenseSet<unsigned> kept =
+        offloadDeviceShare.automatic
+            ? keptByCostModel(fn, offloadable, model, why)
+            : keptInShare(fn, offloadable, offloadDeviceShare.share);
     unsigned marked = 0;
     for (unsigned i : offloadable)
       if (!kept.contains(i)) {
@@ -166,44 +251,241 @@ struct ZeroOffloadStatePass
     InFlightDiagnostic remark = emitRemark(fn.getLoc());
     remark << "zero-offload-state: " << marked << " of " << state.size()
            << " state arguments of @" << fn.getName() << " in host memory";
-    if (offloadDeviceShare > 0)
+    if (offloadDeviceShare.automatic)
+      remark << "; " << kept.size()
+             << " kept on the device (offload-device-share=auto: " << why
+             << ")";
+    else if (offloadDeviceShare.share > 0)
       remark << "; " << kept.size()
              << " kept on the device (offload-device-share: the last to be "
                 "updated, while they fit in "
-             << llvm::formatv("{0:P}",
-                              std::min(1.0, double(offloadDeviceShare)))
+             << llvm::formatv("{0:P}", offloadDeviceShare.share)
              << " of the bytes)";
   }
 
-  /// The arguments among `offloadable` that offload-device-share keeps on
-  /// the device: those whose update can start last, while their bytes fit
-  /// in the share.
-  llvm::SmallDenseSet<unsigned> keptOnDevice(func::FuncOp fn,
-                                             ArrayRef<unsigned> offloadable) {
+  /// The arguments among `offloadable`, the last ready first (among
+  /// equals, the later argument first), each with when its update can
+  /// start by `at`.
+  static SmallVector<std::pair<unsigned, unsigned>>
+  lastReadyFirst(func::FuncOp fn, ArrayRef<unsigned> offloadable,
+                 llvm::function_ref<unsigned(Operation *)> at) {
+    SmallVector<std::pair<unsigned, unsigned>> order;
+    for (unsigned i : offloadable)
+      order.push_back(
+          {updateReadyAt<unsigned>(updateOps(fn.getArgument(i)),
+                                   fn.getFunctionBody().front(), at),
+           i});
+    llvm::sort(order, [](auto a, auto b) { return a > b; });
+    return order;
+  }
+
+  /// The arguments among `offloadable` that a fixed offload-device-share
+  /// keeps on the device: those whose update can start last, while their
+  /// bytes fit in the share.
+  static llvm::SmallDenseSet<unsigned>
+  keptInShare(func::FuncOp fn, ArrayRef<unsigned> offloadable, double share) {
     llvm::SmallDenseSet<unsigned> kept;
-    if (offloadDeviceShare <= 0)
+    if (share <= 0)
       return kept;
     DenseMap<Operation *, unsigned> position;
     for (Operation &op : fn.getFunctionBody().front())
       position[&op] = position.size() + 1;
     int64_t total = 0;
-    SmallVector<std::pair<unsigned, unsigned>> byReadiness; // (ready, arg)
-    for (unsigned i : offloadable) {
+    for (unsigned i : offloadable)
       total += stateBytes(fn.getArgument(i).getType());
-      byReadiness.push_back(
-          {updateReadyAt(fn, fn.getArgument(i), position), i});
-    }
-    // The last ready first; among equals, the later argument first.
-    llvm::sort(byReadiness, [](auto a, auto b) { return a > b; });
-    double budget = std::min(1.0, double(offloadDeviceShare)) * double(total);
+    double budget = share * double(total);
     int64_t used = 0;
-    for (auto [ready, i] : byReadiness) {
+    for (auto [ready, i] : lastReadyFirst(fn, offloadable, [&](Operation *op) {
+           return position.lookup(op);
+         })) {
       int64_t bytes = stateBytes(fn.getArgument(i).getType());
       if (double(used + bytes) > budget)
         break; // the rest can start earlier: their update hides better
       used += bytes;
       kept.insert(i);
     }
+    return kept;
+  }
+
+  /// The updates of `offloadable`'s arguments, grouped where they share
+  /// ops, in order of when they can start (by `finishedAt`).
+  static SmallVector<HostUpdate>
+  groupUpdates(func::FuncOp fn, ArrayRef<unsigned> offloadable,
+               const DenseMap<Operation *, double> &finishedAt) {
+    SmallVector<HostUpdate> groups;
+    DenseMap<Operation *, unsigned> groupOf;
+    for (unsigned i : offloadable) {
+      llvm::SetVector<Operation *> ops = updateOps(fn.getArgument(i));
+      llvm::SmallSetVector<unsigned, 4> joined;
+      for (Operation *op : ops)
+        if (auto it = groupOf.find(op); it != groupOf.end())
+          joined.insert(it->second);
+      HostUpdate merged;
+      merged.arguments.push_back(i);
+      merged.ops = std::move(ops);
+      for (unsigned g : joined) {
+        llvm::append_range(merged.arguments, groups[g].arguments);
+        merged.ops.insert(groups[g].ops.begin(), groups[g].ops.end());
+        groups[g].arguments.clear();
+        groups[g].ops.clear();
+      }
+      for (Operation *op : merged.ops)
+        groupOf[op] = groups.size();
+      groups.push_back(std::move(merged));
+    }
+    llvm::erase_if(groups,
+                   [](const HostUpdate &g) { return g.arguments.empty(); });
+    Block &body = fn.getFunctionBody().front();
+    for (HostUpdate &group : groups) {
+      llvm::sort(group.arguments);
+      group.ready = updateReadyAt<double>(group.ops, body, [&](Operation *op) {
+        return finishedAt.lookup(op);
+      });
+    }
+    llvm::stable_sort(groups, [](const HostUpdate &a, const HostUpdate &b) {
+      return a.ready < b.ready;
+    });
+    return groups;
+  }
+
+  /// Fills in `group`'s costs. The host runs the ops of the update before
+  /// any collective in it (after one, the new weights' gather and what
+  /// reads it stay on the device).
+  static void costUpdate(func::FuncOp fn, HostUpdate &group,
+                         const llvm::SmallDenseSet<unsigned> &offloadable,
+                         ArrayRef<std::optional<unsigned>> stateOf,
+                         const CostModel &model) {
+    llvm::SmallPtrSet<Operation *, 32> host;
+    for (Operation *op : group.ops) // breadth first: producers come first
+      if (movesBytes(op) &&
+          llvm::none_of(op->getOperands(), [&](Value operand) {
+            Operation *def = operand.getDefiningOp();
+            return def && group.ops.contains(def) && !host.contains(def) &&
+                   !isa<tensor::TensorDialect>(def->getDialect());
+          }))
+        host.insert(op);
+    int64_t hostBytes = 0, linkBytes = 0;
+    llvm::SmallPtrSet<Value, 32> counted;
+    for (Operation *op : group.ops) {
+      if (!host.contains(op))
+        continue;
+      group.deviceSeconds += model.computeSeconds(op);
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if ((def &&
+             (host.contains(def) ||
+              isa<tensor::EmptyOp, tensor::SplatOp, arith::ConstantOp>(def))) ||
+            !counted.insert(operand).second)
+          continue;
+        hostBytes += valueBytes(operand);
+        if (!isHostArgument(fn, operand, offloadable))
+          linkBytes += valueBytes(operand); // copied down
+      }
+      for (OpResult result : op->getResults()) {
+        bool leaves = llvm::any_of(result.getUsers(), [&](Operation *user) {
+          return !host.contains(user);
+        });
+        if (!leaves)
+          continue;
+        hostBytes += valueBytes(result);
+        if (readOnDevice(result, stateOf, offloadable))
+          linkBytes += valueBytes(result); // copied up
+      }
+    }
+    const CostModelParameters &rates = model.getParameters();
+    group.hostSeconds = double(hostBytes) / rates.hostBandwidth;
+    group.linkSeconds = double(linkBytes) / rates.linkBandwidth;
+  }
+
+  /// Whether `value` is one of `fn`'s arguments among `offloadable`.
+  static bool isHostArgument(func::FuncOp fn, Value value,
+                             const llvm::SmallDenseSet<unsigned> &offloadable) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    return arg && arg.getOwner() == &fn.getFunctionBody().front() &&
+           offloadable.contains(arg.getArgNumber());
+  }
+
+  /// Whether the device reads `result` of a host update: an op outside the
+  /// update does (a collective, a copy into a bucket), or it is the next
+  /// value of state the device holds.
+  static bool readOnDevice(OpResult result,
+                           ArrayRef<std::optional<unsigned>> stateOf,
+                           const llvm::SmallDenseSet<unsigned> &offloadable) {
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = use.getOwner();
+      if (!isa<func::ReturnOp>(user))
+        return true;
+      std::optional<unsigned> arg = stateOf[use.getOperandNumber()];
+      if (!arg || !offloadable.contains(*arg))
+        return true;
+    }
+    return false;
+  }
+
+  /// The step's seconds by the cost model when `groups`' first `offloaded`
+  /// updates run on the host: the device's step less those updates, or the
+  /// host's queue, which runs them one after another, each from when it is
+  /// ready (earlier by the device's time on the updates before it that
+  /// left), its copies and its loop in turn.
+  static double estimateStep(double deviceStep, ArrayRef<HostUpdate> groups,
+                             size_t offloaded) {
+    double saved = 0, queue = 0;
+    for (const HostUpdate &group : groups.take_front(offloaded)) {
+      queue = std::max(queue, group.ready - saved) + group.linkSeconds +
+              group.hostSeconds;
+      saved += group.deviceSeconds;
+    }
+    return std::max(deviceStep - saved, queue);
+  }
+
+  /// The arguments among `offloadable` that offload-device-share=auto
+  /// keeps on the device: of the choices "the updates that can start last,
+  /// k of them", the one the cost model says makes the step shortest (the
+  /// fewest kept among equals). `why` says what it estimated.
+  static llvm::SmallDenseSet<unsigned>
+  keptByCostModel(func::FuncOp fn, ArrayRef<unsigned> offloadable,
+                  const CostModel &model, std::string &why) {
+    DenseMap<Operation *, double> finishedAt;
+    double deviceStep = simulate(fn, model, &finishedAt).stepSeconds;
+    SmallVector<HostUpdate> groups = groupUpdates(fn, offloadable, finishedAt);
+    llvm::SmallDenseSet<unsigned> offloadableSet(offloadable.begin(),
+                                                 offloadable.end());
+    SmallVector<std::optional<unsigned>> stateOf = findStateResults(fn);
+    double host = 0, link = 0;
+    for (HostUpdate &group : groups) {
+      costUpdate(fn, group, offloadableSet, stateOf, model);
+      host += group.hostSeconds;
+      link += group.linkSeconds;
+    }
+    size_t n = groups.size(), best = n;
+    double bestSeconds = estimateStep(deviceStep, groups, n);
+    for (size_t offloaded = n; offloaded-- > 0;) {
+      double seconds = estimateStep(deviceStep, groups, offloaded);
+      if (seconds < bestSeconds * (1 - 1e-9)) {
+        best = offloaded;
+        bestSeconds = seconds;
+      }
+    }
+    llvm::SmallDenseSet<unsigned> kept;
+    int64_t keptBytes = 0, total = 0;
+    for (auto [index, group] : llvm::enumerate(groups))
+      for (unsigned i : group.arguments) {
+        int64_t bytes = stateBytes(fn.getArgument(i).getType());
+        total += bytes;
+        if (index >= best) {
+          kept.insert(i);
+          keptBytes += bytes;
+        }
+      }
+    why = llvm::formatv(
+        "{0:P} of the bytes; estimated step {1:F3} ms, against {2:F3} ms "
+        "with all offloaded and {3:F3} ms with none; the host's update "
+        "{4:F3} ms and the link's copies {5:F3} ms a step at host-gbps={6} "
+        "link-gbps={7}",
+        total ? double(keptBytes) / double(total) : 0.0, bestSeconds * 1e3,
+        estimateStep(deviceStep, groups, n) * 1e3, deviceStep * 1e3, host * 1e3,
+        link * 1e3, model.getParameters().hostBandwidth * 1e-9,
+        model.getParameters().linkBandwidth * 1e-9);
     return kept;
   }
 };

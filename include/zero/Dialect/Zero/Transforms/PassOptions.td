@@ -141,12 +141,20 @@ defvar offloadOptions = [
            clEnumValN(::zero::Offload::Params, "params",
                       "every state argument, the weights included "
                       "(offload_param)"))}]>,
-  Option<"offloadDeviceShare", "offload-device-share", "double",
-         /*default=*/"0.0",
+  Option<"offloadDeviceShare", "offload-device-share", "::zero::DeviceShare",
+         /*default=*/"::zero::DeviceShare{}",
          "The share (0 to 1) of the offloadable state's bytes kept on the "
          "device after all: the state whose update can start last (its "
          "gradient is reduced last), so that the host's update of it does "
-         "not follow the backward pass with the device idle">,
+         "not follow the backward pass with the device idle; auto: the "
+         "share the cost model says makes the step shortest">,
+  Option<"hostGBps", "host-gbps", "double", /*default=*/"20",
+         "Cost model of offload: GB/s of host memory one rank's host update "
+         "moves (zero-run --calibrate measures it)">,
+  Option<"linkGBps", "link-gbps", "double", /*default=*/"50",
+         "Cost model of offload: GB/s of one copy between pinned host "
+         "memory and the device (50: PCIe Gen5 x16, of its 63 GB/s a "
+         "direction)">,
 ];
 
 defvar combineCollectivesOwnOptions = [

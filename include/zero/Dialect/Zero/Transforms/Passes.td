@@ -811,6 +811,20 @@ def ZeroOffloadState : Pass<"zero-offload-state", "mlir::ModuleOp"> {
     of that time (Twin-Flow's split of the update, chosen by when the
     gradients arrive).
 
+    `offload-device-share=auto` lets the cost model choose: the updates
+    that share ops (AdamW's one loop over the moments and the master weight)
+    go together, ordered by when each can start in the simulated step
+    (`zero-schedule-overlap`'s model, with this pass's cost-model options);
+    the host's queue runs the offloaded ones in that order, each from when
+    it is ready, copying down what it reads from the device and up what the
+    device reads of it (`link-gbps`; 50 GB/s by default, PCIe Gen5 x16's)
+    and moving the bytes a fused loop moves at the host's bandwidth
+    (`host-gbps`, which `zero-run --calibrate` measures; 20 by default),
+    while the device's step loses those updates' time. Of the choices "keep
+    the k that start last", it takes the one whose estimated step
+    (the later of the device's and the queue's ends) is shortest, the
+    fewest kept among equals, and its remark gives the estimates.
+
     A function with no state arguments, or whose state is carried by a
     loop (offload covers a step's arguments), gets a remark that says why
     nothing moved; so does each state argument that stays on the device
@@ -828,7 +842,7 @@ def ZeroOffloadState : Pass<"zero-offload-state", "mlir::ModuleOp"> {
     func.func @step(%w: tensor<23xf32>, %m: tensor<23xf32> {zero.memory = "host"}, ...)
     ```
   }];
-  let options = offloadOptions;
+  let options = !listconcat(offloadOptions, costModelOptions);
 }
 
 #endif // ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_TD
