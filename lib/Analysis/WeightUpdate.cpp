@@ -2,6 +2,7 @@
 
 #include "zero/Analysis/WeightUpdate.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -334,5 +335,34 @@ FailureOr<WeightUpdate> zero::findWeightUpdate(AllReduceOp gradient,
 
   update.inputs = readsFromOutside(ops);
   update.ops = sortByDependence(ops);
+  return update;
+}
+
+bool zero::isUpdateStep(Operation *op) {
+  if (op->hasTrait<OpTrait::Elementwise>() ||
+      isa<tensor::TensorDialect>(op->getDialect()))
+    return true;
+  if (isa<ZeroDialect>(op->getDialect()))
+    return true;
+  if (auto reduce = dyn_cast<linalg::ReduceOp>(op))
+    return matchFullReduction(reduce).has_value();
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return linalgOp.getNumLoops() == linalgOp.getNumParallelLoops();
+  return false;
+}
+
+llvm::SetVector<Operation *> zero::getUpdateOps(Value state) {
+  llvm::SetVector<Operation *> update;
+  SmallVector<Value> work = {state};
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if ((user->hasTrait<OpTrait::ReturnLike>() &&
+           isa<func::FuncOp>(user->getParentOp())) ||
+          !isUpdateStep(user) || !update.insert(user))
+        continue;
+      llvm::append_range(work, user->getResults());
+    }
+  }
   return update;
 }

@@ -87,6 +87,11 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     copyCostModel(compress, options);
     pm.addPass(createZeroCompressReduceScatter(compress));
   }
+  // The update reads what the step before reduced (each bucket's shard),
+  // once the buckets are made: a gather that the delay frees from the
+  // update's inputs is not bucketed with the update's own.
+  if (options.delayUpdate)
+    pm.addPass(createZeroDelayUpdate());
   // One cleanup at the end: merges the slices and small constants each
   // rewrite made and erases what they left unused. The rewrites leave
   // nothing for canonicalize to fold (on every example it only reorders

@@ -64,12 +64,15 @@ struct FunctionTraffic {
   /// Error-feedback residuals: what each rank's compressed exchanges lost,
   /// kept for the next step (state too, but no weight's).
   int64_t residualBytes = 0;
+  /// The delayed update's state: the step before's reduced gradients (and
+  /// what else it computed from its data) that the update reads.
+  int64_t delayedBytes = 0;
   /// Of those, the bytes in host memory beside a GPU (arguments that
   /// zero-offload-state placed there, `zero.memory = "host"`).
   int64_t hostStateBytes = 0;
   int64_t gradientBytes = 0;
   int64_t modelStateBytes() const {
-    return stateBytes + residualBytes + gradientBytes;
+    return stateBytes + residualBytes + delayedBytes + gradientBytes;
   }
   /// The cost model's time of one call.
   TimeEstimate estimate;
@@ -159,12 +162,27 @@ bool startsAtZero(Value value) {
   return false;
 }
 
+/// Whether argument `i` of `func` is the delayed update's state.
+bool isDelayed(FunctionOpInterface func, unsigned i) {
+  return static_cast<bool>(func.getArgAttr(i, kDelayedAttrName));
+}
+
+/// The delayed update's state of `func` per rank.
+int64_t measureDelayed(FunctionOpInterface func) {
+  int64_t bytes = 0;
+  for (BlockArgument arg : func.getArguments())
+    if (isDelayed(func, arg.getArgNumber()))
+      bytes += tensorBytes(arg.getType());
+  return bytes;
+}
+
 /// The error-feedback residuals of `func` per rank: the state, as
-/// measureState finds it, that starts at zero.
+/// measureState finds it, that starts at zero (and is not the delayed
+/// update's).
 int64_t measureResiduals(FunctionOpInterface func) {
   int64_t bytes = 0;
   for (BlockArgument arg : func.getArguments())
-    if (startsAtZero(arg))
+    if (startsAtZero(arg) && !isDelayed(func, arg.getArgNumber()))
       bytes += tensorBytes(arg.getType());
   func.walk([&](scf::ForOp loop) {
     if (loop->getParentOfType<scf::ForOp>())
@@ -279,6 +297,7 @@ FunctionTraffic measureFunction(FunctionOpInterface func,
   });
   traffic.stateBytes = measureState(func);
   traffic.residualBytes = measureResiduals(func);
+  traffic.delayedBytes = measureDelayed(func);
   traffic.hostStateBytes = measureHostState(func);
   traffic.gradientBytes = measureGradients(func);
   traffic.estimate = simulate(func, model);
@@ -336,6 +355,8 @@ void printText(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
     os << "    weights and optimizer state: " << f.stateBytes;
     if (f.residualBytes > 0)
       os << ", error-feedback residuals: " << f.residualBytes;
+    if (f.delayedBytes > 0)
+      os << ", delayed update: " << f.delayedBytes;
     os << ", reduced gradients: " << f.gradientBytes << "\n";
     if (f.hostStateBytes > 0)
       os << "    offloaded: state in host memory " << f.hostStateBytes
@@ -375,6 +396,7 @@ void printJson(ArrayRef<FunctionTraffic> functions, raw_ostream &os) {
              {"total", f.modelStateBytes()},
              {"weights_and_optimizer_state", f.stateBytes},
              {"error_feedback_residuals", f.residualBytes},
+             {"delayed_update", f.delayedBytes},
              {"reduced_gradients", f.gradientBytes},
              {"host", f.hostStateBytes},
              {"device", f.modelStateBytes() - f.hostStateBytes}}},

@@ -20,6 +20,7 @@ zero.mesh @dp(shape = [8])
 // JSON-NEXT: "unknown": 0
 // JSON: "function": "step",
 // JSON-NEXT: "model_state_bytes": {
+// JSON-NEXT: "delayed_update": 0,
 // JSON-NEXT: "device": 4096000,
 // JSON-NEXT: "error_feedback_residuals": 0,
 // JSON-NEXT: "host": 0,

@@ -60,6 +60,11 @@ inline constexpr llvm::StringLiteral kStateOfAttrName = "zero.state_of";
 inline constexpr llvm::StringLiteral kStartsAtZeroAttrName =
     "zero.starts_at_zero";
 
+/// The argument attribute that marks state zero-delay-update added: the
+/// values of the step before that the update reads, and its flag (which
+/// also start at zero).
+inline constexpr llvm::StringLiteral kDelayedAttrName = "zero.delayed";
+
 /// For each result of `fn`, the index of the argument whose next value it
 /// is, if any. A result marked `zero.state_of` pairs with the argument it
 /// names, when that argument has its type and layout (`zero.shard`). Each

@@ -64,6 +64,17 @@ mlir::FailureOr<WeightUpdate> findWeightUpdate(AllReduceOp gradient,
 /// same op on the shard's shape, never a slice.
 bool isSplat(mlir::Value value);
 
+/// Whether `op`, reading a state value, is part of an update: it maps
+/// element to element (arith and math on tensors, a linalg op with only
+/// parallel loops), reshapes, pads or slices (tensor ops), reduces the
+/// whole value to one (a norm), or is one of zero's collectives and shard
+/// ops. Its results are followed further.
+bool isUpdateStep(mlir::Operation *op);
+
+/// The ops of `state`'s update, breadth first: the update steps that read
+/// it or what they compute from it (not the function's return).
+llvm::SetVector<mlir::Operation *> getUpdateOps(mlir::Value state);
+
 } // namespace zero
 
 #endif // ZERO_ANALYSIS_WEIGHTUPDATE_H

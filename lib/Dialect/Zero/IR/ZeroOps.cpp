@@ -647,6 +647,19 @@ StringRef zero::getQuantFormat(int64_t bits) {
   return bits == 4 ? "int4" : "int8";
 }
 
+ShardAttr zero::getPerRankLayout(MeshOp mesh, RankedTensorType type) {
+  int64_t ranks = 1;
+  for (int64_t extent : mesh.getShape())
+    ranks *= extent;
+  SmallVector<int64_t> allAxes =
+      llvm::to_vector(llvm::seq<int64_t>(0, mesh.getShape().size()));
+  return ShardAttr::get(type.getContext(),
+                        FlatSymbolRefAttr::get(mesh.getSymNameAttr()), allAxes,
+                        RankedTensorType::get({ranks, type.getNumElements()},
+                                              type.getElementType()),
+                        1);
+}
+
 StringRef zero::getExchangeFormat(int64_t bits) {
   return bits == kBF16ExchangeBits ? "bf16" : getQuantFormat(bits);
 }

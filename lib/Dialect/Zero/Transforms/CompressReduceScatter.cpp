@@ -308,16 +308,9 @@ SmallVector<Value> openResiduals(ResidualHome &home, ArrayRef<int64_t> elements,
   SmallVector<Value> residuals;
   if (home.loops.empty()) {
     func::FuncOp fn = home.function;
-    int64_t ranks = 1;
-    for (int64_t extent : mesh.getShape())
-      ranks *= extent;
-    SmallVector<int64_t> allAxes =
-        llvm::to_vector(llvm::seq<int64_t>(0, mesh.getShape().size()));
     for (int64_t count : elements) {
       auto type = RankedTensorType::get({count}, b.getF32Type());
-      auto shard = ShardAttr::get(
-          b.getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
-          allAxes, RankedTensorType::get({ranks, count}, b.getF32Type()), 1);
+      ShardAttr shard = getPerRankLayout(mesh, type);
       unsigned index = fn.getNumArguments();
       NamedAttrList attrs;
       attrs.set("zero.shard", shard);

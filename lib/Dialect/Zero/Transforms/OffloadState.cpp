@@ -59,24 +59,6 @@ void llvm::cl::parser<DeviceShare>::anchor() {}
 
 namespace {
 
-/// Whether `op`, reading a state value, is part of an update: it maps
-/// element to element (arith and math on tensors, a linalg op with only
-/// parallel loops), reshapes, pads or slices (tensor ops), reduces the
-/// whole value to one (a norm), or is one of zero's collectives and shard
-/// ops. Its results are followed further.
-bool isUpdateStep(Operation *op) {
-  if (op->hasTrait<OpTrait::Elementwise>() ||
-      isa<tensor::TensorDialect>(op->getDialect()))
-    return true;
-  if (isa<ZeroDialect>(op->getDialect()))
-    return true;
-  if (auto reduce = dyn_cast<linalg::ReduceOp>(op))
-    return matchFullReduction(reduce).has_value();
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-    return linalgOp.getNumLoops() == linalgOp.getNumParallelLoops();
-  return false;
-}
-
 /// The first op, breadth first from `state`, that reads it (or what the
 /// update computes from it) other than as an update does: a matmul, a
 /// loop, a call. Null when only the update reads it.
@@ -96,24 +78,6 @@ Operation *firstReaderOutsideUpdate(Value state) {
     }
   }
   return nullptr;
-}
-
-/// The ops of `state`'s update, breadth first: the update steps that read
-/// it or what they compute from it (not the function's return).
-llvm::SetVector<Operation *> updateOps(Value state) {
-  llvm::SetVector<Operation *> update;
-  SmallVector<Value> work = {state};
-  while (!work.empty()) {
-    Value value = work.pop_back_val();
-    for (Operation *user : value.getUsers()) {
-      if ((user->hasTrait<OpTrait::ReturnLike>() &&
-           isa<func::FuncOp>(user->getParentOp())) ||
-          !isUpdateStep(user) || !update.insert(user))
-        continue;
-      llvm::append_range(work, user->getResults());
-    }
-  }
-  return update;
 }
 
 /// When `update` can start: the latest, by `at`, of the ops of `body` that
@@ -272,7 +236,7 @@ struct ZeroOffloadStatePass
     SmallVector<std::pair<unsigned, unsigned>> order;
     for (unsigned i : offloadable)
       order.push_back(
-          {updateReadyAt<unsigned>(updateOps(fn.getArgument(i)),
+          {updateReadyAt<unsigned>(getUpdateOps(fn.getArgument(i)),
                                    fn.getFunctionBody().front(), at),
            i});
     llvm::sort(order, [](auto a, auto b) { return a > b; });
@@ -315,7 +279,7 @@ struct ZeroOffloadStatePass
     SmallVector<HostUpdate> groups;
     DenseMap<Operation *, unsigned> groupOf;
     for (unsigned i : offloadable) {
-      llvm::SetVector<Operation *> ops = updateOps(fn.getArgument(i));
+      llvm::SetVector<Operation *> ops = getUpdateOps(fn.getArgument(i));
       llvm::SmallSetVector<unsigned, 4> joined;
       for (Operation *op : ops)
         if (auto it = groupOf.find(op); it != groupOf.end())

@@ -87,6 +87,12 @@ inline constexpr int64_t kBF16ExchangeBits = 16;
 /// The name of the exchange format of `bits`: "int8", "int4" or "bf16".
 llvm::StringRef getExchangeFormat(int64_t bits);
 
+/// The layout of a flat value each rank holds its own of (an
+/// error-feedback residual, the delayed update's gradients): `type`, one row
+/// a rank of a whole `[ranks, elements]` over every axis of `mesh`, so that
+/// a launcher or a checkpoint keeps each rank's own.
+ShardAttr getPerRankLayout(MeshOp mesh, mlir::RankedTensorType type);
+
 /// A contribution's bound in the exchange format of `bits`, as a share of
 /// its block's largest magnitude: half a step of the block's levels, or
 /// bf16's unit roundoff (2^-8) of the element itself, which the block's

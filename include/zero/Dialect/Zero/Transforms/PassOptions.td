@@ -202,6 +202,11 @@ defvar weightUpdateShardingOptions = !listconcat(
   errorFeedbackOptions,
   quantizeBlockOptions,
   offloadOptions,
+  [Option<"delayUpdate", "delay-update", "bool", /*default=*/"false",
+          "Update the state from the previous step's gradients, so that "
+          "the update (on the host, with offload) runs during the next "
+          "step's forward and backward; step 0 updates nothing. Changes "
+          "what is computed (zero-delay-update)">],
   combineCollectivesOwnOptions,
   [Option<"overlap", "overlap", "bool", /*default=*/"false",
           "Start collectives early and await them late "

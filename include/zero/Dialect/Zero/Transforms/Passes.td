@@ -782,6 +782,71 @@ def ZeroVerifyCollectives : Pass<"zero-verify-collectives",
   ];
 }
 
+def ZeroDelayUpdate : Pass<"zero-delay-update", "mlir::ModuleOp"> {
+  let summary = "Updates a step's state from the previous step's gradients "
+                "(ZeRO-Offload's delayed parameter update)";
+  let description = [{
+    Makes each step function's update read what the step before computed
+    from its data, so that nothing in the update waits for this step's
+    backward pass or its reduce-scatters: with `offload`, the host's
+    update of step t - 1's gradients runs during step t's forward and
+    backward (ZeRO-Offload's delayed parameter update). It changes what is
+    computed, so no pipeline runs it unless asked (`delay-update`).
+
+    The contract, for a step function (one whose results are the next
+    values of some of its arguments, its state):
+
+    - the update is the ops that compute the state's next values from it
+      (`zero-offload-state`'s update steps), with the broadcasts of scalars
+      they read;
+    - what the update reads that the step computes from its data (a value
+      that depends on an argument that is a tensor of rank 1 or more and
+      not state: the batch, a gradient given as an argument) is delayed:
+      the reduced gradients, a clipping coefficient. Each becomes a new
+      argument (a scalar as a tensor of one element) that starts at zero
+      (`zero.starts_at_zero`) and each step returns its own value as that
+      argument's next (`zero.state_of`), laid out one row a rank;
+    - hyperparameters (scalars and 0-d tensors, and what is computed from
+      them alone, such as a bias correction from the step count) and the
+      state itself are read as of the step that runs the update;
+    - a flag, a new argument that starts at zero and that each step sets to
+      1, keeps every state result at its argument in the first step:
+      step 0 updates nothing, and step t >= 1 applies step t - 1's
+      gradients with step t's hyperparameters to the state as step t got
+      it. The forward and backward pass of step t read the weights
+      step t - 1 returned (which carry the gradients of step t - 2).
+
+    So for a step that takes its gradients as arguments, T delayed steps
+    give the state that T - 1 steps as given give on the first T - 1
+    gradients (`DelayUpdateTest`); for a step with its forward and
+    backward, two delayed steps give the state of one step as given. A
+    checkpoint saves the delayed values and the flag, and a resumed run
+    is bit-identical; `zero-reshard` starts them at zero on another world,
+    so the first step after a reshard updates nothing.
+
+    A function it cannot rewrite gets a remark that says why, and is left
+    as it is: one with no state, several blocks, or callers in the module;
+    one whose update reads nothing computed from the step's data, or whose
+    update sits in a region (state carried by a training loop).
+
+    ```mlir
+    func.func @step(%w: tensor<8xf32>, %m: tensor<8xf32>, %g: tensor<8xf32>)
+      %r = zero.all_reduce %g on @dp reduce = mean : tensor<8xf32>
+      %m2 = arith.addf %m, %r ...
+    // becomes
+    func.func @step(%w: ..., %m: ..., %g: ...,
+                    %r_prev: tensor<8xf32> {zero.starts_at_zero, ...},
+                    %applied: tensor<1xf32> {zero.starts_at_zero, ...})
+      %r = zero.all_reduce %g on @dp reduce = mean : tensor<8xf32>
+      %m2 = arith.addf %m, %r_prev ...
+      %m_next = arith.select %applies, %m2, %m ...
+      return ..., %m_next, ..., %r, %one
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def ZeroOffloadState : Pass<"zero-offload-state", "mlir::ModuleOp"> {
   let summary = "Marks the training state that lives in pinned host memory "
                 "beside a GPU (ZeRO-Offload)";

@@ -1,0 +1,412 @@
+//===- DelayUpdate.cpp - a step's update from the previous step's data ----===//
+//
+// See Passes.td (zero-delay-update).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "zero/Analysis/StateResults.h"
+#include "zero/Analysis/WeightUpdate.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Dialect/Zero/Transforms/Passes.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace zero {
+#define GEN_PASS_DEF_ZERODELAYUPDATE
+#include "zero/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+using namespace zero;
+
+namespace {
+
+/// Whether `type` is data of the step: a tensor of rank 1 or more, where a
+/// scalar or a 0-d tensor is a hyperparameter (a learning rate, a step
+/// count).
+bool isDataType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() > 0;
+}
+
+/// Whether `value` is computed from the step's data: what flows into it
+/// reaches an argument of `fn` that is data and not state (a batch, a
+/// gradient given as an argument). A value made from state and
+/// hyperparameters alone (a bias correction from the step count) is not.
+bool isFromStepData(Value value, func::FuncOp fn,
+                    const llvm::SmallDenseSet<unsigned> &state) {
+  llvm::SmallPtrSet<Value, 32> seen;
+  SmallVector<Value> work = {value};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() == &fn.getBody().front()) {
+        if (!state.contains(arg.getArgNumber()) && isDataType(arg.getType()))
+          return true;
+        continue;
+      }
+      // A region's argument: what its op takes.
+      llvm::append_range(work, arg.getOwner()->getParentOp()->getOperands());
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    llvm::append_range(work, def->getOperands());
+    // Values a region uses from outside flow into its results too.
+    def->walk([&](Operation *inner) {
+      if (inner != def)
+        llvm::append_range(work, inner->getOperands());
+    });
+  }
+  return false;
+}
+
+/// Moves `update`, with what it reads from the body (hyperparameters, not
+/// the step's data, which it no longer reads), to the start of `fn`'s body
+/// in the order they were: it can run first, beside the forward and
+/// backward passes (on the host's queue, under offload), instead of after
+/// them.
+void hoistUpdate(func::FuncOp fn, const llvm::SetVector<Operation *> &update) {
+  Block &body = fn.getBody().front();
+  llvm::SmallPtrSet<Operation *, 32> hoisted;
+  SmallVector<Operation *> work(update.begin(), update.end());
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!hoisted.insert(op).second)
+      continue;
+    auto visit = [&](Value operand) {
+      if (Operation *def = operand.getDefiningOp())
+        if (Operation *top = body.findAncestorOpInBlock(*def))
+          work.push_back(top);
+    };
+    for (Value operand : op->getOperands())
+      visit(operand);
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        visit(operand);
+    });
+  }
+  Operation *anchor = nullptr;
+  SmallVector<Operation *> order;
+  for (Operation &op : body.without_terminator()) {
+    if (!hoisted.contains(&op))
+      anchor = anchor ? anchor : &op;
+    else if (anchor)
+      order.push_back(&op);
+  }
+  for (Operation *op : order)
+    op->moveBefore(anchor);
+}
+
+/// Whether `op` is a collective that makes more than it takes (a gather):
+/// keeping its input from one step to the next keeps less.
+bool gathers(Operation *op) {
+  if (!isa<CollectiveOpInterface>(op) || op->getNumOperands() != 1 ||
+      op->getNumResults() != 1)
+    return false;
+  auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return in && out && in.hasStaticShape() && out.hasStaticShape() &&
+         out.getNumElements() > in.getNumElements();
+}
+
+/// Whether `op` may join the update from below: an update step all of
+/// whose results only the update reads, and no collective that reduces
+/// (whose result is where the step's data arrives, smaller than what it
+/// takes) or any other that does not gather.
+bool joinsFromBelow(Operation *op, const llvm::SetVector<Operation *> &update) {
+  if (!isUpdateStep(op) || op->getNumRegions() > 0 ||
+      (isa<CollectiveOpInterface>(op) && !gathers(op)))
+    return false;
+  return llvm::all_of(op->getUsers(),
+                      [&](Operation *user) { return update.contains(user); });
+}
+
+/// The update of `fn`'s `state` arguments: the ops that compute their next
+/// values from them, and the ops before them that only they read, down to
+/// the collectives that bring the step's data (a reduce-scatter's
+/// gradient shard) and what else the update cannot take in.
+llvm::SetVector<Operation *> findUpdate(func::FuncOp fn,
+                                        ArrayRef<unsigned> state) {
+  // The update steps that read the state, of which those whose results
+  // reach the return through update steps (not a forward pass's use of a
+  // weight, which leads into a matmul).
+  llvm::SetVector<Operation *> reading;
+  for (unsigned i : state) {
+    llvm::SetVector<Operation *> ops = getUpdateOps(fn.getArgument(i));
+    reading.insert(ops.begin(), ops.end());
+  }
+  Block &body = fn.getBody().front();
+  llvm::SetVector<Operation *> update;
+  for (Value result : body.getTerminator()->getOperands())
+    if (Operation *def = result.getDefiningOp(); def && reading.contains(def))
+      update.insert(def);
+  for (size_t i = 0; i < update.size(); ++i)
+    for (Value operand : update[i]->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && reading.contains(def))
+        update.insert(def);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t i = 0; i < update.size(); ++i)
+      for (Value operand : update[i]->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && def->getBlock() == &body && !update.contains(def) &&
+            !matchPattern(operand, m_Constant()) && joinsFromBelow(def, update))
+          grew |= update.insert(def);
+      }
+  }
+  return update;
+}
+
+/// The first op of `update` that reads what it computes from `delayed` and
+/// whose result something outside the update reads (not the return), or
+/// null: such a value would change meaning.
+Operation *findLeak(const llvm::SetVector<Operation *> &update,
+                    const llvm::SetVector<Value> &delayed) {
+  llvm::SmallPtrSet<Value, 32> fromDelayed(delayed.begin(), delayed.end());
+  for (Operation *op : update) {
+    if (llvm::none_of(op->getOperands(),
+                      [&](Value v) { return fromDelayed.contains(v); }))
+      continue;
+    for (Value result : op->getResults()) {
+      fromDelayed.insert(result);
+      for (Operation *user : result.getUsers())
+        if (!update.contains(user) && !isa<func::ReturnOp>(user))
+          return user;
+    }
+  }
+  return nullptr;
+}
+
+/// The values `update` reads that the step computes from its data (its
+/// reduced gradients, a clipping coefficient), in the order it reads them.
+llvm::SetVector<Value> findDelayed(func::FuncOp fn,
+                                   const llvm::SetVector<Operation *> &update,
+                                   const llvm::SmallDenseSet<unsigned> &state) {
+  llvm::SetVector<Value> delayed;
+  for (Operation *op : update)
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if ((def && update.contains(def)) ||
+          matchPattern(operand, m_Constant()) || delayed.contains(operand))
+        continue;
+      if (isFromStepData(operand, fn, state))
+        delayed.insert(operand);
+    }
+  return delayed;
+}
+
+/// The one mesh `fn`'s collectives run on, null when none; failure when
+/// several.
+FailureOr<MeshOp> findMesh(func::FuncOp fn) {
+  MeshOp mesh;
+  WalkResult walk = fn.walk([&](CollectiveOpInterface op) {
+    MeshOp own = op.lookupMesh();
+    if (mesh && own && own != mesh)
+      return WalkResult::interrupt();
+    if (own)
+      mesh = own;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return mesh;
+}
+
+/// The layout of a value each rank holds its own of (null without a mesh).
+Attribute perRankLayout(MeshOp mesh, RankedTensorType type) {
+  return mesh ? getPerRankLayout(mesh, type) : Attribute();
+}
+
+/// Adds an argument of `type` to `fn` that starts at zero, with `layout`,
+/// and a result `next` (its next value); returns the argument.
+BlockArgument addStateStartingAtZero(func::FuncOp fn, RankedTensorType type,
+                                     Attribute layout, Value next,
+                                     func::ReturnOp ret) {
+  Builder b(fn.getContext());
+  unsigned index = fn.getNumArguments();
+  NamedAttrList argAttrs;
+  if (layout)
+    argAttrs.set("zero.shard", layout);
+  argAttrs.set(kStartsAtZeroAttrName, b.getUnitAttr());
+  argAttrs.set(kDelayedAttrName, b.getUnitAttr());
+  (void)fn.insertArgument(index, type, argAttrs.getDictionary(b.getContext()),
+                          fn.getLoc());
+  NamedAttrList resultAttrs;
+  if (layout)
+    resultAttrs.set("zero.shard", layout);
+  resultAttrs.set(kStateOfAttrName, b.getI64IntegerAttr(index));
+  (void)fn.insertResult(fn.getNumResults(), type,
+                        resultAttrs.getDictionary(b.getContext()));
+  ret.getOperandsMutable().append(next);
+  return fn.getArgument(index);
+}
+
+struct ZeroDelayUpdatePass
+    : public zero::impl::ZeroDelayUpdateBase<ZeroDelayUpdatePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    module.walk([&](func::FuncOp fn) {
+      if (!fn.isExternal())
+        delayFunction(fn, module);
+    });
+  }
+
+  /// Why `fn` cannot take and return the delayed values, or "".
+  static std::string whyNotAStep(func::FuncOp fn, ModuleOp module) {
+    if (!fn.getBody().hasOneBlock())
+      return "it has several blocks";
+    if (!SymbolTable::symbolKnownUseEmpty(fn, module))
+      return "it is called in the module, so it cannot take and return the "
+             "delayed values as state";
+    return "";
+  }
+
+  void delayFunction(func::FuncOp fn, ModuleOp module) {
+    auto leave = [&](Location loc, const Twine &why) {
+      emitRemark(loc) << "zero-delay-update: @" << fn.getName()
+                      << " left as it is: " << why;
+    };
+    if (std::string why = whyNotAStep(fn, module); !why.empty())
+      return leave(fn.getLoc(), why);
+    // The pairs as given, before the new results make them less plain.
+    markStateResults(fn);
+    SmallVector<std::optional<unsigned>> stateOf = findStateResults(fn);
+    SmallVector<unsigned> stateList;
+    for (std::optional<unsigned> arg : stateOf)
+      if (arg && isa<RankedTensorType>(fn.getArgument(*arg).getType()))
+        stateList.push_back(*arg);
+    if (stateList.empty())
+      return leave(fn.getLoc(),
+                   "no result is the next value of a tensor argument (state "
+                   "carried by a loop is outside what it covers)");
+    llvm::SmallDenseSet<unsigned> state(stateList.begin(), stateList.end());
+    llvm::SetVector<Operation *> update = findUpdate(fn, stateList);
+    Block &body = fn.getBody().front();
+    for (Operation *op : update)
+      if (op->getBlock() != &body)
+        return leave(op->getLoc(), "'" + op->getName().getStringRef() +
+                                       "' updates state inside a region");
+    llvm::SetVector<Value> delayed = findDelayed(fn, update, state);
+    if (delayed.empty())
+      return leave(fn.getLoc(),
+                   "its update reads nothing the step computes from its data");
+    if (Operation *user = findLeak(update, delayed))
+      return leave(user->getLoc(), "'" + user->getName().getStringRef() +
+                                       "' reads what the update computes "
+                                       "from the step's data");
+    for (Value value : delayed) {
+      auto tensor = dyn_cast<RankedTensorType>(value.getType());
+      if (tensor ? tensor.hasStaticShape() : value.getType().isIntOrFloat())
+        continue;
+      std::string type;
+      llvm::raw_string_ostream(type) << value.getType();
+      return leave(value.getLoc(), "the update reads a value of type " + type +
+                                       ", which it cannot keep as state");
+    }
+    FailureOr<MeshOp> mesh = findMesh(fn);
+    if (failed(mesh))
+      return leave(fn.getLoc(), "its collectives run on several meshes");
+    rewrite(fn, update, delayed, *mesh, stateOf);
+    hoistUpdate(fn, update);
+    emitRemark(fn.getLoc())
+        << "zero-delay-update: @" << fn.getName() << " updates its state from "
+        << delayed.size()
+        << " value(s) of the step before (the first step updates nothing)";
+  }
+
+  /// Makes `value` the next value of a new state argument that starts at
+  /// zero, flat (one row a rank of the layout; a scalar is one element).
+  /// Returns what reads that argument as `value`'s type.
+  static Value keepAsState(func::FuncOp fn, Value value, MeshOp mesh,
+                           func::ReturnOp ret) {
+    OpBuilder b(ret);
+    Location loc = value.getLoc();
+    auto tensor = dyn_cast<RankedTensorType>(value.getType());
+    if (tensor && tensor.getRank() == 1)
+      return addStateStartingAtZero(fn, tensor, perRankLayout(mesh, tensor),
+                                    value, ret);
+    Type element = tensor ? tensor.getElementType() : value.getType();
+    int64_t elements = tensor ? tensor.getNumElements() : 1;
+    auto flat = RankedTensorType::get({elements}, element);
+    // All dimensions in one (none for a 0-d tensor).
+    SmallVector<ReassociationIndices> all;
+    if (tensor && tensor.getRank() > 0)
+      all.push_back(llvm::to_vector(llvm::seq<int64_t>(0, tensor.getRank())));
+    Value next =
+        !tensor
+            ? tensor::FromElementsOp::create(b, loc, flat, value).getResult()
+        : tensor.getRank() == 0
+            ? tensor::ExpandShapeOp::create(b, loc, flat, value, all)
+                  .getResult()
+            : tensor::CollapseShapeOp::create(b, loc, value, all).getResult();
+    BlockArgument pending =
+        addStateStartingAtZero(fn, flat, perRankLayout(mesh, flat), next, ret);
+    b.setInsertionPointToStart(&fn.getBody().front());
+    if (!tensor) {
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      return tensor::ExtractOp::create(b, loc, pending, zero);
+    }
+    if (tensor.getRank() == 0)
+      return tensor::CollapseShapeOp::create(b, loc, tensor, pending, all);
+    return tensor::ExpandShapeOp::create(b, loc, tensor, pending, all);
+  }
+
+  /// Reads `delayed` in `update` from new state arguments that starts at
+  /// zero and returns this step's values as their next; keeps every
+  /// original state result at its argument until a flag, starting at zero
+  /// and set by each step, says a step has run before.
+  static void rewrite(func::FuncOp fn,
+                      const llvm::SetVector<Operation *> &update,
+                      const llvm::SetVector<Value> &delayed, MeshOp mesh,
+                      ArrayRef<std::optional<unsigned>> stateOf) {
+    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    OpBuilder b(fn.getContext());
+    Location loc = fn.getLoc();
+    SmallVector<Value> originalResults(ret.getOperands());
+    for (Value value : delayed) {
+      Value read = keepAsState(fn, value, mesh, ret);
+      value.replaceUsesWithIf(read, [&](OpOperand &use) {
+        return update.contains(use.getOwner());
+      });
+    }
+    // The flag: 0 until a step has run, then 1.
+    b.setInsertionPoint(ret);
+    auto flagType = RankedTensorType::get({1}, b.getF32Type());
+    Value one = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(flagType, b.getF32FloatAttr(1)));
+    BlockArgument flag = addStateStartingAtZero(
+        fn, flagType, perRankLayout(mesh, flagType), one, ret);
+    b.setInsertionPointToStart(&fn.getBody().front());
+    Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
+    Value flagValue = tensor::ExtractOp::create(b, loc, flag, zeroIndex);
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    Value applies = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
+                                          flagValue, zero);
+    // Each state result the update makes stays at its argument until then.
+    b.setInsertionPoint(ret);
+    for (auto [index, arg] : llvm::enumerate(stateOf)) {
+      Value next = originalResults[index];
+      Operation *def = next.getDefiningOp();
+      if (!arg || !def || !isa<RankedTensorType>(next.getType()))
+        continue;
+      auto type = cast<RankedTensorType>(next.getType());
+      Value cond = tensor::SplatOp::create(
+          b, loc, RankedTensorType::get(type.getShape(), b.getI1Type()),
+          applies);
+      Value kept =
+          arith::SelectOp::create(b, loc, cond, next, fn.getArgument(*arg));
+      ret.setOperand(index, kept);
+    }
+  }
+};
+
+} // namespace

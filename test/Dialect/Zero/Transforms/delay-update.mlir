@@ -1,0 +1,141 @@
+// zero-delay-update: the update reads what the step before computed from
+// its data (the reduced gradient shard; a gather of it joins the update, so
+// that the shard, not the whole, is kept), from a new argument that starts
+// at zero and whose next value the step returns; a flag that starts at zero
+// keeps every state result at its argument in the first step.
+// Hyperparameters (a scalar argument, its broadcast) are read as of the
+// step that runs the update, and the update moves to the start of the
+// step, ahead of the forward and backward passes it no longer waits for.
+// Functions it cannot rewrite say why.
+// RUN: zero-opt %s --split-input-file --zero-delay-update --verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @momentum
+// CHECK-SAME: (%[[W:.*]]: tensor<8xf32>, %[[M:.*]]: tensor<8xf32>, %[[G:.*]]: tensor<8xf32>, %[[LR:.*]]: f32,
+// CHECK-SAME: %[[PENDING:.*]]: tensor<4xf32> {zero.delayed, zero.shard = #zero.shard<@dp, axes = [0], tensor<2x4xf32>>, zero.starts_at_zero},
+// CHECK-SAME: %[[FLAG:.*]]: tensor<1xf32> {zero.delayed, zero.shard = #zero.shard<@dp, axes = [0], tensor<2x1xf32>>, zero.starts_at_zero})
+// CHECK-SAME: -> (tensor<8xf32> {zero.state_of = 0 : i64}, tensor<8xf32> {zero.state_of = 1 : i64},
+// CHECK-SAME: tensor<4xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<2x4xf32>>, zero.state_of = 4 : i64},
+// CHECK-SAME: tensor<1xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<2x1xf32>>, zero.state_of = 5 : i64})
+// The update reads the step before's and runs first, before anything of
+// this step.
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: %[[WHOLE:.*]] = zero.all_gather %[[PENDING]]
+// CHECK-NEXT: %[[MB:.*]] = arith.mulf %[[M]]
+// CHECK-NEXT: %[[M2:.*]] = arith.addf %[[MB]], %[[WHOLE]]
+// CHECK-NEXT: %[[LRS:.*]] = tensor.splat %[[LR]]
+// CHECK-NEXT: %[[S:.*]] = arith.mulf %[[M2]], %[[LRS]]
+// CHECK-NEXT: %[[W2:.*]] = arith.subf %[[W]], %[[S]]
+// CHECK: %[[SET:.*]] = tensor.extract %[[FLAG]]
+// CHECK: %[[APPLIES:.*]] = arith.cmpf one, %[[SET]]
+// This step's gradient is reduced, and only returned.
+// CHECK: %[[R:.*]] = zero.reduce_scatter %[[G]]
+// CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<1xf32>
+// CHECK: %[[C1:.*]] = tensor.splat %[[APPLIES]] : tensor<8xi1>
+// CHECK: %[[W3:.*]] = arith.select %[[C1]], %[[W2]], %[[W]]
+// CHECK: %[[C2:.*]] = tensor.splat %[[APPLIES]] : tensor<8xi1>
+// CHECK: %[[M3:.*]] = arith.select %[[C2]], %[[M2]], %[[M]]
+// CHECK: return %[[W3]], %[[M3]], %[[R]], %[[ONE]]
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-delay-update: @momentum updates its state from 1 value(s) of the step before (the first step updates nothing)}}
+func.func @momentum(%w: tensor<8xf32>, %m: tensor<8xf32>, %g: tensor<8xf32>, %lr: f32)
+    -> (tensor<8xf32>, tensor<8xf32>) {
+  %b = arith.constant dense<0.9> : tensor<8xf32>
+  %r = zero.reduce_scatter %g on @dp reduce = mean : tensor<8xf32> -> tensor<4xf32>
+  %rr = zero.all_gather %r on @dp : tensor<4xf32> -> tensor<8xf32>
+  %mb = arith.mulf %m, %b : tensor<8xf32>
+  %m2 = arith.addf %mb, %rr : tensor<8xf32>
+  %lrs = tensor.splat %lr : tensor<8xf32>
+  %s = arith.mulf %m2, %lrs : tensor<8xf32>
+  %w2 = arith.subf %w, %s : tensor<8xf32>
+  return %w2, %m2 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A scalar computed from the gradients (a clipping coefficient) is delayed
+// with them: here the coefficient, which the step also returns (so it is
+// this step's there), kept as a tensor of one element. A 2-D gradient is
+// kept flat.
+// CHECK-LABEL: func.func @clipped
+// CHECK-SAME: %[[PG:[^:]*]]: tensor<12xf32> {zero.delayed, zero.shard = #zero.shard<@dp, axes = [0], tensor<2x12xf32>>, zero.starts_at_zero}
+// CHECK-SAME: %[[PS:[^:]*]]: tensor<1xf32> {zero.delayed, zero.shard = #zero.shard<@dp, axes = [0], tensor<2x1xf32>>, zero.starts_at_zero}
+// CHECK-SAME: %{{[^:]*}}: tensor<1xf32> {{.*}}zero.starts_at_zero
+// CHECK: %[[SCALE:.*]] = tensor.extract %[[PS]]
+// CHECK: %[[GRAD:.*]] = tensor.expand_shape %[[PG]] {{\[}}[0, 1]] output_shape [3, 4] : tensor<12xf32> into tensor<3x4xf32>
+// CHECK: %[[SS:.*]] = tensor.splat %[[SCALE]]
+// CHECK: arith.mulf %[[GRAD]], %[[SS]]
+// CHECK: %[[R:.*]] = zero.all_reduce
+// CHECK: %[[NOW:.*]] = math.sqrt
+// CHECK: %[[NEXT_GRAD:.*]] = tensor.collapse_shape %[[R]] {{\[}}[0, 1]] : tensor<3x4xf32> into tensor<12xf32>
+// CHECK: %[[NEXT_SCALE:.*]] = tensor.from_elements %[[NOW]] : tensor<1xf32>
+// CHECK: return %{{.*}}, %[[NOW]], %[[NEXT_GRAD]], %[[NEXT_SCALE]], %{{.*}} :
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-delay-update: @clipped updates its state from 2 value(s) of the step before (the first step updates nothing)}}
+func.func @clipped(%w: tensor<3x4xf32>, %g: tensor<3x4xf32>, %n: tensor<1xf32>)
+    -> (tensor<3x4xf32>, f32) {
+  %c0 = arith.constant 0 : index
+  %r = zero.all_reduce %g on @dp reduce = mean : tensor<3x4xf32>
+  %nr = zero.all_reduce %n on @dp reduce = sum : tensor<1xf32>
+  %norm = tensor.extract %nr[%c0] : tensor<1xf32>
+  %scale = math.sqrt %norm : f32
+  %ss = tensor.splat %scale : tensor<3x4xf32>
+  %c = arith.mulf %r, %ss : tensor<3x4xf32>
+  %w2 = arith.subf %w, %c : tensor<3x4xf32>
+  return %w2, %scale : tensor<3x4xf32>, f32
+}
+
+// -----
+
+// No state: nothing to delay.
+// expected-remark @below {{zero-delay-update: @no_state left as it is: no result is the next value of a tensor argument (state carried by a loop is outside what it covers)}}
+func.func @no_state(%x: tensor<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %v = tensor.extract %x[%c0] : tensor<4xf32>
+  return %v : f32
+}
+
+// -----
+
+// An update from state and hyperparameters alone reads nothing to delay.
+// expected-remark @below {{zero-delay-update: @decay left as it is: its update reads nothing the step computes from its data}}
+func.func @decay(%w: tensor<4xf32>, %lr: f32) -> tensor<4xf32> {
+  %s = tensor.splat %lr : tensor<4xf32>
+  %d = arith.mulf %w, %s : tensor<4xf32>
+  %w2 = arith.subf %w, %d : tensor<4xf32>
+  return %w2 : tensor<4xf32>
+}
+
+// -----
+
+// What the update computes from the gradient is read outside it (here by a
+// matmul): delaying it would change that reader's input.
+zero.mesh @dp(shape = [2])
+func.func @leak(%w: tensor<2x2xf32>, %g: tensor<2x2xf32>)
+    -> (tensor<2x2xf32>, f32) {
+  %c0 = arith.constant 0 : index
+  %r = zero.all_reduce %g on @dp reduce = mean : tensor<2x2xf32>
+  %w2 = arith.subf %w, %r : tensor<2x2xf32>
+  %e = tensor.empty() : tensor<2x2xf32>
+  // expected-remark @below {{zero-delay-update: @leak left as it is: 'linalg.matmul' reads what the update computes from the step's data}}
+  %p = linalg.matmul ins(%w2, %w2 : tensor<2x2xf32>, tensor<2x2xf32>) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %v = tensor.extract %p[%c0, %c0] : tensor<2x2xf32>
+  return %w2, %v : tensor<2x2xf32>, f32
+}
+
+// -----
+
+// A step that another function calls cannot take new arguments.
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-delay-update: @called left as it is: it is called in the module, so it cannot take and return the delayed values as state}}
+func.func @called(%w: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
+  %r = zero.all_reduce %g on @dp reduce = mean : tensor<4xf32>
+  %w2 = arith.subf %w, %r : tensor<4xf32>
+  return %w2 : tensor<4xf32>
+}
+// expected-remark @below {{zero-delay-update: @caller left as it is: no result is the next value of a tensor argument (state carried by a loop is outside what it covers)}}
+func.func @caller(%w: tensor<4xf32>, %g: tensor<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %w2 = func.call @called(%w, %g) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %v = tensor.extract %w2[%c0] : tensor<4xf32>
+  return %v : f32
+}
