@@ -605,13 +605,51 @@ TEST(HostQueue, PipelinesAnUpdateInChunks) {
                       reinterpret_cast<int64_t>(stagedOut.data()),
                       8};
   zero_rt_host_queue_update(Doubling::task, &buffers, sizeof buffers, 1000,
-                            copies, 1, 1);
+                            copies, 1, 1, /*chunk_bytes=*/0);
   zero_rt_host_queue_join();
   unsetenv("ZERO_HOST_QUEUE_CHUNK");
   for (int i = 0; i < 1000; ++i) {
     ASSERT_EQ(target[2 * i], 2.0f * i) << i;
     ASSERT_EQ(target[2 * i + 1], -float(i)) << i;
   }
+}
+
+namespace {
+/// Counts the calls of its task (the queue runs a copy of the context, so
+/// the count lives outside it): with one host thread, one a chunk.
+struct CountedCalls {
+  int64_t *calls;
+  static void task(void *context, int64_t, int64_t) {
+    ++*static_cast<CountedCalls *>(context)->calls;
+  }
+};
+
+/// The chunks zero_rt_host_queue_update runs 1000 iterations of 12 bytes
+/// of copies in, given `chunkBytes`.
+int64_t chunksOfAnUpdate(int64_t chunkBytes) {
+  std::vector<float> from(3000), to(3000);
+  int64_t copies[] = {reinterpret_cast<int64_t>(to.data()),
+                      reinterpret_cast<int64_t>(from.data()), 12};
+  int64_t calls = 0;
+  CountedCalls counted{&calls};
+  zero_rt_host_queue_update(CountedCalls::task, &counted, sizeof counted, 1000,
+                            copies, 1, 0, chunkBytes);
+  zero_rt_host_queue_join();
+  return calls;
+}
+} // namespace
+
+TEST(HostQueue, ChunksAsTheCompilerChoseUnlessTheEnvironmentSays) {
+  setenv("ZERO_HOST_THREADS", "1", 1);
+  // 0: the whole update; 120 bytes: 10 iterations a chunk; the
+  // environment overrides both.
+  EXPECT_EQ(chunksOfAnUpdate(0), 1);
+  EXPECT_EQ(chunksOfAnUpdate(120), 100);
+  setenv("ZERO_HOST_QUEUE_CHUNK", "1200", 1);
+  EXPECT_EQ(chunksOfAnUpdate(120), 10);
+  EXPECT_EQ(chunksOfAnUpdate(0), 10);
+  unsetenv("ZERO_HOST_QUEUE_CHUNK");
+  unsetenv("ZERO_HOST_THREADS");
 }
 
 TEST(HostParallel, ChunksCountTheElementsOfARow) {

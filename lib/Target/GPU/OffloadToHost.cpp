@@ -342,12 +342,52 @@ scf::ExecuteRegionOp groupUpdate(scf::ForOp loop, ArrayRef<memref::CopyOp> in,
   return group;
 }
 
+/// The queue's cost model of a pipelined update (the pass's options).
+struct ChunkCosts {
+  double hostBytesPerSecond, linkBytesPerSecond, chunkSeconds;
+};
+
+/// Bytes `loop`'s body (one level: the GPU's form) loads and stores an
+/// iteration.
+int64_t hostBytesPerIteration(scf::ForOp loop) {
+  int64_t bytes = 0;
+  loop.getBody()->walk([&](Operation *op) {
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      bytes += zero::elementBytes(load.getType());
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      bytes += zero::elementBytes(store.getValueToStore().getType());
+  });
+  return bytes;
+}
+
+/// The chunks of a pipelined update of `iterations` that make it shortest
+/// by `costs`, with `in` and `out` bytes of copies and `host` bytes of its
+/// loop's loads and stores in all: n chunks take the first chunk's copies
+/// in, loop and copies out, then the slowest of the three for each other
+/// chunk, and the chunk's overhead each.
+int64_t chooseChunks(int64_t in, int64_t out, int64_t host, int64_t iterations,
+                     const ChunkCosts &costs) {
+  double down = in / costs.linkBytesPerSecond,
+         up = out / costs.linkBytesPerSecond,
+         loop = host / costs.hostBytesPerSecond;
+  double slowest = std::max({down, loop, up});
+  auto seconds = [&](int64_t n) {
+    return (down + loop + up + (n - 1) * slowest) / n + n * costs.chunkSeconds;
+  };
+  int64_t best = 1;
+  for (int64_t n = 2; n <= std::min<int64_t>(iterations, 256); ++n)
+    if (seconds(n) < seconds(best))
+      best = n;
+  return best;
+}
+
 /// Replaces the queued `group` (groupUpdate's) by a call of
 /// zero_rt_host_queue_update, with the loop its task and each copy a
-/// triple (to, from, bytes per iteration) on the function's stack; a group
-/// the queue gave up (it runs after a wait) by its ops, in place. Returns
-/// whether it made the call.
-bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index) {
+/// triple (to, from, bytes per iteration) on the function's stack and the
+/// chunks `costs` chooses (`chunks`); a group the queue gave up (it runs
+/// after a wait) by its ops, in place. Returns whether it made the call.
+bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
+                 const ChunkCosts &costs, int64_t &chunks) {
   Block &body = group.getRegion().front();
   scf::ForOp loop;
   SmallVector<memref::CopyOp> in, out;
@@ -373,6 +413,16 @@ bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index) {
         elementsPerIteration(loop, host) *
         zero::elementBytes(cast<MemRefType>(host.getType()).getElementType()));
   }
+  int64_t iterations = constantIterations(loop);
+  int64_t copiedIn = 0, copiedOut = 0;
+  for (auto [i, perIteration] : llvm::enumerate(bytes))
+    (i < in.size() ? copiedIn : copiedOut) += perIteration * iterations;
+  chunks =
+      chooseChunks(copiedIn, copiedOut,
+                   hostBytesPerIteration(loop) * iterations, iterations, costs);
+  // The runtime's measure of a chunk: its bytes of copies.
+  int64_t chunkBytes =
+      chunks > 1 ? (copiedIn + copiedOut + chunks - 1) / chunks : 0;
   loop->moveBefore(group);
   std::optional<zero::HostTask> task = zero::outlineTask(loop, fn, index);
   assert(task && "grouped only where every loop is a task");
@@ -405,7 +455,8 @@ bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index) {
       ValueRange{task->task, task->context, task->contextBytes,
                  task->iterations, table,
                  arith::ConstantIntOp::create(b, loc, i64, in.size()),
-                 arith::ConstantIntOp::create(b, loc, i64, out.size())});
+                 arith::ConstantIntOp::create(b, loc, i64, out.size()),
+                 arith::ConstantIntOp::create(b, loc, i64, chunkBytes)});
   loop.erase();
   group.erase();
   return true;
@@ -417,6 +468,11 @@ struct ZeroOffloadToHostPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (!(hostGBps > 0 && linkGBps > 0 && chunkOverheadMicroseconds >= 0)) {
+      module.emitError("zero-offload-to-host: host-gbps and link-gbps must "
+                       "be positive and chunk-overhead-us not negative");
+      return signalPassFailure();
+    }
     Builder b(&getContext());
     SmallVector<NamedAttribute> placed;
     for (auto fn : module.getOps<func::FuncOp>()) {
@@ -614,6 +670,7 @@ struct ZeroOffloadToHostPass
                  });
     std::optional<zero::HostQueueSchedule> schedule;
     unsigned tasks = 0, pipelined = 0;
+    int64_t chunks = 0;
     llvm::DenseSet<Operation *> grouped;
     if (queue) {
       Builder b(fn.getContext());
@@ -632,11 +689,15 @@ struct ZeroOffloadToHostPass
         loop->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
       }
       schedule = zero::scheduleHostQueue(fn);
+      ChunkCosts costs{hostGBps * 1e9, linkGBps * 1e9,
+                       chunkOverheadMicroseconds * 1e-6};
       for (scf::ExecuteRegionOp group : groups) {
         Operation *loop = *group.getOps<scf::ForOp>().begin();
-        if (lowerUpdate(group, fn, tasks)) {
+        int64_t groupChunks = 0;
+        if (lowerUpdate(group, fn, tasks, costs, groupChunks)) {
           ++tasks;
           ++pipelined;
+          chunks += groupChunks;
         } else {
           grouped.erase(loop); // runs after a wait, as a plain host loop
         }
@@ -663,9 +724,10 @@ struct ZeroOffloadToHostPass
     if (schedule)
       remark << "; " << schedule->queued
              << " op(s) on the rank's host queue beside its stream ("
-             << pipelined << " update(s) with their copies, in chunks), "
-             << schedule->unqueued << " after a wait, " << schedule->joins
-             << " wait(s), " << schedule->deferred << " op(s) moved after one";
+             << pipelined << " update(s) with their copies, in " << chunks
+             << " chunk(s) by the cost model), " << schedule->unqueued
+             << " after a wait, " << schedule->joins << " wait(s), "
+             << schedule->deferred << " op(s) moved after one";
     return success();
   }
 };

@@ -172,12 +172,13 @@ struct CopyEngine {
 };
 
 /// The host queue's update (zero_rt_host_queue_update): the copies in of
-/// each chunk of iterations, the task over it, and its copies out,
-/// pipelined on `engine` (HostQueue.cpp).
+/// each chunk of iterations (about `chunkBytes` of copies; 0: one chunk),
+/// the task over it, and its copies out, pipelined on `engine`
+/// (HostQueue.cpp).
 void enqueueUpdate(void (*task)(void *, int64_t, int64_t), void *context,
                    int64_t contextBytes, int64_t iterations,
                    const int64_t *copies, int64_t copiesIn, int64_t copiesOut,
-                   std::function<CopyEngine()> engine);
+                   int64_t chunkBytes, std::function<CopyEngine()> engine);
 
 /// Appends `work` to the calling rank thread's host queue (HostQueue.cpp):
 /// run after the work queued before it, on the queue's thread, with the

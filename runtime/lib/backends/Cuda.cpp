@@ -579,9 +579,11 @@ void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes) {
 void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
                               void *context, int64_t contextBytes,
                               int64_t iterations, const int64_t *copies,
-                              int64_t copiesIn, int64_t copiesOut) {
+                              int64_t copiesIn, int64_t copiesOut,
+                              int64_t chunkBytes) {
   zero::rt::enqueueUpdate(
-      task, context, contextBytes, iterations, copies, copiesIn, copiesOut, [] {
+      task, context, contextBytes, iterations, copies, copiesIn, copiesOut,
+      chunkBytes, [] {
         struct Marks {
           std::vector<CUevent> events;
           ~Marks() {

@@ -129,16 +129,13 @@ extern "C" void zero_rt_host_queue_copy(void *to, const void *from,
 
 namespace {
 /// Bytes of copies a chunk of an update's iterations moves:
-/// ZERO_HOST_QUEUE_CHUNK, else the whole update in one chunk. On an H200
-/// with 16 host cores (benchmarks/gpu/offload.sh) chunks of 8 and 2 MiB
-/// made GPT-2 small's offloaded step 1-4% and 3-37% slower than one: the
-/// ranks' queues already overlap one another's copies and updates, which
-/// share the host's memory, and each chunk costs a wake of the host's
-/// threads and a wait on an event.
-int64_t chunkBytes() {
+/// ZERO_HOST_QUEUE_CHUNK where set, else what the compiler chose
+/// (`compiled`, zero-offload-to-host's cost model), else the whole update
+/// in one chunk.
+int64_t chunkBytes(int64_t compiled) {
   if (const char *given = std::getenv("ZERO_HOST_QUEUE_CHUNK"))
     return std::max<int64_t>(1, std::atoll(given));
-  return std::numeric_limits<int64_t>::max();
+  return compiled > 0 ? compiled : std::numeric_limits<int64_t>::max();
 }
 
 /// One copy of an update: `bytes` per iteration, from `from` to `to` at the
@@ -165,14 +162,14 @@ bool startCopies(const zero::rt::CopyEngine &engine,
 /// and chunk k - 1 goes out.
 void runUpdate(void (*task)(void *, int64_t, int64_t), void *context,
                int64_t iterations, const std::vector<RangeCopy> &in,
-               const std::vector<RangeCopy> &out,
+               const std::vector<RangeCopy> &out, int64_t compiledChunk,
                const zero::rt::CopyEngine &engine) {
   int64_t perIteration = 0;
   for (const std::vector<RangeCopy> *copies : {&in, &out})
     for (const RangeCopy &copy : *copies)
       perIteration += copy.bytes;
-  int64_t chunk =
-      std::max<int64_t>(1, chunkBytes() / std::max<int64_t>(1, perIteration));
+  int64_t chunk = std::max<int64_t>(1, chunkBytes(compiledChunk) /
+                                           std::max<int64_t>(1, perIteration));
   int64_t chunks = (iterations + chunk - 1) / chunk;
   auto end = [&](int64_t k) { return std::min(iterations, (k + 1) * chunk); };
   std::vector<int64_t> arrived;
@@ -201,6 +198,7 @@ void zero::rt::enqueueUpdate(void (*task)(void *, int64_t, int64_t),
                              void *context, int64_t contextBytes,
                              int64_t iterations, const int64_t *copies,
                              int64_t copiesIn, int64_t copiesOut,
+                             int64_t chunkBytes,
                              std::function<CopyEngine()> engine) {
   std::vector<RangeCopy> in, out;
   for (int64_t i = 0; i < copiesIn + copiesOut; ++i)
@@ -209,9 +207,9 @@ void zero::rt::enqueueUpdate(void (*task)(void *, int64_t, int64_t),
                     reinterpret_cast<const char *>(copies[3 * i + 1]),
                     copies[3 * i + 2]});
   enqueueHostWork([task, state = copyContext(context, contextBytes), iterations,
-                   in = std::move(in), out = std::move(out),
+                   in = std::move(in), out = std::move(out), chunkBytes,
                    engine = std::move(engine)]() mutable {
-    runUpdate(task, state.data(), iterations, in, out, engine());
+    runUpdate(task, state.data(), iterations, in, out, chunkBytes, engine());
   });
 }
 
@@ -219,9 +217,10 @@ extern "C" void
 zero_rt_host_queue_update(void (*task)(void *, int64_t, int64_t), void *context,
                           int64_t contextBytes, int64_t iterations,
                           const int64_t *copies, int64_t copiesIn,
-                          int64_t copiesOut) {
+                          int64_t copiesOut, int64_t chunkBytes) {
   zero::rt::enqueueUpdate(
-      task, context, contextBytes, iterations, copies, copiesIn, copiesOut, [] {
+      task, context, contextBytes, iterations, copies, copiesIn, copiesOut,
+      chunkBytes, [] {
         return zero::rt::CopyEngine{copyBytes, [] { return int64_t(0); },
                                     [](int64_t) { return true; }};
       });

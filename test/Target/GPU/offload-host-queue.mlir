@@ -9,8 +9,23 @@
 // staging buffers split by its iterations (iteration i has elements
 // [i * k, (i + 1) * k) of each) goes to the queue as one call with its
 // copies (zero_rt_host_queue_update: to, from and bytes an iteration for
-// each), which the queue pipelines in chunks; any other, op by op.
+// each), which the queue pipelines in chunks; any other, op by op. The
+// chunks are the cost model's: n chunks take the first chunk's copies in,
+// loop and copies out, then the slowest of the three for each other, and
+// chunk-overhead-us each; the call gets their bytes of copies (0: one).
 // RUN: zero-opt %s --split-input-file --zero-offload-to-host --verify-diagnostics | FileCheck %s
+// With copies that dominate and chunks that cost nothing, each of the 4
+// iterations is a chunk: 12 of the 48 bytes of copies.
+// RUN: zero-opt %s --split-input-file --zero-offload-to-host='link-gbps=0.000001 chunk-overhead-us=0' 2>&1 | FileCheck %s --check-prefix=CHUNKS
+// CHUNKS: remark: zero-offload-to-host: @overlaps: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 4 chunk(s) by the cost model)
+// CHUNKS-LABEL: func.func @overlaps
+// CHUNKS: %[[NIN:.*]] = arith.constant 2 : i64
+// CHUNKS: %[[NOUT:.*]] = arith.constant 1 : i64
+// CHUNKS: %[[CHUNK:.*]] = arith.constant 12 : i64
+// CHUNKS: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NIN]], %[[NOUT]], %[[CHUNK]])
+// A bad figure is an error.
+// RUN: not zero-opt %s --split-input-file --zero-offload-to-host='host-gbps=0' 2>&1 | FileCheck %s --check-prefix=RATE
+// RATE: error: zero-offload-to-host: host-gbps and link-gbps must be positive and chunk-overhead-us not negative
 
 // The reduce-scatter makes the gradient shard; the backward pass goes on
 // over other buffers (the nest on %act); then the update on the host
@@ -34,7 +49,9 @@
 // CHECK: llvm.store %[[FOUR]], %[[SLOT2]] : i64, !llvm.ptr
 // CHECK: %[[NIN:.*]] = arith.constant 2 : i64
 // CHECK: %[[NOUT:.*]] = arith.constant 1 : i64
-// CHECK: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TABLE]], %[[NIN]], %[[NOUT]]) : (!llvm.ptr, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64) -> ()
+// One chunk: the whole update.
+// CHECK: %[[ONE:.*]] = arith.constant 0 : i64
+// CHECK: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TABLE]], %[[NIN]], %[[NOUT]], %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, i64) -> ()
 // CHECK-NOT: memref.copy
 // CHECK: scf.parallel
 // CHECK: memref.store %{{.*}}, %[[ACT]]
@@ -45,7 +62,7 @@
 // CHECK: memref.load %[[W]]
 // CHECK: memref.store %{{.*}}, %[[OUT]]
 // CHECK: return
-// expected-remark @below {{zero-offload-to-host: @overlaps: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in chunks), 0 after a wait, 1 wait(s), 3 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @overlaps: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 after a wait, 1 wait(s), 3 op(s) moved after one}}
 func.func @overlaps(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf32>,
                     %bucket: memref<8xf32>, %w: memref<4xf32>,
                     %act: memref<64xf32>, %out: memref<4xf32>) -> memref<4xf32> {
@@ -101,7 +118,7 @@ zero.mesh @dp(shape = [2])
 // CHECK: memref.store %{{.*}}, %[[BUCKET]]
 // CHECK: call @opaque() : () -> ()
 // CHECK: return
-// expected-remark @below {{zero-offload-to-host: @waits: 1 loop nest(s) on the host, 1 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in chunks), 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @waits: 1 loop nest(s) on the host, 1 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
 func.func @waits(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -135,7 +152,7 @@ func.func private @opaque()
 // CHECK: memref.copy %{{.*}}, %{{.*}} {zero.queued} : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32>
 // CHECK: call @zero_rt_host_queue_for(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
 // CHECK: call @zero_rt_host_queue_join() : () -> ()
-// expected-remark @below {{zero-offload-to-host: @by_copy: 1 loop nest(s) on the host, 1 device buffer(s) copied; 2 op(s) on the rank's host queue beside its stream (0 update(s) with their copies, in chunks), 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @by_copy: 1 loop nest(s) on the host, 1 device buffer(s) copied; 2 op(s) on the rank's host queue beside its stream (0 update(s) with their copies, in 0 chunk(s) by the cost model), 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
 func.func @by_copy(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -5,6 +5,7 @@
 
 include "mlir/Pass/PassBase.td"
 include "zero/Target/GPU/Options.td"
+include "zero/Dialect/Zero/Transforms/PassOptions.td"
 
 def ZeroGpuKernelNames : Pass<"zero-gpu-kernel-names", "mlir::ModuleOp"> {
   let summary = "Names outlined GPU kernels and their modules as PTX "
@@ -248,7 +249,14 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       its iterations (iteration i has elements [i * k, (i + 1) * k) of
       each, and no copy out writes what another copy touches) goes with
       its copies as one `zero_rt_host_queue_update`, which the queue can
-      pipeline in chunks of its iterations. Each moves up to just after what it
+      pipeline in chunks of its iterations, as many as the cost model says
+      make it shortest: n chunks take the first chunk's copies in (over
+      `link-gbps`), loop (its loads and stores over `host-gbps`) and copies
+      out, then the slowest of the three for each other chunk, and
+      `chunk-overhead-us` each (a wake of the host's threads and an
+      event's wait: 180 by default, from the H200's measurement, where 2
+      MiB chunks cost that much each); the call gets the chunk's bytes of
+      copies, 0 for one chunk. Each moves up to just after what it
       depends on (a buffer it touches where either writes, a value it
       uses, an op of unknown effect, the previous queued op), so that a
       bucket's update starts once its reduce-scatter is done while the
@@ -303,7 +311,7 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
     memref.dealloc %g_host : memref<23xf32>
     ```
   }];
-  let options = [
+  let options = !listconcat([
     Option<"gpu", "gpu", "bool", /*default=*/"true",
            "The program runs beside a GPU (zero-to-nvvm, or its CPU "
            "replica); false: a CPU artifact, where offloaded state is an "
@@ -316,7 +324,13 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
            "beside its stream, each as early as its inputs allow, and wait "
            "for them as late as their users allow (needs parallel); false: "
            "in order on the rank's thread">,
-  ];
+    Option<"chunkOverheadMicroseconds", "chunk-overhead-us", "double",
+           /*default=*/"180",
+           "Cost model of the queue's chunks: microseconds each chunk of a "
+           "pipelined update costs beside its copies and its loop (a wake "
+           "of the host's threads, an event's wait; about 180 on an H200 "
+           "with 4 ranks)">,
+  ], offloadCostOptions);
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
                            "mlir::LLVM::LLVMDialect",

@@ -361,8 +361,9 @@ void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
      it) and chunk k - 1's copies out go. `copies` holds copies_in +
      copies_out triples (to, from, bytes per iteration): iteration i's
      bytes are at offset i * bytes of each. A chunk moves about
-     ZERO_HOST_QUEUE_CHUNK bytes (by default the whole update is one
-     chunk); host memory (the CPU replica);
+     chunk_bytes bytes of copies (the compiler's choice; 0: the whole
+     update is one chunk), or ZERO_HOST_QUEUE_CHUNK where set; host memory
+     (the CPU replica);
    - zero_rt_gpu_queue_update: the same across the link, on the queue
      thread's own stream;
    - zero_rt_host_queue_join: returns once everything queued has run.
@@ -374,11 +375,13 @@ void zero_rt_host_queue_copy(void *to, const void *from, int64_t bytes);
 void zero_rt_host_queue_update(void (*task)(void *, int64_t, int64_t),
                                void *context, int64_t context_bytes,
                                int64_t iterations, const int64_t *copies,
-                               int64_t copies_in, int64_t copies_out);
+                               int64_t copies_in, int64_t copies_out,
+                               int64_t chunk_bytes);
 void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
                               void *context, int64_t context_bytes,
                               int64_t iterations, const int64_t *copies,
-                              int64_t copies_in, int64_t copies_out);
+                              int64_t copies_in, int64_t copies_out,
+                              int64_t chunk_bytes);
 void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes);
 void zero_rt_host_queue_fence(void);
 void zero_rt_host_queue_join(void);

@@ -127,7 +127,19 @@ defvar compressReduceScatterOwnOptions = [
          "compressed exchange is faster (reduce-dtype=auto)">,
 ];
 
-defvar offloadOptions = [
+// The host's and the link's figures that offload's cost model weighs
+// (zero-offload-state's share, zero-offload-to-host's chunks).
+defvar offloadCostOptions = [
+  Option<"hostGBps", "host-gbps", "double", /*default=*/"20",
+         "Cost model of offload: GB/s of host memory one rank's host update "
+         "moves (zero-run --calibrate measures it)">,
+  Option<"linkGBps", "link-gbps", "double", /*default=*/"50",
+         "Cost model of offload: GB/s of one copy between pinned host "
+         "memory and the device (50: PCIe Gen5 x16, of its 63 GB/s a "
+         "direction)">,
+];
+
+defvar offloadOptions = !listconcat([
   Option<"offload", "offload", "::zero::Offload",
          /*default=*/"::zero::Offload::None",
          "Which state of a GPU program lives in pinned host memory, updated "
@@ -148,14 +160,7 @@ defvar offloadOptions = [
          "gradient is reduced last), so that the host's update of it does "
          "not follow the backward pass with the device idle; auto: the "
          "share the cost model says makes the step shortest">,
-  Option<"hostGBps", "host-gbps", "double", /*default=*/"20",
-         "Cost model of offload: GB/s of host memory one rank's host update "
-         "moves (zero-run --calibrate measures it)">,
-  Option<"linkGBps", "link-gbps", "double", /*default=*/"50",
-         "Cost model of offload: GB/s of one copy between pinned host "
-         "memory and the device (50: PCIe Gen5 x16, of its 63 GB/s a "
-         "direction)">,
-];
+], offloadCostOptions);
 
 defvar combineCollectivesOwnOptions = [
     Option<"bucketBytes", "bucket-bytes", "int64_t",
