@@ -172,6 +172,17 @@ static void addGpuLoopPasses(OpPassManager &pm) {
 /// Appends zero-to-llvm's passes, with the options `options` holds: the
 /// options struct or the pass.
 namespace {
+/// zero-offload-to-host's options from a lowering pipeline's (its
+/// offloadQueueOptions, PassOptions.td).
+template <typename Options>
+zero::ZeroOffloadToHostOptions offloadToHostOptions(const Options &options) {
+  zero::ZeroOffloadToHostOptions offload;
+  offload.hostGBps = options.hostGBps;
+  offload.linkGBps = options.linkGBps;
+  offload.chunkOverheadMicroseconds = options.chunkOverheadMicroseconds;
+  return offload;
+}
+
 template <typename Options>
 void appendZeroToLLVM(OpPassManager &pm, const Options &options) {
   addBufferizationPasses(pm);
@@ -183,7 +194,7 @@ void appendZeroToLLVM(OpPassManager &pm, const Options &options) {
     pm.addPass(zero::createZeroGemmCalls(matmuls));
     addGpuLoopPasses(pm);
     // The loops on offloaded state, on the host as the GPU's would be.
-    pm.addPass(zero::createZeroOffloadToHost());
+    pm.addPass(zero::createZeroOffloadToHost(offloadToHostOptions(options)));
   } else {
     // A CPU program has no device to offload from: refuses the marks.
     zero::ZeroOffloadToHostOptions offload;
@@ -223,7 +234,7 @@ void appendZeroToNVVM(OpPassManager &pm, const Options &options) {
     pm.addPass(zero::createZeroGemmCalls());
   addGpuLoopPasses(pm);
   // The loops on offloaded state run on the host, never as kernels.
-  pm.addPass(zero::createZeroOffloadToHost());
+  pm.addPass(zero::createZeroOffloadToHost(offloadToHostOptions(options)));
   pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
       {options.blockSize}, /*noMinMaxBounds=*/true));
   // Constant tile bounds for the mapping, by propagation only: the
@@ -280,6 +291,9 @@ struct ZeroToLLVMPass
   // Reads the options.
   template <typename Options>
   friend void appendZeroToLLVM(OpPassManager &pm, const Options &options);
+  template <typename Options>
+  friend zero::ZeroOffloadToHostOptions
+  offloadToHostOptions(const Options &options);
   void appendPasses(OpPassManager &pm) const override {
     appendZeroToLLVM(pm, *this);
   }
@@ -291,6 +305,9 @@ struct ZeroToNVVMPass
   // Reads the options.
   template <typename Options>
   friend void appendZeroToNVVM(OpPassManager &pm, const Options &options);
+  template <typename Options>
+  friend zero::ZeroOffloadToHostOptions
+  offloadToHostOptions(const Options &options);
   void appendPasses(OpPassManager &pm) const override {
     appendZeroToNVVM(pm, *this);
   }

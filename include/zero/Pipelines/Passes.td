@@ -101,7 +101,7 @@ def ZeroToLLVM : Pass<"zero-to-llvm", "mlir::ModuleOp"> {
            "Move each loop nest into a function of its own "
            "(zero-outline-loop-nests), so that LLVM's compile time stays "
            "linear in the number of loops of a step">,
-  ];
+  ] # offloadQueueOptions;
 }
 
 def ZeroToNVVM : Pass<"zero-to-nvvm", "mlir::ModuleOp"> {
@@ -139,7 +139,7 @@ def ZeroToNVVM : Pass<"zero-to-nvvm", "mlir::ModuleOp"> {
            "false: loop nests, as kernels">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block of a kernel">,
-  ];
+  ] # offloadQueueOptions;
 }
 
 #endif // ZERO_PIPELINES_PASSES_TD

@@ -324,13 +324,7 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
            "beside its stream, each as early as its inputs allow, and wait "
            "for them as late as their users allow (needs parallel); false: "
            "in order on the rank's thread">,
-    Option<"chunkOverheadMicroseconds", "chunk-overhead-us", "double",
-           /*default=*/"180",
-           "Cost model of the queue's chunks: microseconds each chunk of a "
-           "pipelined update costs beside its copies and its loop (a wake "
-           "of the host's threads, an event's wait; about 180 on an H200 "
-           "with 4 ranks)">,
-  ], offloadCostOptions);
+  ], offloadQueueOptions);
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
                            "mlir::LLVM::LLVMDialect",

@@ -139,6 +139,17 @@ defvar offloadCostOptions = [
          "direction)">,
 ];
 
+// And the queue's chunks (zero-offload-to-host, and the lowerings that run
+// it).
+defvar offloadQueueOptions = !listconcat(offloadCostOptions, [
+  Option<"chunkOverheadMicroseconds", "chunk-overhead-us", "double",
+         /*default=*/"180",
+         "Cost model of the host queue's chunks: microseconds each chunk of "
+         "a pipelined update costs beside its copies and its loop (a wake "
+         "of the host's threads, an event's wait; about 180 on an H200 "
+         "with 4 ranks)">,
+]);
+
 defvar offloadOptions = !listconcat([
   Option<"offload", "offload", "::zero::Offload",
          /*default=*/"::zero::Offload::None",
