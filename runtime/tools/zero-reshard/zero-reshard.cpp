@@ -161,13 +161,14 @@ int main(int argc, char **argv) {
     what = std::to_string(source.values.size()) + " values, " +
            std::to_string(source.worldSize) + " ranks -> " +
            std::to_string(target.worldSize) + " ranks: " + targetDir;
-    int64_t residuals =
+    int64_t restarted =
         std::count_if(target.values.begin(), target.values.end(),
                       [](const CheckpointValue &v) { return v.startsAtZero; });
-    if (residuals > 0)
-      what += " (" + std::to_string(residuals) +
-              " error-feedback residual(s) start at zero again: each "
-              "rank's was its own exchange's)";
+    if (restarted > 0)
+      what += " (" + std::to_string(restarted) +
+              " value(s) each rank kept for itself start at zero again: "
+              "error-feedback residuals, or the delayed update's, whose "
+              "first step then updates nothing)";
   }
   std::printf("zero-reshard: %s %s; largest value %s, peak memory %s\n",
               checkpointStepName(source.steps).c_str(), what.c_str(),

@@ -83,8 +83,8 @@ struct ArtifactValue {
   /// that argument's index. A launcher running many steps feeds it there.
   std::optional<size_t> stateOf;
   /// An argument whose first value is zeros, made so when no input names it
-  /// (an error-feedback residual the compiler added, which the caller
-  /// cannot know to give).
+  /// (an error-feedback residual or the delayed update's state, which the
+  /// compiler added and the caller cannot know to give).
   bool startsAtZero = false;
   /// "host" for a GPU artifact's value kept in pinned host memory (an
   /// offloaded update's state); empty: where the description's "memory"

@@ -43,8 +43,9 @@ struct CheckpointValue {
   /// How it is cut into the ranks' parts; none: every rank holds it whole.
   std::optional<ShardLayout> shard;
   /// State that starts at zero (ArtifactValue::startsAtZero): an
-  /// error-feedback residual, one row a rank, which means nothing to
-  /// another world, so a reshard starts it at zero again.
+  /// error-feedback residual or the delayed update's state, one row a
+  /// rank, which means nothing to another world, so a reshard starts it at
+  /// zero again.
   bool startsAtZero = false;
 
   /// The shape of one rank's file.
