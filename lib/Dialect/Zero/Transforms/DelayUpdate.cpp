@@ -280,9 +280,12 @@ struct ZeroDelayUpdatePass
     // The pairs as given, before the new results make them less plain.
     markStateResults(fn);
     SmallVector<std::optional<unsigned>> stateOf = findStateResults(fn);
+    // The model's state: not what starts at zero (an error-feedback
+    // residual, which its exchange updates from this step's gradients).
     SmallVector<unsigned> stateList;
     for (std::optional<unsigned> arg : stateOf)
-      if (arg && isa<RankedTensorType>(fn.getArgument(*arg).getType()))
+      if (arg && isa<RankedTensorType>(fn.getArgument(*arg).getType()) &&
+          !fn.getArgAttr(*arg, kStartsAtZeroAttrName))
         stateList.push_back(*arg);
     if (stateList.empty())
       return leave(fn.getLoc(),
@@ -315,7 +318,7 @@ struct ZeroDelayUpdatePass
     FailureOr<MeshOp> mesh = findMesh(fn);
     if (failed(mesh))
       return leave(fn.getLoc(), "its collectives run on several meshes");
-    rewrite(fn, update, delayed, *mesh, stateOf);
+    rewrite(fn, update, delayed, *mesh, stateOf, state);
     hoistUpdate(fn, update);
     emitRemark(fn.getLoc())
         << "zero-delay-update: @" << fn.getName() << " updates its state from "
@@ -360,14 +363,15 @@ struct ZeroDelayUpdatePass
     return tensor::ExpandShapeOp::create(b, loc, tensor, pending, all);
   }
 
-  /// Reads `delayed` in `update` from new state arguments that starts at
-  /// zero and returns this step's values as their next; keeps every
-  /// original state result at its argument until a flag, starting at zero
+  /// Reads `delayed` in `update` from new state arguments that start at
+  /// zero and returns this step's values as their next; keeps each result
+  /// of the model's `state` at its argument until a flag, starting at zero
   /// and set by each step, says a step has run before.
   static void rewrite(func::FuncOp fn,
                       const llvm::SetVector<Operation *> &update,
                       const llvm::SetVector<Value> &delayed, MeshOp mesh,
-                      ArrayRef<std::optional<unsigned>> stateOf) {
+                      ArrayRef<std::optional<unsigned>> stateOf,
+                      const llvm::SmallDenseSet<unsigned> &state) {
     auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
     OpBuilder b(fn.getContext());
     Location loc = fn.getLoc();
@@ -396,7 +400,7 @@ struct ZeroDelayUpdatePass
     for (auto [index, arg] : llvm::enumerate(stateOf)) {
       Value next = originalResults[index];
       Operation *def = next.getDefiningOp();
-      if (!arg || !def || !isa<RankedTensorType>(next.getType()))
+      if (!arg || !state.contains(*arg) || !def)
         continue;
       auto type = cast<RankedTensorType>(next.getType());
       Value cond = tensor::SplatOp::create(

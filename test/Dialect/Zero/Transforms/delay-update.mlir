@@ -86,6 +86,31 @@ func.func @clipped(%w: tensor<3x4xf32>, %g: tensor<3x4xf32>, %n: tensor<1xf32>)
 
 // -----
 
+// State that starts at zero (an error-feedback residual) is its exchange's,
+// not the model's: the exchange and the residual's next value stay this
+// step's, and only what the update reads of the exchange is delayed.
+// CHECK-LABEL: func.func @residual
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<4xf32>, %[[G:[^:]*]]: tensor<4xf32>, %[[R:[^:]*]]: tensor<4xf32> {zero.starts_at_zero}, %[[PENDING:[^:]*]]: tensor<4xf32> {zero.delayed
+// CHECK: %[[W2:.*]] = arith.subf %[[W]], %[[PENDING]]
+// CHECK: %[[X:.*]] = arith.addf %[[G]], %[[R]]
+// CHECK: %[[S:.*]] = zero.all_reduce %[[X]]
+// CHECK: %[[LOST:.*]] = arith.subf %[[X]], %[[S]]
+// CHECK: %[[KEPT:.*]] = arith.select %{{.*}}, %[[W2]], %[[W]]
+// CHECK: return %[[KEPT]], %[[LOST]], %[[S]], %{{.*}} :
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-delay-update: @residual updates its state from 1 value(s) of the step before (the first step updates nothing)}}
+func.func @residual(%w: tensor<4xf32>, %g: tensor<4xf32>,
+                    %r: tensor<4xf32> {zero.starts_at_zero})
+    -> (tensor<4xf32>, tensor<4xf32> {zero.state_of = 2 : i64}) {
+  %x = arith.addf %g, %r : tensor<4xf32>
+  %s = zero.all_reduce %x on @dp reduce = mean : tensor<4xf32>
+  %lost = arith.subf %x, %s : tensor<4xf32>
+  %w2 = arith.subf %w, %s : tensor<4xf32>
+  return %w2, %lost : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // No state: nothing to delay.
 // expected-remark @below {{zero-delay-update: @no_state left as it is: no result is the next value of a tensor argument (state carried by a loop is outside what it covers)}}
 func.func @no_state(%x: tensor<4xf32>) -> f32 {

@@ -796,9 +796,13 @@ def ZeroDelayUpdate : Pass<"zero-delay-update", "mlir::ModuleOp"> {
     The contract, for a step function (one whose results are the next
     values of some of its arguments, its state):
 
+    - the state is the model's: not what starts at zero (an error-feedback
+      residual, which its exchange updates from this step's gradients, as
+      it does undelayed);
     - the update is the ops that compute the state's next values from it
-      (`zero-offload-state`'s update steps), with the broadcasts of scalars
-      they read;
+      (`zero-offload-state`'s update steps), and the ops before them that
+      only they read, down to the collectives that bring the step's data
+      (a gather of a delayed shard joins, so that the shard is kept);
     - what the update reads that the step computes from its data (a value
       that depends on an argument that is a tensor of rank 1 or more and
       not state: the batch, a gradient given as an argument) is delayed:
@@ -810,7 +814,8 @@ def ZeroDelayUpdate : Pass<"zero-delay-update", "mlir::ModuleOp"> {
       them alone, such as a bias correction from the step count) and the
       state itself are read as of the step that runs the update;
     - a flag, a new argument that starts at zero and that each step sets to
-      1, keeps every state result at its argument in the first step:
+      1, keeps each of the model's state results at its argument in the
+      first step:
       step 0 updates nothing, and step t >= 1 applies step t - 1's
       gradients with step t's hyperparameters to the state as step t got
       it. The forward and backward pass of step t read the weights
@@ -818,7 +823,9 @@ def ZeroDelayUpdate : Pass<"zero-delay-update", "mlir::ModuleOp"> {
 
     So for a step that takes its gradients as arguments, T delayed steps
     give the state that T - 1 steps as given give on the first T - 1
-    gradients (`DelayUpdateTest`); for a step with its forward and
+    gradients (`DelayUpdateTest`, with ZeRO's stages 1 to 3, the deferred
+    gather, the overlap and int8 exchanges with error feedback too); for a
+    step with its forward and
     backward, two delayed steps give the state of one step as given. A
     checkpoint saves the delayed values and the flag, and a resumed run
     is bit-identical; `zero-reshard` starts them at zero on another world,
