@@ -461,12 +461,26 @@ int main(int argc, char **argv) {
                                    cli.gpuLoops || cli.gpuLoopsGiven);
     if (!compiled)
       return fail(llvm::toString(compiled.takeError()));
-    if ((*compiled)->getSignature().wholeResultTypes !=
-            (*given)->getSignature().resultTypes ||
-        (*compiled)->getSignature().wholeArgTypes !=
-            (*given)->getSignature().argTypes)
-      return fail("the pipeline '" + equivalentAfter + "' changed @" + name +
-                  "'s signature (beyond arguments and results it shards)");
+    const EntrySignature &rewritten = (*compiled)->getSignature();
+    if (rewritten.wholeResultTypes != (*given)->getSignature().resultTypes ||
+        rewritten.wholeArgTypes != (*given)->getSignature().argTypes) {
+      // State the pipeline added (an error-feedback residual, the delayed
+      // update's gradients) says why one call cannot compare.
+      bool addedState =
+          llvm::any_of(rewritten.arguments, [](const rt::ArtifactValue &v) {
+            return v.startsAtZero;
+          });
+      return fail(
+          "the pipeline '" + equivalentAfter + "' changed @" + name +
+          "'s signature (beyond arguments and results it shards)" +
+          (addedState
+               ? ": it added state that starts at zero (error-feedback "
+                 "residuals, or delay-update's gradients, with which step t "
+                 "applies step t - 1's), so one call of each does not "
+                 "compare; compare runs of several steps (zero-launch "
+                 "--steps) instead"
+               : ""));
+    }
     programs.push_back(compiled->get());
     variants.push_back(std::move(*compiled));
   }
