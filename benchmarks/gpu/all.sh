@@ -3,10 +3,12 @@
 # the GPU machine has no LLVM or MLIR:
 #
 #   benchmarks/gpu/all.sh prepare DIR   (here, with zero built in build/)
-#       check.sh, step.sh, bench.sh and offload.sh prepared in DIR/<script>
-#       (about 60 MB: it travels as one carried path);
+#       check.sh, step.sh, bench.sh and offload.sh prepared in DIR/<script>,
+#       packed into DIR/prepared.tar.gz (about 8 MB of 75: DIR travels as
+#       one carried path, and the device tool carries 64 MiB at most);
 #   benchmarks/gpu/all.sh run DIR       (on the GPU machine)
-#       runs offload.sh, check.sh, step.sh twice (its first run warms the
+#       unpacks them, then runs offload.sh, check.sh, step.sh twice (its
+#       first run warms the
 #       GPU and cuBLAS) and bench.sh, each under a time limit that keeps
 #       the whole within one call's ten minutes, and writes each one's
 #       output to RESULTS/<script>.txt (RESULTS: $OUT where the device tool
@@ -19,14 +21,21 @@ source "$(dirname "$0")/common.sh"
 # ones a lease is most often for).
 runs=(offload:150 check:200 step:60 step:60 bench:120)
 
+scripts=(check step bench offload)
+
 prepare() {
   mkdir -p "$dir"
-  for script in check step bench offload; do
+  for script in "${scripts[@]}"; do
     bash "$root/benchmarks/gpu/$script.sh" prepare "$dir/$script"
   done
+  # The kernels' cubins and the artifacts' code pack about tenfold.
+  tar czf "$dir/prepared.tar.gz" -C "$dir" "${scripts[@]}"
+  (cd "$dir" && rm -rf "${scripts[@]}")
+  echo "packed: $(du -h "$dir/prepared.tar.gz" | cut -f1) in $dir/prepared.tar.gz"
 }
 
 run() {
+  [[ ! -f $dir/prepared.tar.gz ]] || tar xzf "$dir/prepared.tar.gz" -C "$dir"
   local results=${OUT:-$dir}
   mkdir -p "$results"
   for entry in "${runs[@]}"; do
