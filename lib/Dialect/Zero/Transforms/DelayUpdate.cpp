@@ -277,8 +277,6 @@ struct ZeroDelayUpdatePass
     };
     if (std::string why = whyNotAStep(fn, module); !why.empty())
       return leave(fn.getLoc(), why);
-    // The pairs as given, before the new results make them less plain.
-    markStateResults(fn);
     SmallVector<std::optional<unsigned>> stateOf = findStateResults(fn);
     // The model's state: not what starts at zero (an error-feedback
     // residual, which its exchange updates from this step's gradients).
@@ -318,6 +316,8 @@ struct ZeroDelayUpdatePass
     FailureOr<MeshOp> mesh = findMesh(fn);
     if (failed(mesh))
       return leave(fn.getLoc(), "its collectives run on several meshes");
+    // The pairs as given, before the new results make them less plain.
+    markStateResults(fn);
     rewrite(fn, update, delayed, *mesh, stateOf, state);
     hoistUpdate(fn, update);
     emitRemark(fn.getLoc())

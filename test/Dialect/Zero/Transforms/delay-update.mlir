@@ -121,7 +121,9 @@ func.func @no_state(%x: tensor<4xf32>) -> f32 {
 
 // -----
 
-// An update from state and hyperparameters alone reads nothing to delay.
+// An update from state and hyperparameters alone reads nothing to delay;
+// the function is left as it was, unmarked.
+// CHECK-LABEL: func.func @decay(%arg0: tensor<4xf32>, %arg1: f32) -> tensor<4xf32> {
 // expected-remark @below {{zero-delay-update: @decay left as it is: its update reads nothing the step computes from its data}}
 func.func @decay(%w: tensor<4xf32>, %lr: f32) -> tensor<4xf32> {
   %s = tensor.splat %lr : tensor<4xf32>
