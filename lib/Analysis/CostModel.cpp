@@ -30,6 +30,16 @@ zero::getCostModelParameters(Operation *op, StringRef pass,
                                 "and its latency not negative";
 }
 
+LogicalResult zero::setOffloadParameters(CostModelParameters &parameters,
+                                         Operation *op, StringRef pass,
+                                         double hostGBps, double linkGBps) {
+  if (!(hostGBps > 0 && linkGBps > 0))
+    return op->emitError(pass) << ": host-gbps and link-gbps must be positive";
+  parameters.hostBandwidth = hostGBps * 1e9;
+  parameters.linkBandwidth = linkGBps * 1e9;
+  return success();
+}
+
 double CostModel::communicationSeconds(CollectiveOpInterface op) const {
   if (!op.communicates())
     return 0;

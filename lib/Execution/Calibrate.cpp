@@ -164,7 +164,8 @@ llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
   const char *names[] = {"latency", "bandwidth",    "matmul",     "elementwise",
                          "reduce",  "stream_short", "stream_long"};
   constexpr int kProbes = std::size(names);
-  // The two streaming runs make one probe, the last.
+  // The first five are timed alone; the two streaming runs make one probe,
+  // the last, from their difference.
   constexpr int kStreamProbe = 5;
   std::vector<std::unique_ptr<Executable>> executables;
   for (const char *name : names) {
@@ -202,25 +203,18 @@ llvm::Expected<Calibration> zero::exec::calibrate(MLIRContext &context,
     double &b = best[p % kProbes];
     b = b == 0 ? slowest : std::min(b, slowest);
   }
-  int64_t calls[kProbes] = {kLatencyCalls,
-                            kGatherCalls,
-                            kMatmulCalls,
-                            kElementwiseCalls,
-                            kGatherCalls,
-                            1,
-                            1};
-  std::string what[kProbes] = {
+  int64_t calls[kStreamProbe] = {kLatencyCalls, kGatherCalls, kMatmulCalls,
+                                 kElementwiseCalls, kGatherCalls};
+  std::string what[kStreamProbe] = {
       "zero.all_reduce of 1 f32",
       llvm::formatv("zero.all_gather of {0} f32 per rank", shardElements),
       llvm::formatv("linalg.matmul {0}x{1} by {1}x{1}", kMatmulM, kMatmulK),
       llvm::formatv("arith.addf of {0} f32", kElements),
-      llvm::formatv("zero.reduce_scatter to {0} f32 per rank", shardElements),
-      "",
-      ""};
+      llvm::formatv("zero.reduce_scatter to {0} f32 per rank", shardElements)};
   // Both collectives send (N - 1) shards a rank (Communication.h).
   double sent = double(meshSize - 1) * shardElements * 4;
-  double amount[kProbes] = {0, sent, 2.0 * kMatmulM * kMatmulK * kMatmulK,
-                            double(kElements), sent};
+  double amount[kStreamProbe] = {0, sent, 2.0 * kMatmulM * kMatmulK * kMatmulK,
+                                 double(kElements), sent};
   for (int i = 0; i < kStreamProbe; ++i)
     calibration.probes.push_back({what[i], best[i] / calls[i], amount[i]});
   // The streaming probe's calls are what the long run takes beyond the

@@ -162,28 +162,29 @@ bool startsAtZero(Value value) {
   return false;
 }
 
-/// Whether argument `i` of `func` is the delayed update's state.
-bool isDelayed(FunctionOpInterface func, unsigned i) {
-  return static_cast<bool>(func.getArgAttr(i, kDelayedAttrName));
-}
-
-/// The delayed update's state of `func` per rank.
-int64_t measureDelayed(FunctionOpInterface func) {
+/// The bytes of `func`'s arguments for which `counts` holds.
+int64_t argumentBytes(FunctionOpInterface func,
+                      llvm::function_ref<bool(BlockArgument)> counts) {
   int64_t bytes = 0;
   for (BlockArgument arg : func.getArguments())
-    if (isDelayed(func, arg.getArgNumber()))
+    if (counts(arg))
       bytes += tensorBytes(arg.getType());
   return bytes;
+}
+
+/// Whether `arg` of `func` is the delayed update's state.
+bool isDelayed(FunctionOpInterface func, BlockArgument arg) {
+  return static_cast<bool>(
+      func.getArgAttr(arg.getArgNumber(), kDelayedAttrName));
 }
 
 /// The error-feedback residuals of `func` per rank: the state, as
 /// measureState finds it, that starts at zero (and is not the delayed
 /// update's).
 int64_t measureResiduals(FunctionOpInterface func) {
-  int64_t bytes = 0;
-  for (BlockArgument arg : func.getArguments())
-    if (startsAtZero(arg) && !isDelayed(func, arg.getArgNumber()))
-      bytes += tensorBytes(arg.getType());
+  int64_t bytes = argumentBytes(func, [&](BlockArgument arg) {
+    return startsAtZero(arg) && !isDelayed(func, arg);
+  });
   func.walk([&](scf::ForOp loop) {
     if (loop->getParentOfType<scf::ForOp>())
       return;
@@ -222,15 +223,6 @@ int64_t measureState(FunctionOpInterface func) {
     if (!onlyFeedsReductions(arg) && !startsAtZero(arg))
       argState += tensorBytes(arg.getType());
   return argState;
-}
-
-/// The bytes of `func`'s arguments placed in host memory (offload).
-int64_t measureHostState(FunctionOpInterface func) {
-  int64_t bytes = 0;
-  for (BlockArgument arg : func.getArguments())
-    if (isHostArgument(func, arg.getArgNumber()))
-      bytes += tensorBytes(arg.getType());
-  return bytes;
 }
 
 /// Bytes of the reduced gradients a rank holds: the results of all-reduces
@@ -297,8 +289,12 @@ FunctionTraffic measureFunction(FunctionOpInterface func,
   });
   traffic.stateBytes = measureState(func);
   traffic.residualBytes = measureResiduals(func);
-  traffic.delayedBytes = measureDelayed(func);
-  traffic.hostStateBytes = measureHostState(func);
+  // The delayed update's state, and what offload placed in host memory.
+  traffic.delayedBytes = argumentBytes(
+      func, [&](BlockArgument arg) { return isDelayed(func, arg); });
+  traffic.hostStateBytes = argumentBytes(func, [&](BlockArgument arg) {
+    return isHostArgument(func, arg.getArgNumber());
+  });
   traffic.gradientBytes = measureGradients(func);
   traffic.estimate = simulate(func, model);
   return traffic;

@@ -55,6 +55,14 @@ getCostModelParameters(mlir::Operation *op, llvm::StringRef pass,
                        double gflops, double gelementsPerSecond,
                        double reduceBandwidthGBps = 0);
 
+/// Sets offload's figures (host-gbps, link-gbps: offloadCostOptions in
+/// PassOptions.td) in `parameters`, or fails with an error on `op` that
+/// names `pass` when either is not positive.
+mlir::LogicalResult setOffloadParameters(CostModelParameters &parameters,
+                                         mlir::Operation *op,
+                                         llvm::StringRef pass, double hostGBps,
+                                         double linkGBps);
+
 class CostModel {
 public:
   explicit CostModel(CostModelParameters parameters) : parameters(parameters) {}

@@ -19,6 +19,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "zero/Analysis/CostModel.h"
 #include "zero/Conversion/ZeroToRuntime/HostTasks.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
@@ -342,9 +343,11 @@ scf::ExecuteRegionOp groupUpdate(scf::ForOp loop, ArrayRef<memref::CopyOp> in,
   return group;
 }
 
-/// The queue's cost model of a pipelined update (the pass's options).
+/// The queue's cost model of a pipelined update (the pass's options): the
+/// host's and the link's bandwidth, and a chunk's overhead.
 struct ChunkCosts {
-  double hostBytesPerSecond, linkBytesPerSecond, chunkSeconds;
+  zero::CostModelParameters rates;
+  double chunkSeconds;
 };
 
 /// Bytes `loop`'s body (one level: the GPU's form) loads and stores an
@@ -367,9 +370,9 @@ int64_t hostBytesPerIteration(scf::ForOp loop) {
 /// chunk, and the chunk's overhead each.
 int64_t chooseChunks(int64_t in, int64_t out, int64_t host, int64_t iterations,
                      const ChunkCosts &costs) {
-  double down = in / costs.linkBytesPerSecond,
-         up = out / costs.linkBytesPerSecond,
-         loop = host / costs.hostBytesPerSecond;
+  double down = in / costs.rates.linkBandwidth,
+         up = out / costs.rates.linkBandwidth,
+         loop = host / costs.rates.hostBandwidth;
   double slowest = std::max({down, loop, up});
   auto seconds = [&](int64_t n) {
     return (down + loop + up + (n - 1) * slowest) / n + n * costs.chunkSeconds;
@@ -466,13 +469,20 @@ struct ZeroOffloadToHostPass
     : public zero::impl::ZeroOffloadToHostBase<ZeroOffloadToHostPass> {
   using Base::Base;
 
+  /// The options' cost model, set before the functions are lowered.
+  ChunkCosts costs;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (!(hostGBps > 0 && linkGBps > 0 && chunkOverheadMicroseconds >= 0)) {
-      module.emitError("zero-offload-to-host: host-gbps and link-gbps must "
-                       "be positive and chunk-overhead-us not negative");
+    if (failed(zero::setOffloadParameters(costs.rates, module, getArgument(),
+                                          hostGBps, linkGBps)))
+      return signalPassFailure();
+    if (chunkOverheadMicroseconds < 0) {
+      module.emitError(getArgument())
+          << ": chunk-overhead-us must not be negative";
       return signalPassFailure();
     }
+    costs.chunkSeconds = chunkOverheadMicroseconds * 1e-6;
     Builder b(&getContext());
     SmallVector<NamedAttribute> placed;
     for (auto fn : module.getOps<func::FuncOp>()) {
@@ -689,8 +699,6 @@ struct ZeroOffloadToHostPass
         loop->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
       }
       schedule = zero::scheduleHostQueue(fn);
-      ChunkCosts costs{hostGBps * 1e9, linkGBps * 1e9,
-                       chunkOverheadMicroseconds * 1e-6};
       for (scf::ExecuteRegionOp group : groups) {
         Operation *loop = *group.getOps<scf::ForOp>().begin();
         int64_t groupChunks = 0;

@@ -25,7 +25,9 @@
 // CHUNKS: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NIN]], %[[NOUT]], %[[CHUNK]])
 // A bad figure is an error.
 // RUN: not zero-opt %s --split-input-file --zero-offload-to-host='host-gbps=0' 2>&1 | FileCheck %s --check-prefix=RATE
-// RATE: error: zero-offload-to-host: host-gbps and link-gbps must be positive and chunk-overhead-us not negative
+// RATE: error: zero-offload-to-host: host-gbps and link-gbps must be positive
+// RUN: not zero-opt %s --split-input-file --zero-offload-to-host='chunk-overhead-us=-1' 2>&1 | FileCheck %s --check-prefix=OVERHEAD
+// OVERHEAD: error: zero-offload-to-host: chunk-overhead-us must not be negative
 
 // The reduce-scatter makes the gradient shard; the backward pass goes on
 // over other buffers (the nest on %act); then the update on the host

@@ -102,7 +102,8 @@ bool movesBytes(Operation *op) {
   return isa<linalg::LinalgOp>(op) || op->hasTrait<OpTrait::Elementwise>();
 }
 
-/// The bytes of `value` when a ranked tensor, else 0.
+/// The bytes of `value` (a state argument, an operand or result of an
+/// update) when a ranked tensor of known size, else 0.
 int64_t valueBytes(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type ? getTensorBytes(type).value_or(0) : 0;
@@ -126,11 +127,6 @@ struct HostUpdate {
   double linkSeconds = 0;
 };
 
-/// The bytes of a state argument of `type` (a ranked tensor), 0 when
-/// unknown.
-int64_t stateBytes(Type type) {
-  return getTensorBytes(cast<RankedTensorType>(type)).value_or(0);
-}
 /// Whether `fn` carries tensors round a loop: state that offload, which
 /// covers a step's arguments, leaves on the device.
 bool carriesStateInLoop(func::FuncOp fn) {
@@ -156,15 +152,10 @@ struct ZeroOffloadStatePass
     FailureOr<CostModelParameters> costs = getCostModelParameters(
         getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
         gflops, gelementsPerSecond, reduceBandwidthGBps);
-    if (failed(costs))
+    if (failed(costs) ||
+        failed(setOffloadParameters(*costs, getOperation(), getArgument(),
+                                    hostGBps, linkGBps)))
       return signalPassFailure();
-    if (!(hostGBps > 0 && linkGBps > 0)) {
-      getOperation()->emitError(getArgument())
-          << ": host-gbps and link-gbps must be positive";
-      return signalPassFailure();
-    }
-    costs->hostBandwidth = hostGBps * 1e9;
-    costs->linkBandwidth = linkGBps * 1e9;
     CostModel model(*costs);
     getOperation().walk([&](func::FuncOp fn) {
       if (!fn.isExternal())
@@ -256,13 +247,13 @@ struct ZeroOffloadStatePass
       position[&op] = position.size() + 1;
     int64_t total = 0;
     for (unsigned i : offloadable)
-      total += stateBytes(fn.getArgument(i).getType());
+      total += valueBytes(fn.getArgument(i));
     double budget = share * double(total);
     int64_t used = 0;
     for (auto [ready, i] : lastReadyFirst(fn, offloadable, [&](Operation *op) {
            return position.lookup(op);
          })) {
-      int64_t bytes = stateBytes(fn.getArgument(i).getType());
+      int64_t bytes = valueBytes(fn.getArgument(i));
       if (double(used + bytes) > budget)
         break; // the rest can start earlier: their update hides better
       used += bytes;
@@ -434,7 +425,7 @@ struct ZeroOffloadStatePass
     int64_t keptBytes = 0, total = 0;
     for (auto [index, group] : llvm::enumerate(groups))
       for (unsigned i : group.arguments) {
-        int64_t bytes = stateBytes(fn.getArgument(i).getType());
+        int64_t bytes = valueBytes(fn.getArgument(i));
         total += bytes;
         if (index >= best) {
           kept.insert(i);
