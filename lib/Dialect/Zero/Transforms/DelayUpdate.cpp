@@ -105,6 +105,26 @@ void hoistUpdate(func::FuncOp fn, const llvm::SetVector<Operation *> &update) {
     op->moveBefore(anchor);
 }
 
+/// Whether `op` only moves or reshapes the elements of its first operand:
+/// a gather, a shard's slice, a reshape, a slice, a pad.
+bool movesElements(Operation *op) {
+  return isa<AllGatherOp, ShardSliceOp, tensor::CollapseShapeOp,
+             tensor::ExpandShapeOp, tensor::ExtractSliceOp, tensor::PadOp>(op);
+}
+
+/// `value` before the ops that only move its elements (movesElements); with
+/// `user`, the op of that chain that reads what it returns.
+Value beforeMoves(Value value, Operation **user = nullptr) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!movesElements(def))
+      break;
+    if (user)
+      *user = def;
+    value = def->getOperand(0);
+  }
+  return value;
+}
+
 /// Whether `op` is a collective that makes more than it takes (a gather):
 /// keeping its input from one step to the next keeps less.
 bool gathers(Operation *op) {
@@ -396,20 +416,51 @@ struct ZeroDelayUpdatePass
     Value applies = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
                                           flagValue, zero);
     // Each state result the update makes stays at its argument until then.
-    b.setInsertionPoint(ret);
     for (auto [index, arg] : llvm::enumerate(stateOf)) {
       Value next = originalResults[index];
-      Operation *def = next.getDefiningOp();
-      if (!arg || !state.contains(*arg) || !def)
+      if (!arg || !state.contains(*arg) || !next.getDefiningOp())
         continue;
-      auto type = cast<RankedTensorType>(next.getType());
-      Value cond = tensor::SplatOp::create(
-          b, loc, RankedTensorType::get(type.getShape(), b.getI1Type()),
-          applies);
-      Value kept =
-          arith::SelectOp::create(b, loc, cond, next, fn.getArgument(*arg));
-      ret.setOperand(index, kept);
+      if (!keepInUpdate(next, fn.getArgument(*arg), applies)) {
+        b.setInsertionPoint(ret);
+        ret.setOperand(index, select(b, applies, next, fn.getArgument(*arg)));
+      }
     }
+  }
+
+  /// `applies ? now : before`, element by element.
+  static Value select(OpBuilder &b, Value applies, Value now, Value before) {
+    auto type = cast<RankedTensorType>(now.getType());
+    Value cond = tensor::SplatOp::create(
+        b, now.getLoc(), RankedTensorType::get(type.getShape(), b.getI1Type()),
+        applies);
+    return arith::SelectOp::create(b, now.getLoc(), cond, now, before);
+  }
+
+  /// Keeps the state result `next` (of argument `state`) at the old value
+  /// where the update makes it, when it can: at the elementwise op that
+  /// computes the new value from a view of `state` (a shard of the weight),
+  /// before the gather and reshapes that carry it to the result. There
+  /// the select joins the update's loop over the shard, not a pass of its
+  /// own over the whole. Returns whether it did.
+  static bool keepInUpdate(Value next, BlockArgument state, Value applies) {
+    Operation *chainUser = nullptr;
+    Value now = beforeMoves(next, &chainUser);
+    Operation *producer = now.getDefiningOp();
+    if (!chainUser || !producer ||
+        !producer->hasTrait<OpTrait::Elementwise>() ||
+        producer->getNumResults() != 1)
+      return false;
+    for (Value operand : producer->getOperands()) {
+      if (operand.getType() != now.getType() || beforeMoves(operand) != state)
+        continue;
+      OpBuilder b(producer->getContext());
+      b.setInsertionPointAfter(producer);
+      Value kept = select(b, applies, now, operand);
+      now.replaceUsesWithIf(
+          kept, [&](OpOperand &use) { return use.getOwner() == chainUser; });
+      return true;
+    }
+    return false;
   }
 };
 

@@ -111,6 +111,29 @@ func.func @residual(%w: tensor<4xf32>, %g: tensor<4xf32>,
 
 // -----
 
+// A whole weight updated on its shard and gathered back: step 0 keeps the
+// shard's old value where the update makes the new one (in its loop),
+// not with a pass of its own over the gathered whole.
+// CHECK-LABEL: func.func @gathered
+// CHECK: %[[OLD:.*]] = zero.shard_slice %arg0
+// CHECK: %[[NEW:.*]] = arith.subf %[[OLD]], %{{.*}} : tensor<4xf32>
+// CHECK: %[[KEPT:.*]] = arith.select %{{.*}}, %[[NEW]], %[[OLD]] : tensor<4xi1>, tensor<4xf32>
+// CHECK: %[[WHOLE:.*]] = zero.all_gather %[[KEPT]]
+// CHECK-NOT: arith.select
+// CHECK: return %[[WHOLE]],
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-delay-update: @gathered updates its state from 1 value(s) of the step before (the first step updates nothing)}}
+func.func @gathered(%w: tensor<8xf32>, %g: tensor<8xf32>)
+    -> (tensor<8xf32> {zero.state_of = 0 : i64}) {
+  %r = zero.reduce_scatter %g on @dp reduce = mean : tensor<8xf32> -> tensor<4xf32>
+  %ws = zero.shard_slice %w on @dp : tensor<8xf32> -> tensor<4xf32>
+  %w2 = arith.subf %ws, %r : tensor<4xf32>
+  %whole = zero.all_gather %w2 on @dp : tensor<4xf32> -> tensor<8xf32>
+  return %whole : tensor<8xf32>
+}
+
+// -----
+
 // No state: nothing to delay.
 // expected-remark @below {{zero-delay-update: @no_state left as it is: no result is the next value of a tensor argument (state carried by a loop is outside what it covers)}}
 func.func @no_state(%x: tensor<4xf32>) -> f32 {
