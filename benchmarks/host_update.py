@@ -16,7 +16,9 @@ machine, beside the peer and the limit, in one run:
     written, g read) over a STREAM-like triad's bandwidth on those threads.
 Each time is a median over steps 2..K (zero: the best of --repeat runs).
 Then the device state per rank that offload=optimizer saves (zero-report),
-against its formula.
+against its formula, and the most device memory the step holds at once on
+the stand-in CUDA driver, with and without the gradient shards freed once
+the host queue has copied them down.
 
   benchmarks/host_update.py [--build build] [--model gpt2] [--steps 6]
                             [--threads 1] [--no-torch]
@@ -26,6 +28,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -75,6 +78,50 @@ def offloaded_state(bin_dir, work, ranks=4):
     print("  device drop %.1f MB against K * 4 * S / N = %.1f MB: %.4f" %
           ((states[0]["device"] - states[1]["device"]) * mb, formula * mb,
            (states[0]["device"] - states[1]["device"]) / formula))
+
+
+def standin_device_peaks(build, bin_dir, work, ranks=4, steps=3):
+    """The most device memory held at once by GPT-2 small with its forward
+    and backward on `ranks` ranks, compiled for CUDA (matmuls as kernels:
+    the stand-in has no cuBLAS) and run on the stand-in CUDA driver
+    (test/FakeCuda, ZERO_FAKE_CUDA_REPORT): without offload, and with
+    offload=optimizer with and without the gradient shards freed once
+    copied down (queue-frees). The stand-in runs no kernel, so each rank
+    runs as far ahead of the device as it can: where the allocator's peak is
+    highest for a given order of allocations and frees. None where the
+    stand-in is not built."""
+    fake = os.path.join(build, "test", "fake-cuda")
+    if not os.path.exists(os.path.join(fake, "libcuda.so.1")):
+        return None
+    gen = os.path.join(bin_dir, "zero-gen-step")
+    program = os.path.join(work, "forward.mlir")
+    with open(program, "w") as f:
+        f.write(run([gen, "--model=gpt2", "--batch", "2", "--mesh",
+                     str(ranks)]).stdout)
+    env = dict(os.environ, LD_LIBRARY_PATH=fake, ZERO_FAKE_CUDA_REPORT="1",
+               ZERO_FAKE_CUDA_MEMORY=str(1 << 40),
+               ZERO_FAKE_CUDA_HOST_MEMORY=str(1 << 40))
+    peaks = []
+    for name, passes, lowering in [
+            ("without offload", "shard-function-boundary", "cublas=false"),
+            ("offload=optimizer, shards freed after the wait",
+             "shard-function-boundary offload=optimizer",
+             "cublas=false queue-frees=false"),
+            ("offload=optimizer, shards freed once copied down",
+             "shard-function-boundary offload=optimizer", "cublas=false")]:
+        artifact = os.path.join(work, "step.so")
+        run([os.path.join(bin_dir, "zero-compile"), "--target=cuda",
+             "--gpu-format=isa", program,
+             "--passes=zero-weight-update-sharding{%s}" % passes,
+             "--lowering-options=" + lowering, "-o", artifact])
+        out = subprocess.run(
+            [os.path.join(bin_dir, "zero-launch"), artifact, "--generate",
+             "--ranks", str(ranks), "--steps", str(steps)], env=env,
+            check=True, text=True, capture_output=True).stderr
+        match = re.search(r"peak memory ([0-9]+) bytes, pinned host memory "
+                          r"([0-9]+) bytes", out)
+        peaks.append((name, int(match.group(1)), int(match.group(2))))
+    return peaks
 
 
 def main():
@@ -135,6 +182,20 @@ def main():
         print("  zero vs %s: %.2fx faster" % (label, step / zero_ms))
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
         offloaded_state(bin_dir, work)
+    with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
+        peaks = standin_device_peaks(args.build, bin_dir, work)
+    if peaks:
+        mb = 1 / (1 << 20)
+        print("\nmost memory held at once, gpt2 with forward and backward, "
+              "N = 4, 3 steps, on the stand-in CUDA driver (no kernel "
+              "runs: each rank as far ahead as it goes):")
+        for name, device, pinned in peaks:
+            print("  %-50s device %8.1f MB, pinned host %7.1f MB" %
+                  (name, device * mb, pinned * mb))
+        print("  freed once copied down: %.1f MB less device memory than "
+              "after the wait (%.1f MB a rank)" %
+              ((peaks[1][1] - peaks[2][1]) * mb,
+               (peaks[1][1] - peaks[2][1]) * mb / 4))
     return 0
 
 

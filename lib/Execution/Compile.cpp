@@ -454,38 +454,48 @@ llvm::Error zero::exec::compileArtifact(ModuleOp module, StringRef entry,
   gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   context->appendDialectRegistry(registry);
   std::string gpuFormat;
+  // The lowering's pass, with zero-compile's options, then --lowering-options
+  // parsed against the pass's declaration.
+  std::unique_ptr<Pass> lower;
+  ZeroToNVVMOptions nvvm = options.cuda;
   if (options.target == ArtifactTarget::Cuda) {
-    ZeroToNVVMOptions nvvm = options.cuda;
     auto format = resolveGpuFormat(nvvm.gpuFormat, nvvm.cudaPath);
     if (!format)
       return format.takeError();
     nvvm.gpuFormat = *format;
     gpuFormat = *format == GpuFormat::Bin ? "bin" : "isa";
+    lower = createZeroToNVVM(nvvm);
+  } else {
+    lower = createZeroToLLVM();
+  }
+  std::string problem;
+  if (failed(lower->initializeOptions(options.loweringOptions,
+                                      [&](const llvm::Twine &message) {
+                                        problem = message.str();
+                                        return failure();
+                                      })))
+    return llvm::createStringError(
+        "'%s' are not options of %s (see zero-opt --help): %s",
+        options.loweringOptions.c_str(), lower->getArgument().str().c_str(),
+        problem.c_str());
+  {
     TimingScope lowering = root.nest("MLIR lowering");
     if (llvm::Error error = lowerModule(
-            module,
-            [&](OpPassManager &pm) { buildZeroToNVVMPipeline(pm, nvvm); },
+            module, [&](OpPassManager &pm) { pm.addPass(std::move(lower)); },
             &lowering))
       return error;
+  }
+  if (options.target == ArtifactTarget::Cuda) {
     if (llvm::Error error = checkPtxIsLinked(module, nvvm.cudaPath))
       return error;
-  } else {
-    // The pipeline's pass parses the options against their declaration.
-    std::unique_ptr<Pass> toLLVM = createZeroToLLVM();
-    std::string problem;
-    if (failed(toLLVM->initializeOptions(options.loweringOptions,
-                                         [&](const llvm::Twine &message) {
-                                           problem = message.str();
-                                           return failure();
-                                         })))
-      return llvm::createStringError(
-          "'%s' are not options of zero-to-llvm (see zero-opt --help): %s",
-          options.loweringOptions.c_str(), problem.c_str());
-    TimingScope lowering = root.nest("MLIR lowering");
-    if (llvm::Error error = lowerModule(
-            module, [&](OpPassManager &pm) { pm.addPass(std::move(toLLVM)); },
-            &lowering))
-      return error;
+    // What the kernels are, should --lowering-options have chosen.
+    module.walk([&](gpu::BinaryOp binary) {
+      for (Attribute attribute : binary.getObjects())
+        if (auto object = dyn_cast<gpu::ObjectAttr>(attribute))
+          gpuFormat = object.getFormat() == gpu::CompilationTarget::Binary
+                          ? "bin"
+                          : "isa";
+    });
   }
   // Where the buffers live: zero-gpu-buffer-placement decided for a GPU.
   auto memoryAttr = module->getAttrOfType<StringAttr>("zero.gpu_memory");

@@ -180,6 +180,7 @@ zero::ZeroOffloadToHostOptions offloadToHostOptions(const Options &options) {
   offload.hostGBps = options.hostGBps;
   offload.linkGBps = options.linkGBps;
   offload.chunkOverheadMicroseconds = options.chunkOverheadMicroseconds;
+  offload.queueFrees = options.queueFrees;
   return offload;
 }
 

@@ -1,5 +1,6 @@
 //===- RuntimeTest.cpp - the runtime's local backend ----------------------===//
 
+#include "backends/Backend.h"
 #include "core/Reduce.h"
 #include "zero/runtime/zero_runtime.h"
 
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -650,6 +652,102 @@ TEST(HostQueue, ChunksAsTheCompilerChoseUnlessTheEnvironmentSays) {
   EXPECT_EQ(chunksOfAnUpdate(0), 10);
   unsetenv("ZERO_HOST_QUEUE_CHUNK");
   unsetenv("ZERO_HOST_THREADS");
+}
+
+TEST(HostQueue, StartsTheCopiesInAheadWhereTheEngineIsGiven) {
+  // A GPU's update (zero_rt_gpu_queue_update): the calling thread starts
+  // every chunk's copies in at once, with a mark after each, and the queue
+  // waits for a chunk's mark before its task. 10 iterations of 4 bytes in
+  // chunks of 3 iterations (12 bytes): 4 chunks.
+  setenv("ZERO_HOST_THREADS", "1", 1);
+  std::vector<float> from(10), to(10, -1);
+  for (int i = 0; i < 10; ++i)
+    from[i] = float(i);
+  std::mutex mutex;
+  std::vector<std::string> log;
+  auto note = [&](std::string line) {
+    std::lock_guard<std::mutex> lock(mutex);
+    log.push_back(std::move(line));
+  };
+  std::thread::id caller = std::this_thread::get_id();
+  int64_t marks = 0;
+  zero::rt::CopyEngine ahead{
+      [&](void *target, const void *source, int64_t bytes) {
+        note(std::string("in ") + std::to_string(bytes) +
+             (std::this_thread::get_id() == caller ? " by the caller"
+                                                   : " by the queue"));
+        std::memcpy(target, source, size_t(bytes));
+        return true;
+      },
+      [&] { return marks++; },
+      [&](int64_t mark) {
+        note("wait " + std::to_string(mark));
+        return true;
+      }};
+  int64_t calls = 0;
+  CountedCalls counted{&calls};
+  int64_t copies[] = {reinterpret_cast<int64_t>(to.data()),
+                      reinterpret_cast<int64_t>(from.data()), 4};
+  zero::rt::enqueueUpdate(
+      CountedCalls::task, &counted, sizeof counted, 10, copies, 1, 0, 12,
+      [] {
+        return zero::rt::CopyEngine{
+            [](void *, const void *, int64_t) { return true; },
+            [] { return int64_t(0); }, [](int64_t) { return true; }};
+      },
+      ahead);
+  // Every copy in has started when the call returns.
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_EQ(std::vector<std::string>(log.begin(), log.begin() + 4),
+              (std::vector<std::string>{
+                  "in 12 by the caller", "in 12 by the caller",
+                  "in 12 by the caller", "in 4 by the caller"}));
+  }
+  zero_rt_host_queue_join();
+  unsetenv("ZERO_HOST_THREADS");
+  EXPECT_EQ(std::vector<std::string>(log.begin() + 4, log.end()),
+            (std::vector<std::string>{"wait 0", "wait 1", "wait 2", "wait 3"}));
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(to, from);
+}
+
+TEST(HostQueue, FreesABufferOnceTheWorkBeforeItIsDone) {
+  // zero_rt_host_queue_free: the queued task still reads the buffer; the
+  // free follows it, and the buffer goes back to the pool, whose next
+  // allocation of its size takes it.
+  constexpr int64_t bytes = 1 << 20;
+  auto *buffer = static_cast<float *>(zero_rt_alloc(bytes));
+  for (int64_t i = 0; i < bytes / 4; ++i)
+    buffer[i] = 1.0f;
+  struct Sum {
+    const float *buffer;
+    double *total;
+    static void task(void *context, int64_t begin, int64_t end) {
+      auto *sum = static_cast<Sum *>(context);
+      // Slow enough that the free, if it did not wait, would come first.
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      for (int64_t i = begin; i < end; ++i)
+        *sum->total += sum->buffer[i];
+    }
+  };
+  double total = 0;
+  Sum sum{buffer, &total};
+  setenv("ZERO_HOST_THREADS", "1", 1);
+  zero_rt_host_queue_for(Sum::task, &sum, sizeof sum, bytes / 4);
+  zero_rt_host_queue_free(buffer);
+  // While the task runs, the buffer is not the pool's: a buffer of its size
+  // allocated now is another, and writing it changes nothing the task
+  // reads.
+  auto *other = static_cast<float *>(zero_rt_alloc(bytes));
+  std::memset(other, 0, bytes);
+  zero_rt_host_queue_join();
+  unsetenv("ZERO_HOST_THREADS");
+  EXPECT_EQ(total, double(bytes / 4));
+  // Once it has run, the buffer is.
+  EXPECT_EQ(zero_rt_alloc(bytes), static_cast<void *>(buffer));
+  zero_rt_free(buffer);
+  zero_rt_free(other);
 }
 
 TEST(HostParallel, ChunksCountTheElementsOfARow) {

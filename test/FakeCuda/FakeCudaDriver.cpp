@@ -24,9 +24,11 @@
 
 #include "backends/CudaDriver.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -42,23 +44,30 @@ constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;
 constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
 
+/// A block handed out: its bytes, and the allocation it is aligned in.
+struct Block {
+  size_t bytes;
+  void *allocation;
+};
+
 struct Memory {
   std::mutex mutex;
-  std::map<void *, size_t> blocks;
-  size_t used = 0;
+  std::map<void *, Block> blocks;
+  size_t used = 0, peak = 0;
   /// The variable that sets the capacity.
   const char *capacityVariable;
 };
 
 /// The device's memory.
 Memory &memory() {
-  static Memory *instance = new Memory{{}, {}, 0, "ZERO_FAKE_CUDA_MEMORY"};
+  static Memory *instance = new Memory{{}, {}, 0, 0, "ZERO_FAKE_CUDA_MEMORY"};
   return *instance;
 }
 
 /// Pinned host memory (cuMemHostAlloc).
 Memory &pinnedMemory() {
-  static Memory *instance = new Memory{{}, {}, 0, "ZERO_FAKE_CUDA_HOST_MEMORY"};
+  static Memory *instance =
+      new Memory{{}, {}, 0, 0, "ZERO_FAKE_CUDA_HOST_MEMORY"};
   return *instance;
 }
 
@@ -66,6 +75,20 @@ size_t capacity(const Memory &m) {
   const char *value = std::getenv(m.capacityVariable);
   return value ? std::strtoull(value, nullptr, 10) : size_t(1) << 30;
 }
+
+/// ZERO_FAKE_CUDA_REPORT's line, at the process's end.
+struct PeakReport {
+  ~PeakReport() {
+    if (!std::getenv("ZERO_FAKE_CUDA_REPORT"))
+      return;
+    std::lock_guard<std::mutex> device(memory().mutex);
+    std::lock_guard<std::mutex> pinned(pinnedMemory().mutex);
+    std::fprintf(stderr,
+                 "zero fake GPU: peak memory %zu bytes, pinned host memory "
+                 "%zu bytes\n",
+                 memory().peak, pinnedMemory().peak);
+  }
+} peakReport;
 
 int computeCapability() {
   const char *value = std::getenv("ZERO_FAKE_CUDA_CC");
@@ -76,11 +99,20 @@ CUresult allocate(void **pointer, size_t bytes, Memory &m = memory()) {
   std::lock_guard<std::mutex> lock(m.mutex);
   if (bytes > capacity(m) - m.used)
     return CUDA_ERROR_OUT_OF_MEMORY;
-  void *block = std::calloc(1, bytes ? bytes : 1);
-  if (!block)
+  // Aligned as cuMemAlloc's are (256 bytes), which compiled code relies on:
+  // a buffer's aligned pointer is the one allocated. calloc's pages of a
+  // large block are mapped as they are touched, as a GPU's are not, but a
+  // test's memory stays what it copies.
+  constexpr size_t alignment = 256;
+  void *allocation = std::calloc(1, bytes + alignment);
+  if (!allocation)
     return CUDA_ERROR_OUT_OF_MEMORY;
-  m.blocks[block] = bytes;
+  auto address = reinterpret_cast<uintptr_t>(allocation);
+  void *block = reinterpret_cast<void *>((address + alignment - 1) / alignment *
+                                         alignment);
+  m.blocks[block] = {bytes, allocation};
   m.used += bytes;
+  m.peak = std::max(m.peak, m.used);
   *pointer = block;
   return CUDA_SUCCESS;
 }
@@ -161,9 +193,9 @@ CUresult release(void *pointer, Memory &m) {
   auto it = m.blocks.find(pointer);
   if (it == m.blocks.end())
     return CUDA_ERROR_INVALID_VALUE;
-  m.used -= it->second;
+  m.used -= it->second.bytes;
+  std::free(it->second.allocation);
   m.blocks.erase(it);
-  std::free(pointer);
   return CUDA_SUCCESS;
 }
 CUresult cuMemFree_v2(void *pointer) { return release(pointer, memory()); }
@@ -181,7 +213,7 @@ static bool holds(Memory &m, void *pointer) {
     return false;
   --it;
   auto *begin = static_cast<char *>(it->first);
-  return static_cast<char *>(pointer) < begin + it->second;
+  return static_cast<char *>(pointer) < begin + it->second.bytes;
 }
 CUresult cuPointerGetAttribute(void *data, int, void *pointer) {
   if (holds(memory(), pointer))

@@ -43,8 +43,10 @@ static cl::opt<std::string>
            cl::cat(category));
 static cl::opt<std::string> loweringOptions(
     "lowering-options", cl::cat(category),
-    cl::desc("cpu: options of zero-to-llvm, as in a pass pipeline, e.g. "
-             "'outline-loop-nests=false'"),
+    cl::desc("Options of the lowering, as in a pass pipeline: of "
+             "zero-to-llvm (cpu, e.g. 'outline-loop-nests=false') or "
+             "zero-to-nvvm (cuda, e.g. 'link-gbps=25'), over those that "
+             "zero-compile's flags set"),
     cl::init(""));
 static cl::opt<zero::exec::ArtifactTarget> target(
     "target", cl::desc("What the artifact runs on"),

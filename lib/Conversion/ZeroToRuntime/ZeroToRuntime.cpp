@@ -279,6 +279,29 @@ struct QueuedCopyToCall : public OpConversionPattern<memref::CopyOp> {
   }
 };
 
+/// A free of a buffer the rank's host queue copies down (zero-offload-to-
+/// host's, on the GPU's CPU replica, where the queue's thread makes those
+/// copies) to `zero_rt_host_queue_free` of the buffer's pointer, which is
+/// the allocated one (only buffers that ask for no more alignment than the
+/// runtime's allocators give are queued); a GPU program's are
+/// zero_rt_gpu_free_after_copies already (zero-gpu-buffer-placement).
+struct QueuedFreeToCall : public OpConversionPattern<memref::DeallocOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(memref::DeallocOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op->hasAttr(kQueuedAttrName))
+      return rewriter.notifyMatchFailure(op, "not a queued free");
+    RuntimeCallBuilder calls(op->getParentOfType<ModuleOp>());
+    func::CallOp::create(
+        rewriter, op.getLoc(),
+        calls.declare(rewriter, RuntimeFunction::zero_rt_host_queue_free),
+        calls.pointerTo(rewriter, op.getLoc(), adaptor.getMemref()));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Batches of started collectives
 //===----------------------------------------------------------------------===//
@@ -338,7 +361,7 @@ void zero::populateZeroToRuntimePatterns(TypeConverter &typeConverter,
                BufferCollectiveToCall<AllGatherBufferOp>,
                BufferCollectiveToCall<AllToAllBufferOp>, WaitToCall,
                CompletedRequestToNull, ReplicaIndexToCall, HostAllocToCall,
-               QueuedCopyToCall>(typeConverter, context);
+               QueuedCopyToCall, QueuedFreeToCall>(typeConverter, context);
   scf::populateSCFStructuralTypeConversions(typeConverter, patterns);
 }
 
@@ -349,8 +372,8 @@ void zero::configureZeroToRuntimeTarget(ConversionTarget &target,
                       CompletedRequestOp, ReplicaIndexOp, HostAllocOp>();
   target.addLegalDialect<arith::ArithDialect, func::FuncDialect,
                          LLVM::LLVMDialect, memref::MemRefDialect>();
-  target.addDynamicallyLegalOp<memref::CopyOp>(
-      [](memref::CopyOp op) { return !op->hasAttr(kQueuedAttrName); });
+  target.addDynamicallyLegalOp<memref::CopyOp, memref::DeallocOp>(
+      [](Operation *op) { return !op->hasAttr(kQueuedAttrName); });
   // A host buffer's descriptor, until the memref lowering takes it.
   target.addLegalOp<UnrealizedConversionCastOp>();
   scf::populateSCFStructuralTypeConversionTarget(typeConverter, target);

@@ -267,6 +267,29 @@ void copyAcrossTheLink(ModuleOp module) {
                       calls);
 }
 
+/// The frees of device buffers that the rank's host queue only copies down
+/// (zero.queued, zero-offload-to-host) become the rank's at once, ordered
+/// after those copies (zero_rt_gpu_free_after_copies) of the buffer's
+/// pointer, which is the allocated one: the CUDA allocators align to 256
+/// bytes, and zero-offload-to-host queues only frees of buffers that ask
+/// for at most 64.
+void freeFromTheQueue(ModuleOp module) {
+  zero::RuntimeCallBuilder calls(module);
+  SmallVector<memref::DeallocOp> frees;
+  module.walk([&](memref::DeallocOp dealloc) {
+    if (dealloc->hasAttr(zero::kQueuedAttrName))
+      frees.push_back(dealloc);
+  });
+  for (memref::DeallocOp dealloc : frees) {
+    OpBuilder b(dealloc);
+    func::CallOp::create(
+        b, dealloc.getLoc(),
+        calls.declare(b, zero::RuntimeFunction::zero_rt_gpu_free_after_copies),
+        calls.pointerTo(b, dealloc.getLoc(), dealloc.getMemref()));
+    dealloc->erase();
+  }
+}
+
 /// The module's private functions that are only ever given buffers on the
 /// host's stack: what they do to those is the host's business.
 llvm::DenseSet<Operation *> stackOnlyFunctions(ModuleOp module) {
@@ -295,6 +318,7 @@ struct ZeroGpuBufferPlacementPass
     bool hostCollectives = gpuCollectives == zero::GpuCollectives::Host;
     moveHostBuffersToStack(module);
     copyAcrossTheLink(module);
+    freeFromTheQueue(module);
     if (!hostCollectives) {
       copyScalarsThroughStack(module);
       writeConstantsFromHost(module);

@@ -40,6 +40,7 @@ bool isStreamOrderedCall(func::CallOp call) {
                              RuntimeFunction::zero_rt_gpu_queue_copy,
                              RuntimeFunction::zero_rt_host_queue_for,
                              RuntimeFunction::zero_rt_gpu_queue_update,
+                             RuntimeFunction::zero_rt_gpu_free_after_copies,
                              RuntimeFunction::zero_rt_host_queue_fence,
                              RuntimeFunction::zero_rt_host_queue_join},
                             *function);

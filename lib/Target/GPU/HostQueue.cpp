@@ -9,6 +9,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -150,6 +151,21 @@ Access collectAccess(Operation *op) {
   return access;
 }
 
+/// The alignment every allocator of the runtime gives at least
+/// (zero_rt_alloc's; CUDA's is 256): a buffer that asks for no more has
+/// its aligned pointer where it was allocated.
+constexpr uint64_t kRuntimeAlignment = 64;
+
+/// Whether `dealloc` frees a whole device allocation whose aligned pointer
+/// is the allocated one, which is what the runtime's frees take.
+bool isQueueableFree(memref::DeallocOp dealloc) {
+  auto alloc = dealloc.getMemref().getDefiningOp<memref::AllocOp>();
+  if (!alloc || !alloc.getType().getElementType().isIntOrIndexOrFloat())
+    return false;
+  std::optional<uint64_t> alignment = alloc.getAlignment();
+  return !alignment || kRuntimeAlignment % *alignment == 0;
+}
+
 /// The op of `block` that is or holds `op`; null when none does.
 Operation *inBlock(Block &block, Operation *op) {
   return op ? block.findAncestorOpInBlock(*op) : nullptr;
@@ -160,7 +176,9 @@ public:
   BlockSchedule(Block &block, zero::HostQueueSchedule &stats)
       : block(block), stats(stats) {}
 
-  void run() {
+  void run(bool withFrees) {
+    if (withFrees)
+      queueFrees();
     hoistQueuedOps();
     deferWhatWaits();
     fenceEachRun();
@@ -169,6 +187,39 @@ public:
 private:
   static bool isQueued(Operation *op) {
     return op->hasAttr(zero::kQueuedAttrName);
+  }
+
+  static bool isQueuedFree(Operation *op) {
+    return isa<memref::DeallocOp>(op) && isQueued(op);
+  }
+
+  /// Marks for the queue the frees of the device buffers that its work only
+  /// reads, by the copies in of its updates (each an update with its
+  /// copies, `scf.execute_region`): the gradient shards. A GPU starts those
+  /// copies when the rank queues the update, on a stream of the rank's, so
+  /// the rank can free such a buffer where it stands, its stream waiting
+  /// for the copies when it takes the buffer again
+  /// (zero_rt_gpu_free_after_copies); the CPU's replica frees it from the
+  /// queue (zero_rt_host_queue_free). Either way the step does not hold
+  /// every gradient shard until the rank waits for the queue. A buffer the
+  /// queue writes, or reads otherwise (a copy the queue's thread makes, a
+  /// host staging buffer its loop reads), is freed after the wait.
+  void queueFrees() {
+    llvm::SmallDenseSet<Value, 16> copiedDown, otherwise;
+    for (Operation &op : block)
+      if (isQueued(&op)) {
+        const Access &a = access(&op);
+        otherwise.insert(a.writes.begin(), a.writes.end());
+        (isa<scf::ExecuteRegionOp>(op) ? copiedDown : otherwise)
+            .insert(a.reads.begin(), a.reads.end());
+      }
+    Builder b(block.getParentOp()->getContext());
+    for (auto dealloc : block.getOps<memref::DeallocOp>()) {
+      Value buffer = dealloc.getMemref();
+      if (copiedDown.contains(buffer) && !otherwise.contains(buffer) &&
+          isQueueableFree(dealloc))
+        dealloc->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
+    }
   }
 
   const Access &access(Operation *op) {
@@ -253,13 +304,17 @@ private:
     for (Operation *op : ops) {
       const Access &a = access(op);
       if (isQueued(op)) {
-        Operation *bound = later(barrier, previousQueued);
+        // A free follows what touches its buffer, not the queue's other
+        // work, which it leaves where it is.
+        bool free = isQueuedFree(op);
+        Operation *bound = free ? barrier : later(barrier, previousQueued);
         for (Value root : a.writes)
           bound = later(bound, lastAccess.lookup(root));
         for (Value root : a.reads)
           bound = later(bound, lastWrite.lookup(root));
         hoist(op, bound);
-        previousQueued = op;
+        if (!free)
+          previousQueued = op;
       } else if (a.unknown) {
         barrier = op;
       }
@@ -314,8 +369,10 @@ private:
       const Access &a = access(op);
       if (isQueued(op)) {
         if (usesDeferred(op) || a.conflicts(deferredAccess)) {
+          // A free that must follow the wait is the rank's, as it was.
+          if (!isQueuedFree(op))
+            ++stats.unqueued;
           op->removeAttr(zero::kQueuedAttrName);
-          ++stats.unqueued;
           defer(op);
           continue;
         }
@@ -352,6 +409,13 @@ private:
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (!isQueued(&op))
         continue;
+      // A free needs no fence: it follows the copies down, which follow
+      // the stream's work before them, and the rank's later work that may
+      // reuse the buffer is on its stream after its earlier work.
+      if (isQueuedFree(&op)) {
+        ++stats.frees;
+        continue;
+      }
       ++stats.queued;
       Operation *previous = op.getPrevNode();
       while (previous && leavesStreamAlone(previous))
@@ -378,7 +442,8 @@ private:
 
 } // namespace
 
-zero::HostQueueSchedule zero::scheduleHostQueue(func::FuncOp fn) {
+zero::HostQueueSchedule zero::scheduleHostQueue(func::FuncOp fn,
+                                                bool queueFrees) {
   llvm::SetVector<Block *> blocks;
   fn.walk([&](Operation *op) {
     if (op->hasAttr(kQueuedAttrName))
@@ -386,6 +451,6 @@ zero::HostQueueSchedule zero::scheduleHostQueue(func::FuncOp fn) {
   });
   HostQueueSchedule stats;
   for (Block *block : blocks)
-    BlockSchedule(*block, stats).run();
+    BlockSchedule(*block, stats).run(queueFrees);
   return stats;
 }

@@ -19,10 +19,13 @@ namespace zero {
 /// What scheduleHostQueue did.
 struct HostQueueSchedule {
   /// Ops left on the queue, and queued ops that had to run on the rank's
-  /// thread after a wait (they depend on work that waits for the queue).
+  /// thread after a wait (they depend on work that waits for the queue);
+  /// frees apart.
   unsigned queued = 0, unqueued = 0;
   /// The rank's waits for its queue, and the ops moved after one.
   unsigned joins = 0, deferred = 0;
+  /// Frees of device buffers made once the queue has copied them down.
+  unsigned frees = 0;
 };
 
 /// Schedules the ops of `fn` marked `zero.queued` (kQueuedAttrName) in each
@@ -36,16 +39,27 @@ struct HostQueueSchedule {
 /// - the rank waits for the queue (`zero_rt_host_queue_join`) once, before
 ///   the block's terminator or an op whose effects are unknown: every op
 ///   after the first queued one that depends on the queued work, or on an op
-///   moved so, moves after that wait, in order (the frees of the buffers the
-///   queue uses among them); a queued op that depends on a moved op loses
-///   its mark and runs on the rank's thread there;
+///   moved so, moves after that wait, in order; a queued op that depends on a
+///   moved op loses its mark and runs on the rank's thread there;
+/// - the frees (`memref.dealloc`) of the device buffers that the queue's
+///   updates only copy down (the gradient shards) are marked too, each just
+///   after the last op that touches its buffer, where the buffer is a whole
+///   allocation whose aligned pointer is the allocated one (no alignment
+///   above the runtime's 64 bytes): the buffer goes back to the rank's pool
+///   once it is copied down (on a GPU, where the rank started the copies,
+///   at once with its reuse ordered after them), so that the step does not
+///   hold every gradient shard until the rank's wait; the others, and
+///   those that an op after the wait touches, follow the wait;
 /// - each run of queued ops starts with `zero_rt_host_queue_fence`, so that
-///   the queue waits for what the rank put on its stream before.
+///   the queue waits for what the rank put on its stream before (a free
+///   needs none).
 ///
 /// Two buffers alias only where they are views of one allocation or
 /// argument (a buffer carried by a loop, or one given by a call, counts as
 /// unknown).
-HostQueueSchedule scheduleHostQueue(mlir::func::FuncOp fn);
+///
+/// With `queueFrees` false, the frees stay the rank's, after its wait.
+HostQueueSchedule scheduleHostQueue(mlir::func::FuncOp fn, bool queueFrees);
 
 } // namespace zero
 

@@ -698,7 +698,7 @@ struct ZeroOffloadToHostPass
           copy->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
         loop->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
       }
-      schedule = zero::scheduleHostQueue(fn);
+      schedule = zero::scheduleHostQueue(fn, queueFrees);
       for (scf::ExecuteRegionOp group : groups) {
         Operation *loop = *group.getOps<scf::ForOp>().begin();
         int64_t groupChunks = 0;
@@ -733,7 +733,8 @@ struct ZeroOffloadToHostPass
       remark << "; " << schedule->queued
              << " op(s) on the rank's host queue beside its stream ("
              << pipelined << " update(s) with their copies, in " << chunks
-             << " chunk(s) by the cost model), " << schedule->unqueued
+             << " chunk(s) by the cost model), " << schedule->frees
+             << " buffer(s) freed once copied down, " << schedule->unqueued
              << " after a wait, " << schedule->joins << " wait(s), "
              << schedule->deferred << " op(s) moved after one";
     return success();

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -173,12 +174,18 @@ struct CopyEngine {
 
 /// The host queue's update (zero_rt_host_queue_update): the copies in of
 /// each chunk of iterations (about `chunkBytes` of copies; 0: one chunk),
-/// the task over it, and its copies out, pipelined on `engine`
-/// (HostQueue.cpp).
+/// the task over it, and its copies out, pipelined on `engine`, which the
+/// queue's thread makes (HostQueue.cpp). With `ahead`, the calling thread
+/// starts every chunk's copies in on it at once, with a mark after each,
+/// and the queue waits for a chunk's mark before its task: what the update
+/// reads is then read in the order the caller issued it (the GPU's copies
+/// down on the rank's copy stream, so that the rank may free those buffers
+/// at once, zero_rt_gpu_free_after_copies).
 void enqueueUpdate(void (*task)(void *, int64_t, int64_t), void *context,
                    int64_t contextBytes, int64_t iterations,
                    const int64_t *copies, int64_t copiesIn, int64_t copiesOut,
-                   int64_t chunkBytes, std::function<CopyEngine()> engine);
+                   int64_t chunkBytes, std::function<CopyEngine()> engine,
+                   std::optional<CopyEngine> ahead = std::nullopt);
 
 /// Appends `work` to the calling rank thread's host queue (HostQueue.cpp):
 /// run after the work queued before it, on the queue's thread, with the

@@ -20,7 +20,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 using namespace zero::rt::cuda;
@@ -48,6 +50,10 @@ struct Gpu {
   /// a collective that still reads the buffer). A buffer's kind in the
   /// pool is where it lives.
   zero::rt::BufferPool<GpuMemory> buffers;
+  /// Kept buffers that copies on their rank's copy stream may still read
+  /// (zero_rt_gpu_free_after_copies): the event after those copies, which
+  /// the rank's stream waits for when the buffer is taken again.
+  std::unordered_map<void *, CUevent> afterCopies;
 };
 
 Gpu &gpu() {
@@ -467,15 +473,35 @@ static const char *memoryName(GpuMemory kind) {
 /// returning every pool to the driver, once the device is idle, when the
 /// memory is full).
 static CUresult allocate(Gpu &g, size_t size, GpuMemory kind, void *&pointer) {
+  CUevent pending = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g.mutex);
+    if ((pointer = g.buffers.take(kind, size))) {
+      auto it = g.afterCopies.find(pointer);
+      if (it == g.afterCopies.end())
+        return CUDA_SUCCESS;
+      pending = it->second;
+      g.afterCopies.erase(it);
+    }
+  }
+  if (pending) {
+    // The rank's work on the buffer follows the copies that read it.
+    CUstream stream = threadStream();
+    CUresult result = stream ? g.driver.cuStreamWaitEvent(stream, pending, 0)
+                             : g.driver.cuEventSynchronize(pending);
+    g.driver.cuEventDestroy(pending);
+    return result;
+  }
   std::lock_guard<std::mutex> lock(g.mutex);
-  if ((pointer = g.buffers.take(kind, size)))
-    return CUDA_SUCCESS;
   CUresult result = allocateNew(g.driver, kind, size, pointer);
   if (result != CUDA_SUCCESS) {
     g.driver.cuCtxSynchronize(); // nothing in flight uses a cached buffer
     g.buffers.drain([&](void *buffer, GpuMemory kept) {
       releaseToDriver(g.driver, kept, buffer);
     });
+    for (auto [buffer, event] : g.afterCopies)
+      g.driver.cuEventDestroy(event);
+    g.afterCopies.clear();
     result = allocateNew(g.driver, kind, size, pointer);
   }
   if (result == CUDA_SUCCESS) {
@@ -574,52 +600,112 @@ void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes) {
   });
 }
 
-// An offloaded update's copies on the queue thread's own stream, each mark
-// an event after the copies started before it.
+/// Copies on `stream` for an offloaded update (named `what` in errors),
+/// each mark an event after the copies started before it.
+static zero::rt::CopyEngine streamCopies(Gpu *g, CUstream stream,
+                                         const char *what) {
+  struct Marks {
+    std::vector<CUevent> events;
+    ~Marks() {
+      for (CUevent event : events)
+        if (event)
+          gpu().driver.cuEventDestroy(event);
+    }
+  };
+  auto marks = std::make_shared<Marks>();
+  auto usable = [g, stream] { return stream && !worldFailedOnGpu(); };
+  return zero::rt::CopyEngine{
+      [g, stream, usable, what](void *to, const void *from, int64_t bytes) {
+        return usable() &&
+               check(*g,
+                     g->driver.cuMemcpyAsync(to, from, size_t(bytes), stream),
+                     std::string("cuMemcpyAsync (") + what + ")");
+      },
+      [g, stream, usable, marks, what] {
+        marks->events.push_back(usable() ? recordEvent(*g, stream, what)
+                                         : nullptr);
+        return int64_t(marks->events.size() - 1);
+      },
+      [g, usable, marks, what](int64_t mark) {
+        CUevent event = marks->events[size_t(mark)];
+        return event && usable() &&
+               check(*g, g->driver.cuEventSynchronize(event),
+                     std::string("cuEventSynchronize (") + what + ")");
+      }};
+}
+
+/// The calling rank thread's stream for copies down to the host, beside its
+/// launch stream: an offloaded update's copies in start there when the rank
+/// queues the update, after the work it put on its launch stream so far.
+static thread_local CUstream copyStream = nullptr;
+
+static CUstream copyStreamAfterLaunches(Gpu &g) {
+  if (!copyStream &&
+      !check(g, g.driver.cuStreamCreate(&copyStream, CU_STREAM_NON_BLOCKING),
+             "cuStreamCreate (the rank's copy stream)"))
+    return nullptr;
+  if (launchStream) {
+    CUevent event = recordEvent(g, launchStream, "the rank's copies down");
+    if (!event)
+      return nullptr;
+    bool ordered = check(g, g.driver.cuStreamWaitEvent(copyStream, event, 0),
+                         "cuStreamWaitEvent (the rank's copies down)");
+    g.driver.cuEventDestroy(event);
+    if (!ordered)
+      return nullptr;
+  }
+  return copyStream;
+}
+
+// An offloaded update's copies in start on the rank's copy stream now, in
+// the rank's order; its loop and its copies out run from the queue, the
+// copies on the queue thread's own stream.
 void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
                               void *context, int64_t contextBytes,
                               int64_t iterations, const int64_t *copies,
                               int64_t copiesIn, int64_t copiesOut,
                               int64_t chunkBytes) {
+  Gpu *g = ready("zero_rt_gpu_queue_update");
+  std::optional<zero::rt::CopyEngine> ahead;
+  if (CUstream stream =
+          g && !worldFailedOnGpu() ? copyStreamAfterLaunches(*g) : nullptr)
+    ahead = streamCopies(g, stream, "an offloaded update's copies down");
   zero::rt::enqueueUpdate(
       task, context, contextBytes, iterations, copies, copiesIn, copiesOut,
-      chunkBytes, [] {
-        struct Marks {
-          std::vector<CUevent> events;
-          ~Marks() {
-            for (CUevent event : events)
-              if (event)
-                gpu().driver.cuEventDestroy(event);
-          }
-        };
-        auto marks = std::make_shared<Marks>();
+      chunkBytes,
+      [] {
         Gpu *g = ready("zero_rt_gpu_queue_update");
-        CUstream stream = g ? threadStream() : nullptr;
-        auto usable = [g, stream] { return stream && !worldFailedOnGpu(); };
-        return zero::rt::CopyEngine{
-            [g, stream, usable](void *to, const void *from, int64_t bytes) {
-              return usable() &&
-                     check(*g,
-                           g->driver.cuMemcpyAsync(to, from, size_t(bytes),
-                                                   stream),
-                           "cuMemcpyAsync (an offloaded update's copy across "
-                           "the link)");
-            },
-            [g, stream, usable, marks] {
-              marks->events.push_back(
-                  usable()
-                      ? recordEvent(*g, stream, "an offloaded update's copies")
-                      : nullptr);
-              return int64_t(marks->events.size() - 1);
-            },
-            [g, usable, marks](int64_t mark) {
-              CUevent event = marks->events[size_t(mark)];
-              return event && usable() &&
-                     check(*g, g->driver.cuEventSynchronize(event),
-                           "cuEventSynchronize (an offloaded update's copies "
-                           "across the link)");
-            }};
-      });
+        return streamCopies(g, g ? threadStream() : nullptr,
+                            "an offloaded update's copies across the link");
+      },
+      std::move(ahead));
+}
+
+// Kept at once for the rank, with an event after the rank's copies down so
+// far, which its stream waits for when it takes the buffer again.
+void zero_rt_gpu_free_after_copies(void *pointer) {
+  Gpu *g = ready("zero_rt_gpu_free_after_copies");
+  if (!g || !pointer || worldFailedOnGpu())
+    return;
+  if (!copyStream) {
+    zero_rt_gpu_free(pointer); // no copy down was started
+    return;
+  }
+  CUevent event =
+      recordEvent(*g, copyStream, "a buffer freed after its copies down");
+  if (!event)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(g->mutex);
+    if (g->buffers.put(pointer)) {
+      g->afterCopies[pointer] = event;
+      return;
+    }
+  }
+  check(*g, g->driver.cuEventSynchronize(event),
+        "cuEventSynchronize (a buffer freed after its copies down)");
+  g->driver.cuEventDestroy(event);
+  check(*g, g->driver.cuMemFree(pointer), "cuMemFree");
 }
 
 void zero_rt_gpu_free(void *pointer) {

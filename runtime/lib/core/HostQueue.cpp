@@ -19,6 +19,7 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -127,6 +128,10 @@ extern "C" void zero_rt_host_queue_copy(void *to, const void *from,
   zero::rt::enqueueHostWork([to, from, bytes] { copyBytes(to, from, bytes); });
 }
 
+extern "C" void zero_rt_host_queue_free(void *pointer) {
+  zero::rt::enqueueHostWork([pointer] { zero_rt_free(pointer); });
+}
+
 namespace {
 /// Bytes of copies a chunk of an update's iterations moves:
 /// ZERO_HOST_QUEUE_CHUNK where set, else what the compiler chose
@@ -158,36 +163,61 @@ bool startCopies(const zero::rt::CopyEngine &engine,
   return true;
 }
 
-/// The update's pipeline: chunk k + 1 comes in while chunk k is computed
-/// and chunk k - 1 goes out.
-void runUpdate(void (*task)(void *, int64_t, int64_t), void *context,
-               int64_t iterations, const std::vector<RangeCopy> &in,
-               const std::vector<RangeCopy> &out, int64_t compiledChunk,
-               const zero::rt::CopyEngine &engine) {
+/// An update's chunks of iterations: `size` iterations each, `count` of
+/// them, the last perhaps shorter.
+struct Chunks {
+  int64_t size, count, iterations;
+  int64_t begin(int64_t k) const { return k * size; }
+  int64_t end(int64_t k) const { return std::min(iterations, (k + 1) * size); }
+};
+
+Chunks chunksOf(int64_t iterations, const std::vector<RangeCopy> &in,
+                const std::vector<RangeCopy> &out, int64_t compiledChunk) {
   int64_t perIteration = 0;
   for (const std::vector<RangeCopy> *copies : {&in, &out})
     for (const RangeCopy &copy : *copies)
       perIteration += copy.bytes;
-  int64_t chunk = std::max<int64_t>(1, chunkBytes(compiledChunk) /
-                                           std::max<int64_t>(1, perIteration));
-  int64_t chunks = (iterations + chunk - 1) / chunk;
-  auto end = [&](int64_t k) { return std::min(iterations, (k + 1) * chunk); };
+  int64_t size = std::max<int64_t>(1, chunkBytes(compiledChunk) /
+                                          std::max<int64_t>(1, perIteration));
+  return {size, (iterations + size - 1) / size, iterations};
+}
+
+/// Copies in started ahead by the queuing thread: a mark after each chunk's.
+struct AheadCopies {
+  zero::rt::CopyEngine engine;
+  std::vector<int64_t> marks;
+};
+
+/// The update's pipeline: chunk k + 1 comes in while chunk k is computed
+/// and chunk k - 1 goes out (with `ahead`, every chunk's copies in are
+/// started already, and chunk k waits for its mark).
+void runUpdate(void (*task)(void *, int64_t, int64_t), void *context,
+               const Chunks &chunks, const std::vector<RangeCopy> &in,
+               const std::vector<RangeCopy> &out,
+               const zero::rt::CopyEngine &engine, const AheadCopies *ahead) {
   std::vector<int64_t> arrived;
-  if (chunks > 0) {
-    if (!startCopies(engine, in, 0, end(0)))
-      return;
+  auto comeIn = [&](int64_t k) {
+    if (!startCopies(engine, in, chunks.begin(k), chunks.end(k)))
+      return false;
     arrived.push_back(engine.mark());
-  }
-  for (int64_t k = 0; k < chunks; ++k) {
-    if (k + 1 < chunks) {
-      if (!startCopies(engine, in, end(k), end(k + 1)))
+    return true;
+  };
+  if (ahead && int64_t(ahead->marks.size()) < chunks.count)
+    return; // starting them failed, and failed the world
+  if (!ahead && chunks.count > 0 && !comeIn(0))
+    return;
+  for (int64_t k = 0; k < chunks.count; ++k) {
+    if (ahead) {
+      if (!ahead->engine.wait(ahead->marks[k]))
         return;
-      arrived.push_back(engine.mark());
+    } else {
+      if (k + 1 < chunks.count && !comeIn(k + 1))
+        return;
+      if (!engine.wait(arrived[k]))
+        return;
     }
-    if (!engine.wait(arrived[k]))
-      return;
-    zero::rt::parallelFor(task, context, k * chunk, end(k));
-    if (!startCopies(engine, out, k * chunk, end(k)))
+    zero::rt::parallelFor(task, context, chunks.begin(k), chunks.end(k));
+    if (!startCopies(engine, out, chunks.begin(k), chunks.end(k)))
       return;
   }
   engine.wait(engine.mark());
@@ -199,17 +229,28 @@ void zero::rt::enqueueUpdate(void (*task)(void *, int64_t, int64_t),
                              int64_t iterations, const int64_t *copies,
                              int64_t copiesIn, int64_t copiesOut,
                              int64_t chunkBytes,
-                             std::function<CopyEngine()> engine) {
+                             std::function<CopyEngine()> engine,
+                             std::optional<CopyEngine> ahead) {
   std::vector<RangeCopy> in, out;
   for (int64_t i = 0; i < copiesIn + copiesOut; ++i)
     (i < copiesIn ? in : out)
         .push_back({reinterpret_cast<char *>(copies[3 * i]),
                     reinterpret_cast<const char *>(copies[3 * i + 1]),
                     copies[3 * i + 2]});
-  enqueueHostWork([task, state = copyContext(context, contextBytes), iterations,
-                   in = std::move(in), out = std::move(out), chunkBytes,
-                   engine = std::move(engine)]() mutable {
-    runUpdate(task, state.data(), iterations, in, out, chunkBytes, engine());
+  Chunks chunks = chunksOf(iterations, in, out, chunkBytes);
+  std::shared_ptr<AheadCopies> started;
+  if (ahead) {
+    started = std::make_shared<AheadCopies>(AheadCopies{*ahead, {}});
+    for (int64_t k = 0; k < chunks.count; ++k) {
+      if (!startCopies(started->engine, in, chunks.begin(k), chunks.end(k)))
+        break;
+      started->marks.push_back(started->engine.mark());
+    }
+  }
+  enqueueHostWork([task, state = copyContext(context, contextBytes), chunks,
+                   in = std::move(in), out = std::move(out),
+                   engine = std::move(engine), started]() mutable {
+    runUpdate(task, state.data(), chunks, in, out, engine(), started.get());
   });
 }
 

@@ -199,3 +199,23 @@ func.func @host_buffer() -> memref<4x6xf32> {
   %0 = zero.host_alloc : memref<4x6xf32>
   return %0 : memref<4x6xf32>
 }
+
+// -----
+
+// A free for the rank's host queue (zero-offload-to-host's on the GPU's CPU
+// replica, zero.queued): zero_rt_host_queue_free of the buffer's pointer.
+// A free of the rank's own stays for the memref lowering.
+// CHECK-LABEL: func.func @queued_free
+// CHECK: %[[H:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<{{.*}}> to memref<8xf32>
+// CHECK: %[[A:.*]] = memref.extract_aligned_pointer_as_index %[[H]]
+// CHECK: call @zero_rt_host_queue_free(%{{.*}}) : (!llvm.ptr) -> ()
+// CHECK: memref.dealloc %{{.*}} : memref<4xf32>
+// CHECK-NOT: zero.queued
+func.func @queued_free() {
+  %h = zero.host_alloc : memref<8xf32>
+  %c = memref.alloc() : memref<4xf32>
+  memref.dealloc %h {zero.queued} : memref<8xf32>
+  memref.dealloc %c : memref<4xf32>
+  return
+}
+

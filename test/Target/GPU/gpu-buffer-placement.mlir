@@ -248,3 +248,31 @@ func.func @offloaded(%m: memref<4xf32> {zero.memory = "host"}, %g: memref<8xf32>
   memref.dealloc %gh : memref<4xf32>
   return
 }
+
+// -----
+
+// The frees of device buffers that the rank's host queue only copies down
+// (zero-offload-to-host's, zero.queued) are the rank's at once, ordered
+// after those copies: zero_rt_gpu_free_after_copies of the buffer's
+// pointer. A free of the rank's own stays.
+// (The queue's work on the buffers takes their addresses.)
+// CHECK-LABEL: func.func @queued_free
+// CHECK: %[[B:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[C:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: memref.extract_aligned_pointer_as_index %[[C]]
+// CHECK: %[[A:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK: %[[I:.*]] = arith.index_cast %[[A]] : index to i64
+// CHECK: %[[P:.*]] = llvm.inttoptr %[[I]] : i64 to !llvm.ptr
+// CHECK: call @zero_rt_gpu_free_after_copies(%[[P]]) : (!llvm.ptr) -> ()
+// CHECK-NOT: memref.dealloc %[[B]]
+// CHECK: memref.dealloc %[[C]] : memref<4xf32>
+// CHECK-NEXT: return
+func.func @queued_free() -> (index, index) {
+  %b = memref.alloc() : memref<8xf32>
+  %c = memref.alloc() : memref<4xf32>
+  %pb = memref.extract_aligned_pointer_as_index %b : memref<8xf32> -> index
+  %pc = memref.extract_aligned_pointer_as_index %c : memref<4xf32> -> index
+  memref.dealloc %b {zero.queued} : memref<8xf32>
+  memref.dealloc %c : memref<4xf32>
+  return %pb, %pc : index, index
+}

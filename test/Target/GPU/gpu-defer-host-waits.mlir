@@ -36,6 +36,38 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// The rank's free of a buffer its copies down read
+// (zero_rt_gpu_free_after_copies) is ordered after those, and the rank's
+// later work is on its stream: no wait.
+// CHECK-LABEL: func.func @queued_free
+// CHECK: gpu.launch_func async
+// CHECK-NEXT: call @zero_rt_gpu_free_after_copies
+// CHECK-NEXT: %[[T:.*]] = gpu.wait async
+// CHECK-NEXT: %[[T2:.*]] = gpu.launch_func async [%[[T]]]
+// CHECK-NEXT: gpu.wait [%[[T2]]]
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @fill(%b: memref<8xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func private @zero_rt_gpu_free_after_copies(!llvm.ptr)
+  func.func @queued_free(%b: memref<8xf32>, %q: !llvm.ptr) {
+    %c1 = arith.constant 1 : index
+    %t0 = gpu.wait async
+    %t1 = gpu.launch_func async [%t0] @kernels::@fill blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
+    gpu.wait [%t1]
+    call @zero_rt_gpu_free_after_copies(%q) : (!llvm.ptr) -> ()
+    %t2 = gpu.wait async
+    %t3 = gpu.launch_func async [%t2] @kernels::@fill blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
+    gpu.wait [%t3]
+    return
+  }
+}
+
+// -----
+
 // A scalar written through a stack slot, allocation and freeing need no
 // wait; the host's read of a buffer in managed memory does, so the wait
 // moves to just before it.

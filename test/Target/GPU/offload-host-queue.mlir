@@ -5,7 +5,12 @@
 // a fence (the queue waits for the stream's work before it), and the rank
 // waits for the queue (zero_rt_host_queue_join) once, before the first op
 // that must see the queue's work; the ops that depend on that work, and the
-// frees of the buffers the queue uses, move after the wait. An update whose
+// frees of the buffers the queue uses, move after the wait, but for those
+// of the device buffers that the queue's updates only copy down (the
+// gradient shards): each is marked for the queue just after the last op
+// that touches it, and goes back to the rank's pool once it is copied
+// down, so that the step does not hold them all until the wait. An update
+// whose
 // staging buffers split by its iterations (iteration i has elements
 // [i * k, (i + 1) * k) of each) goes to the queue as one call with its
 // copies (zero_rt_host_queue_update: to, from and bytes an iteration for
@@ -24,6 +29,18 @@
 // CHUNKS: %[[CHUNK:.*]] = arith.constant 12 : i64
 // CHUNKS: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NIN]], %[[NOUT]], %[[CHUNK]])
 // A bad figure is an error.
+// With queue-frees=false the rank frees every buffer the queue uses after
+// its wait.
+// RUN: zero-opt %s --split-input-file --zero-offload-to-host='queue-frees=false' 2>&1 | FileCheck %s --check-prefix=RANKFREES
+// RANKFREES: remark: zero-offload-to-host: @overlaps: {{.*}} 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 4 op(s) moved after one
+// RANKFREES-LABEL: func.func @overlaps
+// RANKFREES-NOT: zero.queued
+// RANKFREES: call @zero_rt_host_queue_join() : () -> ()
+// RANKFREES-NEXT: memref.dealloc %{{.*}} : memref<4xf32>
+// RANKFREES-NEXT: memref.dealloc %{{.*}} : memref<4xf32>
+// RANKFREES-NEXT: scf.parallel
+// RANKFREES: memref.dealloc %{{.*}} : memref<8xf32>
+// RANKFREES-NEXT: return
 // RUN: not zero-opt %s --split-input-file --zero-offload-to-host='host-gbps=0' 2>&1 | FileCheck %s --check-prefix=RATE
 // RATE: error: zero-offload-to-host: host-gbps and link-gbps must be positive
 // RUN: not zero-opt %s --split-input-file --zero-offload-to-host='chunk-overhead-us=-1' 2>&1 | FileCheck %s --check-prefix=OVERHEAD
@@ -33,10 +50,15 @@
 // over other buffers (the nest on %act); then the update on the host
 // moment, whose new weight shard a device nest reads. The update moves up
 // to right after the reduce-scatter, the backward's nest stays where it
-// was, beside the queue, and the weight's reader follows the wait.
+// was, beside the queue, and the weight's reader follows the wait. The
+// gradient's bucket, which only the update's copies in read, is freed just
+// after the update is queued, before the backward's nest (a GPU starts
+// those copies when the rank queues the update); the staging buffers after
+// the wait.
 // CHECK-LABEL: func.func @overlaps
-// CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[FULL:.*]]: memref<16xf32>, %[[BUCKET:.*]]: memref<8xf32>, %[[W:.*]]: memref<4xf32>, %[[ACT:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<4xf32>)
+// CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[FULL:.*]]: memref<16xf32>, %[[W:.*]]: memref<4xf32>, %[[ACT:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<4xf32>)
 // CHECK: %[[TABLE:.*]] = llvm.alloca %{{.*}} x i64
+// CHECK: %[[BUCKET:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
 // CHECK: zero.reduce_scatter_buffer %[[FULL]], %[[BUCKET]]
 // CHECK: %[[GH:.*]] = zero.host_alloc : memref<4xf32>
 // CHECK: %[[WH:.*]] = zero.host_alloc : memref<4xf32>
@@ -54,25 +76,28 @@
 // One chunk: the whole update.
 // CHECK: %[[ONE:.*]] = arith.constant 0 : i64
 // CHECK: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TABLE]], %[[NIN]], %[[NOUT]], %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, i64) -> ()
+// CHECK-NEXT: memref.dealloc %[[BUCKET]] {zero.queued}
 // CHECK-NOT: memref.copy
 // CHECK: scf.parallel
 // CHECK: memref.store %{{.*}}, %[[ACT]]
 // CHECK: call @zero_rt_host_queue_join() : () -> ()
-// CHECK: memref.dealloc %[[WH]]
-// CHECK: memref.dealloc %[[GH]]
-// CHECK: scf.parallel
+// CHECK-NEXT: memref.dealloc %[[WH]]
+// CHECK-NEXT: memref.dealloc %[[GH]]
+// CHECK-NEXT: scf.parallel
 // CHECK: memref.load %[[W]]
 // CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: memref.dealloc
 // CHECK: return
-// expected-remark @below {{zero-offload-to-host: @overlaps: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 after a wait, 1 wait(s), 3 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @overlaps: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 1 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 3 op(s) moved after one}}
 func.func @overlaps(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf32>,
-                    %bucket: memref<8xf32>, %w: memref<4xf32>,
+                    %w: memref<4xf32>,
                     %act: memref<64xf32>, %out: memref<4xf32>) -> memref<4xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %c64 = arith.constant 64 : index
   %b = arith.constant 0.9 : f32
+  %bucket = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
   zero.reduce_scatter_buffer %full, %bucket on @dp reduce = sum : memref<16xf32>, memref<8xf32>
   %g = memref.subview %bucket[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
   // The rest of the backward pass.
@@ -100,6 +125,7 @@ func.func @overlaps(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf
     memref.store %wi, %out[%i] : memref<4xf32>
     scf.reduce
   }
+  memref.dealloc %bucket : memref<8xf32>
   return %m : memref<4xf32>
 }
 zero.mesh @dp(shape = [2])
@@ -120,7 +146,7 @@ zero.mesh @dp(shape = [2])
 // CHECK: memref.store %{{.*}}, %[[BUCKET]]
 // CHECK: call @opaque() : () -> ()
 // CHECK: return
-// expected-remark @below {{zero-offload-to-host: @waits: 1 loop nest(s) on the host, 1 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @waits: 1 loop nest(s) on the host, 1 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
 func.func @waits(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -146,20 +172,76 @@ func.func private @opaque()
 
 // -----
 
+// Not every gradient bucket is freed once copied down: one aligned beyond
+// the runtime's 64 bytes (whose aligned pointer may not be the allocated
+// one), and one that an op after the wait touches, are freed after the
+// wait, with the staging buffers.
+// CHECK-LABEL: func.func @frees_after_wait
+// CHECK: %[[WIDE:.*]] = memref.alloc() {alignment = 128 : i64} : memref<8xf32>
+// CHECK: %[[LATER:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NOT: zero.queued}
+// CHECK: call @zero_rt_host_queue_join() : () -> ()
+// CHECK-NEXT: memref.dealloc %{{.*}} : memref<4xf32>
+// CHECK-NEXT: memref.dealloc %{{.*}} : memref<4xf32>
+// CHECK-NEXT: scf.parallel
+// CHECK: memref.store %{{.*}}, %[[LATER]]
+// CHECK: memref.dealloc %[[LATER]] : memref<8xf32>
+// CHECK-NEXT: memref.dealloc %[[WIDE]] : memref<8xf32>
+// CHECK-NEXT: return
+// expected-remark @below {{zero-offload-to-host: @frees_after_wait: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 5 op(s) moved after one}}
+func.func @frees_after_wait(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %wide = memref.alloc() {alignment = 128 : i64} : memref<8xf32>
+  %later = memref.alloc() : memref<8xf32>
+  zero.reduce_scatter_buffer %full, %wide on @dp reduce = sum : memref<16xf32>, memref<8xf32>
+  zero.reduce_scatter_buffer %full, %later on @dp reduce = sum : memref<16xf32>, memref<8xf32>
+  %g = memref.subview %wide[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %h = memref.subview %later[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32, strided<[1], offset: 4>>
+    %hi = memref.load %h[%i] : memref<4xf32, strided<[1], offset: 4>>
+    %s = arith.addf %gi, %hi : f32
+    %m2 = arith.addf %mi, %s : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    memref.store %zero, %later[%i] : memref<8xf32>
+    scf.reduce
+  }
+  memref.dealloc %wide : memref<8xf32>
+  memref.dealloc %later : memref<8xf32>
+  return
+}
+zero.mesh @dp(shape = [2])
+
+// -----
+
 // Iteration i reads the gradient's element 3 - i: the copies do not split
 // by iterations, so they and the loop go to the queue one by one, the
-// gradient copied whole before the loop.
+// gradient copied whole before the loop. That copy is the queue thread's,
+// not an update's copy in, so the bucket is freed after the wait.
 // CHECK-LABEL: func.func @by_copy
+// CHECK: %[[BUCKET:.*]] = memref.alloc() : memref<8xf32>
 // CHECK: call @zero_rt_host_queue_fence() : () -> ()
 // CHECK: memref.copy %{{.*}}, %{{.*}} {zero.queued} : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32>
 // CHECK: call @zero_rt_host_queue_for(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
 // CHECK: call @zero_rt_host_queue_join() : () -> ()
-// expected-remark @below {{zero-offload-to-host: @by_copy: 1 loop nest(s) on the host, 1 device buffer(s) copied; 2 op(s) on the rank's host queue beside its stream (0 update(s) with their copies, in 0 chunk(s) by the cost model), 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
-func.func @by_copy(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>) {
+// CHECK-NEXT: memref.dealloc %{{.*}} : memref<4xf32>
+// CHECK-NEXT: memref.dealloc %[[BUCKET]] : memref<8xf32>
+// expected-remark @below {{zero-offload-to-host: @by_copy: 1 loop nest(s) on the host, 1 device buffer(s) copied; 2 op(s) on the rank's host queue beside its stream (0 update(s) with their copies, in 0 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
+func.func @by_copy(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
   %c4 = arith.constant 4 : index
+  %bucket = memref.alloc() : memref<8xf32>
+  zero.reduce_scatter_buffer %full, %bucket on @dp reduce = sum : memref<16xf32>, memref<8xf32>
   %g = memref.subview %bucket[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
   scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
     %r = arith.subi %c3, %i : index
@@ -169,8 +251,10 @@ func.func @by_copy(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf
     memref.store %m2, %m[%i] : memref<4xf32>
     scf.reduce
   }
+  memref.dealloc %bucket : memref<8xf32>
   return
 }
+zero.mesh @dp(shape = [2])
 
 // -----
 

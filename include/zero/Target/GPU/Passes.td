@@ -265,8 +265,15 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       stream so far). The rank waits for its queue
       (`zero_rt_host_queue_join`) once, before the block's terminator or
       an op of unknown effect; every op that depends on the queue's work
-      (the weight's update from the moments the host made, the frees of
-      the buffers the queue uses) moves after that wait, in order. Buffers
+      (the weight's update from the moments the host made) moves after
+      that wait, in order. The frees of the buffers the queue uses (the
+      gradient shards it copies down, its staging buffers) go to the queue
+      too (`zero_rt_*_queue_free`, with `queue-frees`, the default), each
+      just after the last op that touches its buffer, so that the step
+      does not hold them all until the wait; a free stays the rank's,
+      after the wait, where an op after the wait touches its buffer or the
+      buffer asks for more alignment than the runtime's allocators give
+      (64 bytes: the queue frees the aligned pointer as allocated). Buffers
       alias only as views of one allocation or argument; a buffer a loop
       carries or a call returns counts as unknown. Where a host loop cannot
       be a task, the host's work stays in order on the rank's thread, with

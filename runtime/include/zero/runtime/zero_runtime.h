@@ -364,8 +364,24 @@ void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
      chunk_bytes bytes of copies (the compiler's choice; 0: the whole
      update is one chunk), or ZERO_HOST_QUEUE_CHUNK where set; host memory
      (the CPU replica);
-   - zero_rt_gpu_queue_update: the same across the link, on the queue
-     thread's own stream;
+   - zero_rt_gpu_queue_update: the same across the link: the copies in
+     (down to the host) start at once, on the rank's copy stream after the
+     work the rank put on its stream so far, and the queue waits for each
+     chunk's before its loop; the copies out go on the queue thread's own
+     stream;
+   - zero_rt_host_queue_free: frees a buffer of compiled code's
+     (zero_rt_free) once the queue's work before it is done: a gradient
+     shard that the queue's updates copy down goes back to the rank's pool
+     as soon as the queue has copied it, not when the rank waits for the
+     queue. The pointer is the buffer's as the runtime's allocator gave it
+     (every allocator of the runtime aligns to 64 bytes at least, so a
+     buffer's aligned pointer is that one where it asks for no more);
+   - zero_rt_gpu_free_after_copies: the same on a GPU, where the rank
+     itself started the copies down (zero_rt_gpu_queue_update): the device
+     buffer goes back to the rank's pool at once, and the rank's stream
+     waits for those copies when the rank takes it again, so that the free
+     takes effect where the rank makes it, however far ahead of the GPU the
+     rank runs;
    - zero_rt_host_queue_join: returns once everything queued has run.
    Errors in queued work fail the queuing rank's world. */
 void zero_rt_host_queue_for(void (*task)(void *, int64_t, int64_t),
@@ -383,6 +399,8 @@ void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
                               int64_t copies_in, int64_t copies_out,
                               int64_t chunk_bytes);
 void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes);
+void zero_rt_host_queue_free(void *pointer);
+void zero_rt_gpu_free_after_copies(void *pointer);
 void zero_rt_host_queue_fence(void);
 void zero_rt_host_queue_join(void);
 /* Returns every rank's pooled host memory to the system (zero_world_destroy

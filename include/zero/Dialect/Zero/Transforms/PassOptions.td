@@ -148,6 +148,11 @@ defvar offloadQueueOptions = !listconcat(offloadCostOptions, [
          "a pipelined update costs beside its copies and its loop (a wake "
          "of the host's threads, an event's wait; about 180 on an H200 "
          "with 4 ranks)">,
+  Option<"queueFrees", "queue-frees", "bool", /*default=*/"true",
+         "Free each gradient shard that the host queue's updates only copy "
+         "down once they have (on a GPU where the rank stands: it starts "
+         "those copies), so that the step does not hold them all until the "
+         "rank waits for its queue; false: after that wait">,
 ]);
 
 defvar offloadOptions = !listconcat([
