@@ -654,6 +654,54 @@ TEST(HostQueue, ChunksAsTheCompilerChoseUnlessTheEnvironmentSays) {
   unsetenv("ZERO_HOST_THREADS");
 }
 
+namespace {
+/// out[i] = in[i] * scale[0], over staging buffers: the scale comes whole.
+struct Scaled {
+  const float *in, *scale;
+  float *out;
+  static void task(void *context, int64_t begin, int64_t end) {
+    auto *s = static_cast<Scaled *>(context);
+    for (int64_t i = begin; i < end; ++i)
+      s->out[i] = s->in[i] * s->scale[0];
+  }
+};
+} // namespace
+
+TEST(HostQueue, CopiesWholeWhatDoesNotSplitByIterations) {
+  // A triple with negative bytes is copied whole: the scale (4 bytes) in
+  // before the first chunk, and the staged scale out after the last (its
+  // bytes back where another reads them), around 10 iterations in chunks
+  // of 2 (16 bytes of copies a chunk).
+  std::vector<float> source(10), stagedIn(10), stagedOut(10), target(10, -1);
+  for (int i = 0; i < 10; ++i)
+    source[i] = float(i);
+  float scale = 3, stagedScale = 0, scaleBack = 0;
+  Scaled context{stagedIn.data(), &stagedScale, stagedOut.data()};
+  auto at = [](const void *p) { return reinterpret_cast<int64_t>(p); };
+  int64_t copies[] = {at(stagedIn.data()), at(source.data()),    4,
+                      at(&stagedScale),    at(&scale),           -4,
+                      at(target.data()),   at(stagedOut.data()), 4,
+                      at(&scaleBack),      at(&stagedScale),     -4};
+  zero_rt_host_queue_update(Scaled::task, &context, sizeof context, 10, copies,
+                            2, 2, /*chunk_bytes=*/16);
+  zero_rt_host_queue_join();
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(target[i], 3.0f * i) << i;
+  EXPECT_EQ(scaleBack, 3.0f);
+  // With only whole copies, the update is one chunk of every iteration.
+  setenv("ZERO_HOST_THREADS", "1", 1);
+  int64_t calls = 0;
+  CountedCalls counted{&calls};
+  float copied = 0;
+  int64_t whole[] = {at(&copied), at(&scale), -4};
+  zero_rt_host_queue_update(CountedCalls::task, &counted, sizeof counted, 1000,
+                            whole, 1, 0, /*chunk_bytes=*/0);
+  zero_rt_host_queue_join();
+  unsetenv("ZERO_HOST_THREADS");
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(copied, 3.0f);
+}
+
 TEST(HostQueue, StartsTheCopiesInAheadWhereTheEngineIsGiven) {
   // A GPU's update (zero_rt_gpu_queue_update): the calling thread starts
   // every chunk's copies in at once, with a mark after each, and the queue

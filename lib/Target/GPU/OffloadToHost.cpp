@@ -297,19 +297,15 @@ int64_t elementsPerIteration(scf::ForOp loop, Value host) {
 }
 
 /// `loop` with its copies in and out, as one `scf.execute_region` marked
-/// for the queue, when each copy's host buffer splits by the loop's
-/// iterations (so that the queue can copy and update it in chunks); null,
-/// with nothing changed, otherwise.
+/// for the queue, when the loop runs a constant number of iterations: the
+/// queue copies and updates it in chunks, a copy whose host buffer splits
+/// by the iterations chunk by chunk, any other (a scalar, a fused bucket's
+/// buffer) whole, before the first chunk (in) or after the last (out).
+/// Null, with nothing changed, otherwise.
 scf::ExecuteRegionOp groupUpdate(scf::ForOp loop, ArrayRef<memref::CopyOp> in,
                                  ArrayRef<memref::CopyOp> out) {
-  if (in.empty() && out.empty())
+  if ((in.empty() && out.empty()) || !constantIterations(loop))
     return {};
-  for (memref::CopyOp copy : in)
-    if (!elementsPerIteration(loop, copy.getTarget()))
-      return {};
-  for (memref::CopyOp copy : out)
-    if (!elementsPerIteration(loop, copy.getSource()))
-      return {};
   // In chunks, a copy out of chunk k goes before a copy in of chunk k + 2:
   // no copy out may write what another copy reads or writes, but for the
   // copy in of its own staging buffer (the same elements, chunk by chunk).
@@ -386,7 +382,8 @@ int64_t chooseChunks(int64_t in, int64_t out, int64_t host, int64_t iterations,
 
 /// Replaces the queued `group` (groupUpdate's) by a call of
 /// zero_rt_host_queue_update, with the loop its task and each copy a
-/// triple (to, from, bytes per iteration) on the function's stack and the
+/// triple (to, from, bytes per iteration, or its bytes negated where it is
+/// copied whole) on the function's stack and the
 /// chunks `costs` chooses (`chunks`); a group the queue gave up (it runs
 /// after a wait) by its ops, in place. Returns whether it made the call.
 bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
@@ -406,20 +403,23 @@ bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
     group.erase();
     return false;
   }
-  // Each copy's bytes an iteration, before the task's context uses the
-  // buffers too.
+  // Each copy's bytes an iteration, or its whole bytes negated where its
+  // host buffer does not split by the iterations (the runtime's table),
+  // before the task's context uses the buffers too.
   SmallVector<int64_t> bytes;
+  int64_t iterations = constantIterations(loop);
+  int64_t copiedIn = 0, copiedOut = 0;
   for (auto [i, copy] :
        llvm::enumerate(llvm::concat<memref::CopyOp>(in, out))) {
     Value host = i < in.size() ? copy.getTarget() : copy.getSource();
-    bytes.push_back(
-        elementsPerIteration(loop, host) *
-        zero::elementBytes(cast<MemRefType>(host.getType()).getElementType()));
+    auto type = cast<MemRefType>(host.getType());
+    int64_t elementBytes = zero::elementBytes(type.getElementType());
+    int64_t per = elementsPerIteration(loop, host);
+    bytes.push_back(per ? per * elementBytes
+                        : -type.getNumElements() * elementBytes);
+    // The chunks' cost: what is copied whole costs the same however many.
+    (i < in.size() ? copiedIn : copiedOut) += per * elementBytes * iterations;
   }
-  int64_t iterations = constantIterations(loop);
-  int64_t copiedIn = 0, copiedOut = 0;
-  for (auto [i, perIteration] : llvm::enumerate(bytes))
-    (i < in.size() ? copiedIn : copiedOut) += perIteration * iterations;
   chunks =
       chooseChunks(copiedIn, copiedOut,
                    hostBytesPerIteration(loop) * iterations, iterations, costs);

@@ -143,12 +143,33 @@ int64_t chunkBytes(int64_t compiled) {
   return compiled > 0 ? compiled : std::numeric_limits<int64_t>::max();
 }
 
-/// One copy of an update: `bytes` per iteration, from `from` to `to` at the
-/// iteration's offset.
+/// One copy of an update: `bytes` an iteration, from `from` to `to` at the
+/// iteration's offset; or, copied whole, `bytes` in all.
 struct RangeCopy {
   char *to;
   const char *from;
   int64_t bytes;
+};
+
+/// An update's copies: in and out by chunks of its iterations, and those
+/// of buffers that do not split by them (a scalar, a fused bucket's),
+/// copied whole before its first chunk (in) or after its last (out).
+struct UpdateCopies {
+  std::vector<RangeCopy> in, out, wholeIn, wholeOut;
+
+  /// From zero_rt_host_queue_update's table: triples (to, from, bytes an
+  /// iteration, or the whole copy's bytes negated).
+  UpdateCopies(const int64_t *table, int64_t copiesIn, int64_t copiesOut) {
+    for (int64_t i = 0; i < copiesIn + copiesOut; ++i) {
+      int64_t bytes = table[3 * i + 2];
+      RangeCopy copy{reinterpret_cast<char *>(table[3 * i]),
+                     reinterpret_cast<const char *>(table[3 * i + 1]),
+                     bytes < 0 ? -bytes : bytes};
+      bool isIn = i < copiesIn;
+      (bytes < 0 ? (isIn ? wholeIn : wholeOut) : (isIn ? in : out))
+          .push_back(copy);
+    }
+  }
 };
 
 /// Starts the copies in `copies` of iterations [first, last).
@@ -163,6 +184,15 @@ bool startCopies(const zero::rt::CopyEngine &engine,
   return true;
 }
 
+/// Starts the whole copies `copies`.
+bool startWhole(const zero::rt::CopyEngine &engine,
+                const std::vector<RangeCopy> &copies) {
+  for (const RangeCopy &copy : copies)
+    if (!engine.issue(copy.to, copy.from, copy.bytes))
+      return false;
+  return true;
+}
+
 /// An update's chunks of iterations: `size` iterations each, `count` of
 /// them, the last perhaps shorter.
 struct Chunks {
@@ -171,15 +201,25 @@ struct Chunks {
   int64_t end(int64_t k) const { return std::min(iterations, (k + 1) * size); }
 };
 
-Chunks chunksOf(int64_t iterations, const std::vector<RangeCopy> &in,
-                const std::vector<RangeCopy> &out, int64_t compiledChunk) {
+Chunks chunksOf(int64_t iterations, const UpdateCopies &copies,
+                int64_t compiledChunk) {
   int64_t perIteration = 0;
-  for (const std::vector<RangeCopy> *copies : {&in, &out})
-    for (const RangeCopy &copy : *copies)
+  for (const std::vector<RangeCopy> *chunked : {&copies.in, &copies.out})
+    for (const RangeCopy &copy : *chunked)
       perIteration += copy.bytes;
   int64_t size = std::max<int64_t>(1, chunkBytes(compiledChunk) /
                                           std::max<int64_t>(1, perIteration));
-  return {size, (iterations + size - 1) / size, iterations};
+  return {size, iterations / size + (iterations % size != 0), iterations};
+}
+
+/// Starts chunk k's copies in (the first's with the whole ones before) and
+/// returns a mark after them; -1 when one fails.
+int64_t comeIn(const zero::rt::CopyEngine &engine, const UpdateCopies &copies,
+               const Chunks &chunks, int64_t k) {
+  if ((k == 0 && !startWhole(engine, copies.wholeIn)) ||
+      !startCopies(engine, copies.in, chunks.begin(k), chunks.end(k)))
+    return -1;
+  return engine.mark();
 }
 
 /// Copies in started ahead by the queuing thread: a mark after each chunk's.
@@ -190,67 +230,64 @@ struct AheadCopies {
 
 /// The update's pipeline: chunk k + 1 comes in while chunk k is computed
 /// and chunk k - 1 goes out (with `ahead`, every chunk's copies in are
-/// started already, and chunk k waits for its mark).
+/// started already, and chunk k waits for its mark); the whole copies out
+/// go after the last chunk's.
 void runUpdate(void (*task)(void *, int64_t, int64_t), void *context,
-               const Chunks &chunks, const std::vector<RangeCopy> &in,
-               const std::vector<RangeCopy> &out,
+               const Chunks &chunks, const UpdateCopies &copies,
                const zero::rt::CopyEngine &engine, const AheadCopies *ahead) {
   std::vector<int64_t> arrived;
-  auto comeIn = [&](int64_t k) {
-    if (!startCopies(engine, in, chunks.begin(k), chunks.end(k)))
-      return false;
-    arrived.push_back(engine.mark());
-    return true;
+  auto comeInAt = [&](int64_t k) {
+    int64_t mark = comeIn(engine, copies, chunks, k);
+    arrived.push_back(mark);
+    return mark >= 0;
   };
   if (ahead && int64_t(ahead->marks.size()) < chunks.count)
     return; // starting them failed, and failed the world
-  if (!ahead && chunks.count > 0 && !comeIn(0))
+  if (!ahead && chunks.count > 0 && !comeInAt(0))
     return;
   for (int64_t k = 0; k < chunks.count; ++k) {
     if (ahead) {
       if (!ahead->engine.wait(ahead->marks[k]))
         return;
     } else {
-      if (k + 1 < chunks.count && !comeIn(k + 1))
+      if (k + 1 < chunks.count && !comeInAt(k + 1))
         return;
       if (!engine.wait(arrived[k]))
         return;
     }
     zero::rt::parallelFor(task, context, chunks.begin(k), chunks.end(k));
-    if (!startCopies(engine, out, chunks.begin(k), chunks.end(k)))
+    if (!startCopies(engine, copies.out, chunks.begin(k), chunks.end(k)))
       return;
   }
+  if (chunks.count > 0 && !startWhole(engine, copies.wholeOut))
+    return;
   engine.wait(engine.mark());
 }
 } // namespace
 
 void zero::rt::enqueueUpdate(void (*task)(void *, int64_t, int64_t),
                              void *context, int64_t contextBytes,
-                             int64_t iterations, const int64_t *copies,
+                             int64_t iterations, const int64_t *table,
                              int64_t copiesIn, int64_t copiesOut,
                              int64_t chunkBytes,
                              std::function<CopyEngine()> engine,
                              std::optional<CopyEngine> ahead) {
-  std::vector<RangeCopy> in, out;
-  for (int64_t i = 0; i < copiesIn + copiesOut; ++i)
-    (i < copiesIn ? in : out)
-        .push_back({reinterpret_cast<char *>(copies[3 * i]),
-                    reinterpret_cast<const char *>(copies[3 * i + 1]),
-                    copies[3 * i + 2]});
-  Chunks chunks = chunksOf(iterations, in, out, chunkBytes);
+  UpdateCopies copies(table, copiesIn, copiesOut);
+  Chunks chunks = chunksOf(iterations, copies, chunkBytes);
   std::shared_ptr<AheadCopies> started;
   if (ahead) {
     started = std::make_shared<AheadCopies>(AheadCopies{*ahead, {}});
     for (int64_t k = 0; k < chunks.count; ++k) {
-      if (!startCopies(started->engine, in, chunks.begin(k), chunks.end(k)))
+      int64_t mark = comeIn(started->engine, copies, chunks, k);
+      if (mark < 0)
         break;
-      started->marks.push_back(started->engine.mark());
+      started->marks.push_back(mark);
     }
   }
   enqueueHostWork([task, state = copyContext(context, contextBytes), chunks,
-                   in = std::move(in), out = std::move(out),
-                   engine = std::move(engine), started]() mutable {
-    runUpdate(task, state.data(), chunks, in, out, engine(), started.get());
+                   copies = std::move(copies), engine = std::move(engine),
+                   started]() mutable {
+    runUpdate(task, state.data(), chunks, copies, engine(), started.get());
   });
 }
 

@@ -10,11 +10,12 @@
 // gradient shards): each is marked for the queue just after the last op
 // that touches it, and goes back to the rank's pool once it is copied
 // down, so that the step does not hold them all until the wait. An update
-// whose
-// staging buffers split by its iterations (iteration i has elements
-// [i * k, (i + 1) * k) of each) goes to the queue as one call with its
-// copies (zero_rt_host_queue_update: to, from and bytes an iteration for
-// each), which the queue pipelines in chunks; any other, op by op. The
+// goes to the queue as one call with its copies (zero_rt_host_queue_update:
+// to, from and bytes an iteration for each whose staging buffer splits by
+// its iterations, iteration i having elements [i * k, (i + 1) * k); the
+// bytes negated for one copied whole, before the first chunk or after the
+// last),
+// which the queue pipelines in chunks; any other, op by op. The
 // chunks are the cost model's: n chunks take the first chunk's copies in,
 // loop and copies out, then the slowest of the three for each other, and
 // chunk-overhead-us each; the call gets their bytes of copies (0: one).
@@ -222,19 +223,20 @@ zero.mesh @dp(shape = [2])
 
 // -----
 
-// Iteration i reads the gradient's element 3 - i: the copies do not split
-// by iterations, so they and the loop go to the queue one by one, the
-// gradient copied whole before the loop. That copy is the queue thread's,
-// not an update's copy in, so the bucket is freed after the wait.
+// Iteration i reads the gradient's element 3 - i: its staging buffer does
+// not split by the iterations, so the update's call copies it whole
+// before the first chunk (its bytes negated in the table: -16). The
+// bucket, which only that copy reads, is still freed once copied down.
 // CHECK-LABEL: func.func @by_copy
 // CHECK: %[[BUCKET:.*]] = memref.alloc() : memref<8xf32>
 // CHECK: call @zero_rt_host_queue_fence() : () -> ()
-// CHECK: memref.copy %{{.*}}, %{{.*}} {zero.queued} : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32>
-// CHECK: call @zero_rt_host_queue_for(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
-// CHECK: call @zero_rt_host_queue_join() : () -> ()
-// CHECK-NEXT: memref.dealloc %{{.*}} : memref<4xf32>
-// CHECK-NEXT: memref.dealloc %[[BUCKET]] : memref<8xf32>
-// expected-remark @below {{zero-offload-to-host: @by_copy: 1 loop nest(s) on the host, 1 device buffer(s) copied; 2 op(s) on the rank's host queue beside its stream (0 update(s) with their copies, in 0 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
+// CHECK: %[[WHOLE:.*]] = llvm.mlir.constant(-16 : i64) : i64
+// CHECK: llvm.store %[[WHOLE]], %{{.*}} : i64, !llvm.ptr
+// CHECK: call @zero_rt_host_queue_update(
+// CHECK-NEXT: memref.dealloc %[[BUCKET]] {zero.queued} : memref<8xf32>
+// CHECK-NEXT: call @zero_rt_host_queue_join() : () -> ()
+// CHECK-NOT: memref.copy
+// expected-remark @below {{zero-offload-to-host: @by_copy: 1 loop nest(s) on the host, 1 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 1 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
 func.func @by_copy(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -255,6 +257,36 @@ func.func @by_copy(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf3
   return
 }
 zero.mesh @dp(shape = [2])
+
+// -----
+
+// An update whose copy out writes the buffer another of its copies reads
+// (here one bucket, read at [0, 4) and written at [4, 8)) cannot go in
+// chunks, where a chunk's copy out may come before a later chunk's copy in:
+// its copies and its loop go to the queue one by one, in order.
+// CHECK-LABEL: func.func @op_by_op
+// CHECK: call @zero_rt_host_queue_fence() : () -> ()
+// CHECK-NEXT: memref.copy %{{.*}}, %{{.*}} {zero.queued} : memref<4xf32, strided<[1]>> to memref<4xf32>
+// CHECK: call @zero_rt_host_queue_for(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
+// CHECK: memref.copy %{{.*}}, %{{.*}} {zero.queued} : memref<4xf32> to memref<4xf32, strided<[1], offset: 4>>
+// CHECK-NEXT: call @zero_rt_host_queue_join() : () -> ()
+// expected-remark @below {{zero-offload-to-host: @op_by_op: 1 loop nest(s) on the host, 2 device buffer(s) copied; 3 op(s) on the rank's host queue beside its stream (0 update(s) with their copies, in 0 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
+func.func @op_by_op(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %g = memref.subview %bucket[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  %o = memref.subview %bucket[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32, strided<[1]>>
+    %m2 = arith.addf %mi, %gi : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %m2, %o[%i] : memref<4xf32, strided<[1], offset: 4>>
+    scf.reduce
+  }
+  return
+}
 
 // -----
 

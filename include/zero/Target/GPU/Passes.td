@@ -245,12 +245,15 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       rank's thread goes on launching the step: the copies across the link
       (marked `zero.queued`; on the GPU `zero_rt_gpu_queue_copy`, on the
       queue thread's own stream) and the host loops
-      (`zero_rt_host_queue_for`); a loop whose staging buffers split by
-      its iterations (iteration i has elements [i * k, (i + 1) * k) of
-      each, and no copy out writes what another copy touches) goes with
-      its copies as one `zero_rt_host_queue_update`, which the queue can
-      pipeline in chunks of its iterations, as many as the cost model says
-      make it shortest: n chunks take the first chunk's copies in (over
+      (`zero_rt_host_queue_for`); a loop of a constant number of
+      iterations whose copies out write nothing another of its copies
+      touches goes with its copies as one `zero_rt_host_queue_update`,
+      which the queue can pipeline in chunks of its iterations: a copy
+      whose staging buffer splits by them (iteration i has elements
+      [i * k, (i + 1) * k)) chunk by chunk, any other (a scalar such as a
+      clipping factor, a fused bucket's buffer) whole, before the first
+      chunk or after the last; as many chunks as the cost model says make
+      it shortest: n chunks take the first chunk's copies in (over
       `link-gbps`), loop (its loads and stores over `host-gbps`) and copies
       out, then the slowest of the three for each other chunk, and
       `chunk-overhead-us` each (a wake of the host's threads and an
