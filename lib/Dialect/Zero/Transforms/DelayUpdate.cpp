@@ -416,14 +416,20 @@ struct ZeroDelayUpdatePass
     Value applies = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
                                           flagValue, zero);
     // Each state result the update makes stays at its argument until then.
+    // Where it cannot be kept inside the update, the select follows the
+    // value's producer and stands for it everywhere: every reader (the
+    // weight's update reading a new moment, the return) reads the kept
+    // value, so that the producer's one reader is the select, which fuses
+    // with it into one loop, instead of a loop of its own at the end.
     for (auto [index, arg] : llvm::enumerate(stateOf)) {
       Value next = originalResults[index];
       if (!arg || !state.contains(*arg) || !next.getDefiningOp())
         continue;
-      if (!keepInUpdate(next, fn.getArgument(*arg), applies)) {
-        b.setInsertionPoint(ret);
-        ret.setOperand(index, select(b, applies, next, fn.getArgument(*arg)));
-      }
+      if (keepInUpdate(next, fn.getArgument(*arg), applies))
+        continue;
+      b.setInsertionPointAfter(next.getDefiningOp());
+      Value kept = select(b, applies, next, fn.getArgument(*arg));
+      next.replaceAllUsesExcept(kept, kept.getDefiningOp());
     }
   }
 

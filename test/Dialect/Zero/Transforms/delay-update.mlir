@@ -17,23 +17,25 @@
 // CHECK-SAME: tensor<4xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<2x4xf32>>, zero.state_of = 4 : i64},
 // CHECK-SAME: tensor<1xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<2x1xf32>>, zero.state_of = 5 : i64})
 // The update reads the step before's and runs first, before anything of
-// this step.
-// CHECK-NEXT: arith.constant
-// CHECK-NEXT: %[[WHOLE:.*]] = zero.all_gather %[[PENDING]]
-// CHECK-NEXT: %[[MB:.*]] = arith.mulf %[[M]]
-// CHECK-NEXT: %[[M2:.*]] = arith.addf %[[MB]], %[[WHOLE]]
-// CHECK-NEXT: %[[LRS:.*]] = tensor.splat %[[LR]]
-// CHECK-NEXT: %[[S:.*]] = arith.mulf %[[M2]], %[[LRS]]
-// CHECK-NEXT: %[[W2:.*]] = arith.subf %[[W]], %[[S]]
+// this step. Each state's new value is kept at the old one in the first
+// step where it is made, and read so: the moment's select follows its
+// producer, and the weight's update reads it (one reader each, so that they
+// fuse into one loop).
 // CHECK: %[[SET:.*]] = tensor.extract %[[FLAG]]
 // CHECK: %[[APPLIES:.*]] = arith.cmpf one, %[[SET]]
+// CHECK: %[[WHOLE:.*]] = zero.all_gather %[[PENDING]]
+// CHECK-NEXT: %[[MB:.*]] = arith.mulf %[[M]]
+// CHECK-NEXT: %[[M2:.*]] = arith.addf %[[MB]], %[[WHOLE]]
+// CHECK-NEXT: %[[C2:.*]] = tensor.splat %[[APPLIES]] : tensor<8xi1>
+// CHECK-NEXT: %[[M3:.*]] = arith.select %[[C2]], %[[M2]], %[[M]]
+// CHECK-NEXT: %[[LRS:.*]] = tensor.splat %[[LR]]
+// CHECK-NEXT: %[[S:.*]] = arith.mulf %[[M3]], %[[LRS]]
+// CHECK-NEXT: %[[W2:.*]] = arith.subf %[[W]], %[[S]]
 // This step's gradient is reduced, and only returned.
 // CHECK: %[[R:.*]] = zero.reduce_scatter %[[G]]
-// CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<1xf32>
 // CHECK: %[[C1:.*]] = tensor.splat %[[APPLIES]] : tensor<8xi1>
 // CHECK: %[[W3:.*]] = arith.select %[[C1]], %[[W2]], %[[W]]
-// CHECK: %[[C2:.*]] = tensor.splat %[[APPLIES]] : tensor<8xi1>
-// CHECK: %[[M3:.*]] = arith.select %[[C2]], %[[M2]], %[[M]]
+// CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<1xf32>
 // CHECK: return %[[W3]], %[[M3]], %[[R]], %[[ONE]]
 zero.mesh @dp(shape = [2])
 // expected-remark @below {{zero-delay-update: @momentum updates its state from 1 value(s) of the step before (the first step updates nothing)}}
