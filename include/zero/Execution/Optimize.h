@@ -1,7 +1,9 @@
 //===- Optimize.h - LLVM's optimization pipeline, as zero runs it -*- C++ -*-//
 //
 // The LLVM optimization that zero-compile's artifacts and zero-run's JIT
-// share: LLVM's default pipeline at a level, with the instrumentation that
+// share: LLVM's default pipeline at a level (the outermost loops of at most
+// 4096 iterations, which run once a call, kept rolled), with the
+// instrumentation that
 // `opt` runs it with, so that a function marked `optnone` is left alone
 // (PackedEntry.h's selectEntryQuickly marks the entry so) and LLVM's
 // -time-passes and -print-after reach it.
