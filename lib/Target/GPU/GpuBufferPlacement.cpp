@@ -273,7 +273,7 @@ void copyAcrossTheLink(ModuleOp module) {
 /// pointer, which is the allocated one: the CUDA allocators align to 256
 /// bytes, and zero-offload-to-host queues only frees of buffers that ask
 /// for at most 64.
-void freeFromTheQueue(ModuleOp module) {
+void freeAfterCopiesDown(ModuleOp module) {
   zero::RuntimeCallBuilder calls(module);
   SmallVector<memref::DeallocOp> frees;
   module.walk([&](memref::DeallocOp dealloc) {
@@ -318,7 +318,7 @@ struct ZeroGpuBufferPlacementPass
     bool hostCollectives = gpuCollectives == zero::GpuCollectives::Host;
     moveHostBuffersToStack(module);
     copyAcrossTheLink(module);
-    freeFromTheQueue(module);
+    freeAfterCopiesDown(module);
     if (!hostCollectives) {
       copyScalarsThroughStack(module);
       writeConstantsFromHost(module);

@@ -269,14 +269,19 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       (`zero_rt_host_queue_join`) once, before the block's terminator or
       an op of unknown effect; every op that depends on the queue's work
       (the weight's update from the moments the host made) moves after
-      that wait, in order. The frees of the buffers the queue uses (the
-      gradient shards it copies down, its staging buffers) go to the queue
-      too (`zero_rt_*_queue_free`, with `queue-frees`, the default), each
-      just after the last op that touches its buffer, so that the step
-      does not hold them all until the wait; a free stays the rank's,
-      after the wait, where an op after the wait touches its buffer or the
-      buffer asks for more alignment than the runtime's allocators give
-      (64 bytes: the queue frees the aligned pointer as allocated). Buffers
+      that wait, in order, and so do the frees of the buffers the queue
+      uses, but for the device buffers that only the queued updates' copies
+      in read (the gradient shards; with `queue-frees`, the default): each
+      is freed just after the last op that touches it, once copied down,
+      so that the step does not hold them all until the wait. On a GPU the
+      rank starts those copies when it queues the update, on a copy stream
+      of its own, and frees the buffer there
+      (`zero_rt_gpu_free_after_copies`: its stream waits for the copies
+      when it takes the buffer again); on the CPU replica the queue frees
+      it (`zero_rt_host_queue_free`). A buffer that an op after the wait
+      touches, or that asks for more alignment than the runtime's
+      allocators give (64 bytes: the free takes the aligned pointer as
+      the allocated one), is freed after the wait. Buffers
       alias only as views of one allocation or argument; a buffer a loop
       carries or a call returns counts as unknown. Where a host loop cannot
       be a task, the host's work stays in order on the rank's thread, with

@@ -362,10 +362,10 @@ void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
      copies_out triples (to, from, bytes per iteration): iteration i's
      bytes are at offset i * bytes of each; a triple whose bytes are
      negative copies -bytes whole, before the first chunk (in) or after the
-     last (out): a buffer that does not split by the iterations. A chunk moves
-   about chunk_bytes bytes of copies (the compiler's choice; 0: the whole update
-   is one chunk), or ZERO_HOST_QUEUE_CHUNK where set; host memory (the CPU
-   replica);
+     last (out): a buffer that does not split by the iterations. A chunk
+     moves about chunk_bytes bytes of copies (the compiler's choice; 0: the
+     whole update is one chunk), or ZERO_HOST_QUEUE_CHUNK where set; host
+     memory (the CPU replica);
    - zero_rt_gpu_queue_update: the same across the link: the copies in
      (down to the host) start at once, on the rank's copy stream after the
      work the rank put on its stream so far, and the queue waits for each
