@@ -10,7 +10,9 @@
 #       and 2048), on N = 4 ranks, sharded at the function boundary, compiled
 #       for the GPU without offload, with offload=optimizer, and with it
 #       and offload-device-share=SHARE (default 0.35: the last-reduced
-#       gradients' state stays on the device), with offload=optimizer and
+#       gradients' state stays on the device), with
+#       offload-device-share=auto (the cost model's share), with
+#       offload=optimizer and
 #       the gradient shards freed after the rank's wait for its host queue
 #       (queue-frees=false: the device memory that freeing them once copied
 #       down saves), and with offload=optimizer
@@ -61,6 +63,7 @@ prepare() {
     for variant in "device=" "host= offload=optimizer" \
       "waits= offload=optimizer;queue-frees=false" \
       "share= offload=optimizer offload-device-share=$share" \
+      "auto= offload=optimizer offload-device-share=auto" \
       "delay= offload=optimizer delay-update"; do
       local name=${variant%%=*} options=${variant#*=} lowering=
       [[ $options == *";"* ]] && lowering=${options#*;} options=${options%%;*}
@@ -108,7 +111,7 @@ run() {
   for b in "${batches[@]}"; do
     echo "== GPT-2 small, AdamW with forward and backward, batch $b rows a rank, N = $ranks, $steps steps"
     declare -A ms
-    for name in device host waits share delay; do
+    for name in device host waits share auto delay; do
       [[ -f $dir/$name-b$b.so ]] || continue
       local against=(--output-dir "$dir/out-$name-b$b") before peak out
       # The delayed update computes other numbers: it is timed, not compared.
@@ -143,6 +146,9 @@ run() {
     [[ -z ${ms[share]:-} ]] ||
       awk -v d="${ms[device]}" -v h="${ms[share]}" -v f="$share" \
         'BEGIN { printf "offload=optimizer offload-device-share=%s: %.2fx\n", f, h / d }'
+    [[ -z ${ms[auto]:-} ]] ||
+      awk -v d="${ms[device]}" -v h="${ms[auto]}" \
+        'BEGIN { printf "offload=optimizer offload-device-share=auto: %.2fx\n", h / d }'
     [[ -z ${ms[delay]:-} ]] ||
       awk -v d="${ms[device]}" -v h="${ms[delay]}" \
         'BEGIN { printf "offload=optimizer delay-update: %.2fx\n", h / d }'

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/runtime/Launcher.h"
+#include "zero/runtime/Artifact.h"
 
 #include "gtest/gtest.h"
 
@@ -209,6 +210,46 @@ TEST(Launcher, ErrorsNameTheArgumentAndTheMesh) {
                        "--range), but the entry takes 1 arguments"),
             std::string::npos)
       << error;
+}
+
+/// A GPU step's description whose result 0 is the next value of argument 0,
+/// the result's memory `resultMemory` and the argument's `argumentMemory`
+/// (null: the program's memory).
+std::string describeStatePair(const char *argumentMemory,
+                              const char *resultMemory) {
+  auto value = [](const char *name, const char *memory, const char *extra) {
+    std::string text = std::string("{\"name\": \"") + name +
+                       "\", \"dtype\": \"f32\", \"shape\": [4], "
+                       "\"tensor\": true, \"per_rank\": false" +
+                       extra;
+    if (memory)
+      text += std::string(", \"memory\": \"") + memory + "\"";
+    return text + "}";
+  };
+  return std::string("{\"format\": \"zero-artifact\", \"version\": 1, "
+                     "\"runtime_abi\": 5, \"target\": \"cuda\", "
+                     "\"memory\": \"device\", \"entry\": \"step\", "
+                     "\"ranks\": 1, \"arguments\": [") +
+         value("arg0", argumentMemory, "") + "], \"results\": [" +
+         value("result0", resultMemory, ", \"state_of\": 0") + "]}";
+}
+
+TEST(Launcher, AStateResultMustBeInItsArgumentsMemory) {
+  auto check = [](const char *argumentMemory, const char *resultMemory) {
+    ArtifactDescription description;
+    return parseArtifactDescription(
+        describeStatePair(argumentMemory, resultMemory), description);
+  };
+  EXPECT_EQ(check("host", "host"), "");
+  EXPECT_EQ(check(nullptr, nullptr), "");
+  // The launcher would hand a device buffer to a program that reads the
+  // argument on the host.
+  EXPECT_EQ(check("host", nullptr),
+            "results[0].state_of: a result in the program's memory cannot "
+            "feed argument 0, in host memory");
+  EXPECT_EQ(check(nullptr, "host"),
+            "results[0].state_of: a result in host memory cannot feed "
+            "argument 0, in the program's memory");
 }
 
 } // namespace

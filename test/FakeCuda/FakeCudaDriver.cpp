@@ -9,7 +9,11 @@
 //
 // It has one device, "zero fake GPU", of compute capability
 // ZERO_FAKE_CUDA_CC (default 90). Memory is host memory, at most
-// ZERO_FAKE_CUDA_MEMORY bytes (default 1 GiB) in all, and pinned host
+// ZERO_FAKE_CUDA_MEMORY bytes (default 1 GiB) in all. As on a GPU, the host
+// cannot touch device memory: a device block's address is a view of its
+// pages that the host may not read or write (a host access is a SIGSEGV,
+// as it is on a GPU), and copies go through a second, readable view of the
+// same pages. Managed memory (cuMemAllocManaged) stays readable. Pinned host
 // memory at most ZERO_FAKE_CUDA_HOST_MEMORY bytes (default 1 GiB); more
 // fails with CUDA_ERROR_OUT_OF_MEMORY. Copies are memcpy; streams and events
 // are tokens, everything being done when it is asked for. It runs no kernel: a
@@ -34,6 +38,9 @@
 #include <map>
 #include <mutex>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 // The types and constants the runtime uses, from its own header, so that
 // the two agree; the errors only the stand-in returns, as cuda.h has them.
 using namespace zero::rt::cuda;
@@ -44,10 +51,16 @@ constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;
 constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
 
-/// A block handed out: its bytes, and the allocation it is aligned in.
+/// A block handed out: its bytes, the allocation it is aligned in, and the
+/// view the driver reads and writes it through (the block itself where the
+/// host may touch it).
 struct Block {
   size_t bytes;
   void *allocation;
+  char *readable;
+  /// The size of the two mappings of a block the host may not touch; 0
+  /// for a block from calloc.
+  size_t mapped = 0;
 };
 
 struct Memory {
@@ -95,10 +108,49 @@ int computeCapability() {
   return value ? std::atoi(value) : 90;
 }
 
-CUresult allocate(void **pointer, size_t bytes, Memory &m = memory()) {
+/// Maps `bytes` of fresh pages twice: once without access (the block's
+/// address, as the host sees a GPU's memory) and once readable and
+/// writable (the driver's view, for copies). Returns false when the system
+/// refuses.
+bool mapUntouchable(size_t bytes, Block &block) {
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  size_t mapped = std::max<size_t>((bytes + page - 1) / page * page, page);
+  int file = memfd_create("zero-fake-gpu", MFD_CLOEXEC);
+  if (file < 0)
+    return false;
+  void *hidden = MAP_FAILED, *readable = MAP_FAILED;
+  if (ftruncate(file, off_t(mapped)) == 0) {
+    hidden = mmap(nullptr, mapped, PROT_NONE, MAP_SHARED, file, 0);
+    readable =
+        mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0);
+  }
+  close(file);
+  if (hidden == MAP_FAILED || readable == MAP_FAILED) {
+    if (hidden != MAP_FAILED)
+      munmap(hidden, mapped);
+    if (readable != MAP_FAILED)
+      munmap(readable, mapped);
+    return false;
+  }
+  block = {bytes, hidden, static_cast<char *>(readable), mapped};
+  return true;
+}
+
+CUresult allocate(void **pointer, size_t bytes, Memory &m = memory(),
+                  bool untouchable = false) {
   std::lock_guard<std::mutex> lock(m.mutex);
   if (bytes > capacity(m) - m.used)
     return CUDA_ERROR_OUT_OF_MEMORY;
+  if (untouchable) {
+    Block block;
+    if (!mapUntouchable(bytes, block))
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    m.blocks[block.allocation] = block;
+    m.used += bytes;
+    m.peak = std::max(m.peak, m.used);
+    *pointer = block.allocation;
+    return CUDA_SUCCESS;
+  }
   // Aligned as cuMemAlloc's are (256 bytes), which compiled code relies on:
   // a buffer's aligned pointer is the one allocated. calloc's pages of a
   // large block are mapped as they are touched, as a GPU's are not, but a
@@ -110,7 +162,7 @@ CUresult allocate(void **pointer, size_t bytes, Memory &m = memory()) {
   auto address = reinterpret_cast<uintptr_t>(allocation);
   void *block = reinterpret_cast<void *>((address + alignment - 1) / alignment *
                                          alignment);
-  m.blocks[block] = {bytes, allocation};
+  m.blocks[block] = {bytes, allocation, static_cast<char *>(block)};
   m.used += bytes;
   m.peak = std::max(m.peak, m.used);
   *pointer = block;
@@ -183,7 +235,7 @@ CUresult cuGetErrorString(CUresult result, const char **text) {
 }
 
 CUresult cuMemAlloc_v2(void **pointer, size_t bytes) {
-  return allocate(pointer, bytes);
+  return allocate(pointer, bytes, memory(), /*untouchable=*/true);
 }
 CUresult cuMemAllocManaged(void **pointer, size_t bytes, unsigned) {
   return allocate(pointer, bytes);
@@ -193,8 +245,14 @@ CUresult release(void *pointer, Memory &m) {
   auto it = m.blocks.find(pointer);
   if (it == m.blocks.end())
     return CUDA_ERROR_INVALID_VALUE;
-  m.used -= it->second.bytes;
-  std::free(it->second.allocation);
+  Block &block = it->second;
+  m.used -= block.bytes;
+  if (block.mapped) {
+    munmap(block.allocation, block.mapped);
+    munmap(block.readable, block.mapped);
+  } else {
+    std::free(block.allocation);
+  }
   m.blocks.erase(it);
   return CUDA_SUCCESS;
 }
@@ -205,15 +263,31 @@ CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned) {
 CUresult cuMemFreeHost(void *pointer) {
   return release(pointer, pinnedMemory());
 }
+/// The view through which the driver reads and writes `pointer` if it is
+/// inside a block of `m`, else null.
+static char *readableView(Memory &m, const void *pointer) {
+  std::lock_guard<std::mutex> lock(m.mutex);
+  auto it = m.blocks.upper_bound(const_cast<void *>(pointer));
+  if (it == m.blocks.begin())
+    return nullptr;
+  --it;
+  auto offset = size_t(static_cast<const char *>(pointer) -
+                       static_cast<const char *>(it->first));
+  return offset < it->second.bytes ? it->second.readable + offset : nullptr;
+}
 /// Whether `pointer` is inside a block of `m`.
 static bool holds(Memory &m, void *pointer) {
-  std::lock_guard<std::mutex> lock(m.mutex);
-  auto it = m.blocks.upper_bound(pointer);
-  if (it == m.blocks.begin())
-    return false;
-  --it;
-  auto *begin = static_cast<char *>(it->first);
-  return static_cast<char *>(pointer) < begin + it->second.bytes;
+  return readableView(m, pointer) != nullptr;
+}
+/// What a copy reads or writes for `pointer`: device memory through the
+/// driver's view, host memory as it is.
+static void *copied(const void *pointer) {
+  char *view = readableView(memory(), pointer);
+  return view ? view : const_cast<void *>(pointer);
+}
+static CUresult copy(void *to, const void *from, size_t bytes) {
+  std::memmove(copied(to), copied(from), bytes);
+  return CUDA_SUCCESS;
 }
 CUresult cuPointerGetAttribute(void *data, int, void *pointer) {
   if (holds(memory(), pointer))
@@ -226,20 +300,16 @@ CUresult cuPointerGetAttribute(void *data, int, void *pointer) {
 }
 
 CUresult cuMemcpyHtoD_v2(void *to, const void *from, size_t bytes) {
-  std::memmove(to, from, bytes);
-  return CUDA_SUCCESS;
+  return copy(to, from, bytes);
 }
 CUresult cuMemcpyDtoH_v2(void *to, const void *from, size_t bytes) {
-  std::memmove(to, from, bytes);
-  return CUDA_SUCCESS;
+  return copy(to, from, bytes);
 }
 CUresult cuMemcpyDtoD_v2(void *to, const void *from, size_t bytes) {
-  std::memmove(to, from, bytes);
-  return CUDA_SUCCESS;
+  return copy(to, from, bytes);
 }
 CUresult cuMemcpyAsync(void *to, const void *from, size_t bytes, void *) {
-  std::memmove(to, from, bytes);
-  return CUDA_SUCCESS;
+  return copy(to, from, bytes);
 }
 
 CUresult cuModuleLoadData(void **module, const void *) {

@@ -20,6 +20,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "zero/Analysis/CostModel.h"
+#include "zero/Analysis/StateResults.h"
 #include "zero/Conversion/ZeroToRuntime/HostTasks.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
@@ -211,6 +212,71 @@ unsigned stageCollectives(func::FuncOp fn) {
     }
   }
   return collectives.size();
+}
+
+/// The results of `fn` that are the next value of a host argument but are
+/// not in host memory yet, as (return, operand index) pairs: a delayed
+/// update's gradient shards (a reduce-scatter's output) and its flag. The
+/// launcher hands each back as its argument, which the host reads.
+SmallVector<std::pair<func::ReturnOp, unsigned>>
+hostStateResults(func::FuncOp fn) {
+  SmallVector<std::pair<func::ReturnOp, unsigned>> results;
+  fn.walk([&](func::ReturnOp ret) {
+    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      auto of = fn.getResultAttrOfType<IntegerAttr>(i, zero::kStateOfAttrName);
+      if (of && of.getInt() >= 0 && of.getInt() < fn.getNumArguments() &&
+          zero::isHostArgument(fn, of.getInt()) && !zero::inHostMemory(value))
+        results.push_back({ret, unsigned(i)});
+    }
+  });
+  return results;
+}
+
+/// Whether `buffer` is a fresh allocation that only copies write and
+/// nothing else touches but `ret`, once: it can be host memory itself.
+bool onlyCopiedInto(Value buffer, func::ReturnOp ret) {
+  if (!buffer.getDefiningOp<memref::AllocOp>())
+    return false;
+  unsigned returned = 0;
+  for (OpOperand &use : buffer.getUses()) {
+    if (use.getOwner() == ret.getOperation()) {
+      ++returned;
+      continue;
+    }
+    auto copy = dyn_cast<memref::CopyOp>(use.getOwner());
+    if (!copy || copy.getTarget() != buffer)
+      return false;
+  }
+  return returned == 1;
+}
+
+/// Puts each of `results` in host memory: a buffer only copies write is
+/// allocated there; any other (a collective's output, which NCCL writes on
+/// the device) is copied there before the return, where the rank waits for
+/// its stream, and its device buffer freed when the function owns it.
+void placeHostStateResults(
+    func::FuncOp fn, ArrayRef<std::pair<func::ReturnOp, unsigned>> results) {
+  for (auto [ret, i] : results) {
+    Value value = ret.getOperand(i);
+    auto type = cast<MemRefType>(fn.getResultTypes()[i]);
+    if (onlyCopiedInto(value, ret)) {
+      auto alloc = value.getDefiningOp<memref::AllocOp>();
+      OpBuilder b(alloc);
+      auto host = zero::HostAllocOp::create(b, alloc.getLoc(), type);
+      alloc.replaceAllUsesWith(host.getResult());
+      alloc.erase();
+      continue;
+    }
+    OpBuilder b(ret);
+    Location loc = ret.getLoc();
+    Value host = zero::HostAllocOp::create(b, loc, type);
+    memref::CopyOp::create(b, loc, value, host);
+    bool owned = value.getDefiningOp<memref::AllocOp>() &&
+                 llvm::count(ret.getOperands(), value) == 1;
+    if (owned)
+      memref::DeallocOp::create(b, loc, value);
+    ret.setOperand(i, host);
+  }
 }
 
 /// Whether `index` is `iv * stride + offset` with constant stride and
@@ -497,11 +563,15 @@ struct ZeroOffloadToHostPass
                "GPU's CPU replica (zero-run --gpu-loops)";
         return signalPassFailure();
       }
-      if (failed(offload(fn))) {
+      SmallVector<std::pair<func::ReturnOp, unsigned>> stateResults =
+          hostStateResults(fn);
+      if (failed(checkHostStateResults(fn, stateResults)) ||
+          failed(offload(fn))) {
         for (unsigned i = 0; i < fn.getNumArguments(); ++i)
           zero::setHostArgument(fn, i, /*host=*/false);
         continue;
       }
+      placeHostStateResults(fn, stateResults);
       if (unsigned moved = stageCollectives(fn))
         emitRemark(fn.getLoc())
             << "zero-offload-to-host: @" << fn.getName() << ": " << moved
@@ -510,6 +580,26 @@ struct ZeroOffloadToHostPass
     }
     if (!placed.empty())
       module->setAttr("zero.host_memory", b.getDictionaryAttr(placed));
+  }
+
+  /// Whether each of `results` can be host memory: a static shape, without
+  /// a layout of its own (a host copy of it is what is returned).
+  LogicalResult
+  checkHostStateResults(func::FuncOp fn,
+                        ArrayRef<std::pair<func::ReturnOp, unsigned>> results) {
+    for (auto [ret, i] : results) {
+      auto type = dyn_cast<MemRefType>(fn.getResultTypes()[i]);
+      if (type && type.hasStaticShape() && type.getLayout().isIdentity())
+        continue;
+      emitRemark(ret.getLoc())
+          << "zero-offload-to-host: @" << fn.getName()
+          << " stays on the device: result " << i
+          << " is the next value of host state, but its type "
+          << fn.getResultTypes()[i]
+          << " is not a static buffer that host memory can hold";
+      return failure();
+    }
+    return success();
   }
 
   /// Which arguments and results of `fn` live in host memory.

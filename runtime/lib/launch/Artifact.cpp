@@ -100,8 +100,8 @@ struct DescriptionReader {
 };
 } // namespace
 
-/// Checks that each result with "state_of" names an argument of its type
-/// and layout, and no argument twice.
+/// Checks that each result with "state_of" names an argument of its type,
+/// layout and memory, and no argument twice.
 static std::string checkStatePairs(const ArtifactDescription &d) {
   std::vector<bool> fed(d.arguments.size());
   for (size_t i = 0; i < d.results.size(); ++i) {
@@ -121,6 +121,13 @@ static std::string checkStatePairs(const ArtifactDescription &d) {
     if (arg.type.str() != result.type.str() || !sameLayout)
       return where + ": " + result.type.str() + " cannot feed argument " +
              std::to_string(j) + " (" + arg.type.str() + ")";
+    // The launcher hands the result's buffer back as the argument: a device
+    // buffer where the program reads host memory is a fault on the host.
+    if (arg.memory != result.memory)
+      return where + ": a result in " +
+             (result.memory.empty() ? "the program's" : result.memory) +
+             " memory cannot feed argument " + std::to_string(j) + ", in " +
+             (arg.memory.empty() ? "the program's" : arg.memory) + " memory";
     if (fed[j])
       return where + ": argument " + std::to_string(j) +
              " is fed by two results";

@@ -250,3 +250,48 @@ func.func @gathers(%w: memref<4xf32> {zero.memory = "host"}, %out: memref<8xf32>
   zero.wait %r, %s, %s : memref<4xf32>, memref<4xf32>
   return
 }
+
+// -----
+
+// A delayed update's state (zero-delay-update): the step before's gradient
+// shard and the flag are host arguments, so the results that feed them are
+// host memory too (the launcher hands each result back as its argument,
+// which the host reads). The flag, which only a copy writes, is allocated
+// there; the new gradient shard, a reduce-scatter's output on the device,
+// is copied there before the return and its device buffer freed.
+zero.mesh @dp(shape = [2])
+// CHECK: module attributes {zero.host_memory = {delayed = {arguments = array<i64: 0, 1>, results = array<i64: 0, 1>}}}
+// CHECK-LABEL: func.func @delayed
+// CHECK: %[[FLAG:.*]] = zero.host_alloc : memref<1xf32>
+// CHECK-NEXT: memref.copy %{{.*}}, %[[FLAG]]
+// CHECK: zero.reduce_scatter_buffer %{{.*}}, %[[NEW:.*]] on @dp
+// CHECK: %[[HOST:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK-NEXT: memref.copy %[[NEW]], %[[HOST]]
+// CHECK-NEXT: memref.dealloc %[[NEW]]
+// CHECK-NEXT: return %[[HOST]], %[[FLAG]]
+// expected-remark @below {{zero-offload-to-host: @delayed: 0 loop nest(s) on the host, 0 device buffer(s) copied}}
+func.func @delayed(%g: memref<4xf32> {zero.memory = "host", zero.delayed},
+                   %flag: memref<1xf32> {zero.memory = "host", zero.delayed},
+                   %grad: memref<8xf32>, %one: memref<1xf32>)
+    -> (memref<4xf32> {zero.state_of = 0 : i64},
+        memref<1xf32> {zero.state_of = 1 : i64}) {
+  %f = memref.alloc() : memref<1xf32>
+  memref.copy %one, %f : memref<1xf32> to memref<1xf32>
+  %new = memref.alloc() : memref<4xf32>
+  zero.reduce_scatter_buffer %grad, %new on @dp reduce = mean : memref<8xf32>, memref<4xf32>
+  return %new, %f : memref<4xf32>, memref<1xf32>
+}
+
+// -----
+
+// A result that feeds host state but is not a static buffer: the function
+// stays on the device.
+// CHECK-LABEL: func.func @dynamic_state
+// CHECK-SAME: (%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>)
+// CHECK-NOT: zero.host_alloc
+func.func @dynamic_state(%g: memref<?xf32> {zero.memory = "host"},
+                         %new: memref<?xf32>)
+    -> (memref<?xf32> {zero.state_of = 0 : i64}) {
+  // expected-remark @below {{zero-offload-to-host: @dynamic_state stays on the device: result 0 is the next value of host state, but its type 'memref<?xf32>' is not a static buffer that host memory can hold}}
+  return %new : memref<?xf32>
+}

@@ -291,8 +291,17 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       through device buffers: the input copied up before it, the output
       copied back once it completes (at its `zero.wait` when started), so
       that every backend, NCCL's included, moves device buffers;
-    - the function's results that are host buffers (state updated in place)
-      are noted too: the module gets `zero.host_memory = {<function> =
+    - a result that is the next value of a host argument (`zero.state_of`)
+      but not yet in host memory (a delayed update's gradient shard, the
+      output of a reduce-scatter on the device, and its flag; see
+      `zero-delay-update`) is put there, since the launcher hands it back
+      as that argument, which the host reads: a fresh buffer that only
+      copies write is allocated in host memory; any other is copied into a
+      host buffer before the return (where the rank waits for its stream)
+      and its device buffer freed. A result that is not a static buffer
+      without a layout keeps the function on the device, with a remark;
+    - the function's results that are host buffers (state updated in place,
+      the results above) are noted too: the module gets `zero.host_memory = {<function> =
       {arguments = [...], results = [...]}}`, which `zero-compile` writes
       into the artifact's description (`"memory": "host"` on each value)
       for the launcher.
