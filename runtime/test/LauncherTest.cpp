@@ -252,4 +252,67 @@ TEST(Launcher, AStateResultMustBeInItsArgumentsMemory) {
             "argument 0, in the program's memory");
 }
 
+/// `step(x: tensor<4xf32>)` whose rank `faulting` faults: it reads address
+/// 16, or with `overflow`, recurses until its stack runs out.
+class FaultProgram : public Program {
+public:
+  FaultProgram(int32_t faulting, bool overflow)
+      : faulting(faulting), overflow(overflow) {
+    arguments = {{"arg0", {"f32", {4}, true}, std::nullopt}};
+  }
+  const std::string &getEntryName() const override { return name; }
+  const std::vector<ArtifactValue> &getArguments() const override {
+    return arguments;
+  }
+  const std::vector<ArtifactValue> &getResults() const override {
+    return results;
+  }
+  std::string call(std::vector<Array> &, std::vector<Array> *,
+                   double &seconds) const override {
+    seconds = 0;
+    if (zero_rank_id(zero_bound_rank()) != faulting)
+      return "";
+    if (overflow)
+      return std::to_string(deeper(1));
+    volatile int *address = reinterpret_cast<volatile int *>(16);
+    return std::to_string(*address);
+  }
+
+private:
+  /// Frames of 4 KiB each, without end (the flag is never cleared).
+  static int deeper(int depth) {
+    volatile char frame[4096];
+    frame[0] = char(depth);
+    return keepGoing ? deeper(depth + 1) + frame[0] : frame[0];
+  }
+  static inline volatile bool keepGoing = true;
+  int32_t faulting;
+  bool overflow;
+  std::string name = "step";
+  std::vector<ArtifactValue> arguments, results;
+};
+
+/// Launches `program` on 2 ranks (for a death test: it does not return).
+void launchTwo(const Program &program) {
+  LaunchOptions options;
+  options.ranks = 2;
+  std::vector<std::vector<RankRun>> runs;
+  (void)launch({&program}, options, runs);
+}
+
+TEST(LauncherDeathTest, AFaultNamesItsRankAndTheAddress) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  FaultProgram program(/*faulting=*/1, /*overflow=*/false);
+  EXPECT_DEATH(launchTwo(program),
+               "zero: error: rank 1: SIGSEGV \\(an access to memory it may "
+               "not touch\\) at address 0x10, in .*ZeroRuntimeTests.*; the "
+               "process ends, and every rank in it");
+}
+
+TEST(LauncherDeathTest, AStackOverflowIsReportedFromItsOwnStack) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  FaultProgram program(/*faulting=*/0, /*overflow=*/true);
+  EXPECT_DEATH(launchTwo(program), "zero: error: rank 0: SIGSEGV");
+}
+
 } // namespace

@@ -1,6 +1,7 @@
 //===- Launcher.cpp - run a program on every rank of a world --------------===//
 
 #include "zero/runtime/Launcher.h"
+#include "launch/FatalSignals.h"
 #include "zero/runtime/Checkpoint.h"
 #include "zero/runtime/Files.h"
 
@@ -454,7 +455,10 @@ std::string zero::rt::launch(const std::vector<const Program *> &programs,
   RankRun blank;
   blank.agreementChecked = worldOptions.check != 0;
   runs.assign(programs.size(), std::vector<RankRun>(local, blank));
+  // A fault in a step ends the process: it first names the rank.
+  reportFatalSignals();
   auto runLocal = [&](int32_t i) {
+    FaultStack faultStack;
     zero_rank *rank = zero_world_local_rank(world, i);
     zero_rank_bind(rank);
     std::vector<RankRun *> rankRuns;
