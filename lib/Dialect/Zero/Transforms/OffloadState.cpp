@@ -122,9 +122,10 @@ struct HostUpdate {
   /// The bytes a fused host loop moves: what it reads from outside the
   /// update and what leaves it, over the host's bandwidth.
   double hostSeconds = 0;
-  /// Of those, what the device holds, copied down, and what the device
-  /// reads, copied up, over the link's.
-  double linkSeconds = 0;
+  /// Of those, what the device holds, copied down, over the link's.
+  double downSeconds = 0;
+  /// And what the device reads, copied up, over the link's.
+  double upSeconds = 0;
 };
 
 /// Whether `fn` carries tensors round a loop: state that offload, which
@@ -319,7 +320,7 @@ struct ZeroOffloadStatePass
                    !isa<tensor::TensorDialect>(def->getDialect());
           }))
         host.insert(op);
-    int64_t hostBytes = 0, linkBytes = 0;
+    int64_t hostBytes = 0, downBytes = 0, upBytes = 0;
     llvm::SmallPtrSet<Value, 32> counted;
     for (Operation *op : group.ops) {
       if (!host.contains(op))
@@ -334,7 +335,7 @@ struct ZeroOffloadStatePass
           continue;
         hostBytes += valueBytes(operand);
         if (!isHostArgument(fn, operand, offloadable))
-          linkBytes += valueBytes(operand); // copied down
+          downBytes += valueBytes(operand);
       }
       for (OpResult result : op->getResults()) {
         bool leaves = llvm::any_of(result.getUsers(), [&](Operation *user) {
@@ -344,12 +345,13 @@ struct ZeroOffloadStatePass
           continue;
         hostBytes += valueBytes(result);
         if (readOnDevice(result, stateOf, offloadable))
-          linkBytes += valueBytes(result); // copied up
+          upBytes += valueBytes(result);
       }
     }
     const CostModelParameters &rates = model.getParameters();
     group.hostSeconds = double(hostBytes) / rates.hostBandwidth;
-    group.linkSeconds = double(linkBytes) / rates.linkBandwidth;
+    group.downSeconds = double(downBytes) / rates.linkBandwidth;
+    group.upSeconds = double(upBytes) / rates.linkBandwidth;
   }
 
   /// Whether `value` is one of `fn`'s arguments among `offloadable`.
@@ -379,15 +381,19 @@ struct ZeroOffloadStatePass
 
   /// The step's seconds by the cost model when `groups`' first `offloaded`
   /// updates run on the host: the device's step less those updates, or the
-  /// host's queue, which runs them one after another, each from when it is
+  /// end of the host's work, as the runtime runs it. The rank starts each
+  /// update's copies down when it queues the update, once the update is
   /// ready (earlier by the device's time on the updates before it that
-  /// left), its copies and its loop in turn.
+  /// left), on a copy stream of its own that runs them one after another;
+  /// the host's queue runs each loop once its copies are down and the loop
+  /// before it is done, then its copies up (the other direction of the
+  /// link).
   static double estimateStep(double deviceStep, ArrayRef<HostUpdate> groups,
                              size_t offloaded) {
-    double saved = 0, queue = 0;
+    double saved = 0, down = 0, queue = 0;
     for (const HostUpdate &group : groups.take_front(offloaded)) {
-      queue = std::max(queue, group.ready - saved) + group.linkSeconds +
-              group.hostSeconds;
+      down = std::max(down, group.ready - saved) + group.downSeconds;
+      queue = std::max(queue, down) + group.hostSeconds + group.upSeconds;
       saved += group.deviceSeconds;
     }
     return std::max(deviceStep - saved, queue);
@@ -410,7 +416,7 @@ struct ZeroOffloadStatePass
     for (HostUpdate &group : groups) {
       costUpdate(fn, group, offloadableSet, stateOf, model);
       host += group.hostSeconds;
-      link += group.linkSeconds;
+      link += group.downSeconds + group.upSeconds;
     }
     size_t n = groups.size(), best = n;
     double bestSeconds = estimateStep(deviceStep, groups, n);

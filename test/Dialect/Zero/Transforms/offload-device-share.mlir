@@ -1,9 +1,9 @@
 // zero-offload-state's offload-device-share=auto: the cost model picks which
 // state stays on the device. Each moment's update can start once its
 // gradient's all-reduce is done; the host's queue runs the updates in that
-// order, each with its copies across the link (link-gbps) and its loop at
-// the host's bandwidth (host-gbps), while the device goes on with the next
-// gradient. The model keeps on the device the updates that start last,
+// order, each loop at the host's bandwidth (host-gbps) once its copies down
+// are done, then its copies up (link-gbps), while the device goes on with
+// the next gradient and the link brings the next update's copies down. The model keeps on the device the updates that start last,
 // as many as make the step shortest (the fewest among equals).
 //
 // A fast host hides both updates: nothing stays.
@@ -14,8 +14,13 @@
 // RUN: zero-opt %s --split-input-file --zero-offload-state='offload=optimizer offload-device-share=auto host-gbps=2' 2>&1 | FileCheck %s --check-prefix=MID
 // A host slower still is hidden by neither: both stay.
 // RUN: zero-opt %s --split-input-file --zero-offload-state='offload=optimizer offload-device-share=auto host-gbps=0.5' 2>&1 | FileCheck %s --check-prefix=SLOW
-// A slow link makes the copies cost what the slow host did.
+// A slow link makes the copies cost what the slow host did. With both
+// offloaded, the second update's copies down go while the first is still on
+// the host's queue (the rank starts an update's copies down when it queues
+// it, on a copy stream of its own): 4.027 ms, where the copies and loops
+// one after another would be 5.075.
 // RUN: zero-opt %s --split-input-file --zero-offload-state='offload=optimizer offload-device-share=auto host-gbps=20 link-gbps=0.5' 2>&1 | FileCheck %s --check-prefix=SLOW
+// RUN: zero-opt %s --split-input-file --zero-offload-state='offload=optimizer offload-device-share=auto host-gbps=20 link-gbps=0.5' 2>&1 | FileCheck %s --check-prefix=LINK
 
 // FAST: remark: zero-offload-state: 2 of 4 state arguments of @two_layers in host memory; 0 kept on the device (offload-device-share=auto: 0.00% of the bytes; estimated step 1.554 ms, against 1.554 ms with all offloaded and 1.730 ms with none; the host's update 0.131 ms and the link's copies 0.042 ms a step at host-gbps=20.00 link-gbps=50.00)
 // FAST-LABEL: func.func @two_layers(%arg0
@@ -24,6 +29,7 @@
 // MID-LABEL: func.func @two_layers(%arg0
 // MID-SAME: : tensor<256x256xf32> {zero.memory = "host"}, %arg1: tensor<256x256xf32>, %arg2: tensor<256x256xf32>, %arg3: tensor<256x256xf32>,
 // SLOW: remark: zero-offload-state: 0 of 4 state arguments of @two_layers in host memory; 2 kept on the device (offload-device-share=auto: 100.00% of the bytes; estimated step 1.730 ms, against {{.*}} ms with all offloaded and 1.730 ms with none
+// LINK: remark: zero-offload-state: 0 of 4 state arguments of @two_layers in host memory; 2 kept on the device (offload-device-share=auto: 100.00% of the bytes; estimated step 1.730 ms, against 4.027 ms with all offloaded and 1.730 ms with none; the host's update 0.131 ms and the link's copies 4.194 ms a step at host-gbps=20.00 link-gbps=0.50)
 // SLOW-LABEL: func.func @two_layers(%arg0
 // SLOW-NOT: zero.memory
 zero.mesh @dp(shape = [2])
