@@ -28,7 +28,8 @@
 #       GPU's peak memory in use during each run (nvidia-smi, sampled every
 #       20 ms, less the memory in use before it) beside zero-report's state
 #       per rank, and whether the offloaded results equal the results
-#       without offload, bit for bit.
+#       without offload, bit for bit; first, the host's memory roofline
+#       (STREAM's triad on every core and on a rank's share).
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 batches=(${BATCHES:-512 2048})
@@ -106,6 +107,14 @@ run() {
   build_runtime "$rt"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   echo "host threads a rank: ${ZERO_HOST_THREADS:-cores / $ranks} of $(nproc) cores"
+  # The host's memory roofline (STREAM's triad, benchmarks/triad.cpp), on
+  # every core and on one rank's share: what the host's update runs against.
+  if c++ -O2 -std=c++20 -pthread "$root/benchmarks/triad.cpp" \
+    -o "$dir/triad" 2>/dev/null; then
+    for threads in "$(nproc)" "$(($(nproc) / ranks))"; do
+      echo "host $("$dir/triad" --threads "$threads" --mb 128 --repeat 5)"
+    done
+  fi
   # shellcheck disable=SC2207
   local flags=($(cat "$dir/flags"))
   for b in "${batches[@]}"; do
