@@ -9,10 +9,14 @@
 #include "BufferOrigin.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "zero/Target/CPU/Passes.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace zero {
@@ -21,9 +25,176 @@ namespace zero {
 } // namespace zero
 
 using namespace mlir;
-using zero::getOrigin;
 
 namespace {
+
+// Beyond views, two region ops of ownership-based deallocation's output
+// pass buffers on without making them alias anything new: a loop whose
+// body yields, at each position, its iteration argument there or memory it
+// allocated; and an scf.if that yields an outer buffer or a fresh clone of
+// it ("return it if owned, else a clone"). Their results are followed to
+// the buffer they can hold (originOf), so that a dealloc after them still
+// splits by allocation.
+
+Value originOf(Value value);
+bool mayEscape(Value origin, OpOperand *allowed = nullptr);
+
+/// Whether `origin` (an originOf) is memory an op inside `region`
+/// allocates: fresh in it, distinct from everything outside it.
+bool allocatedIn(Value origin, Region &region) {
+  Operation *def = origin.getDefiningOp();
+  return def && region.isAncestor(def->getParentRegion()) &&
+         hasEffect<MemoryEffects::Allocate>(def, origin);
+}
+
+/// What the pass has found of each loop (loopHoldsOnlyInits), for its run
+/// on one op: deallocs, which it replaces, do not change it.
+thread_local llvm::DenseMap<Operation *, bool> *loopFacts = nullptr;
+
+/// Whether each memref result of `loop` can only hold its init's buffer or
+/// memory the loop allocated: at each position the body yields its
+/// iteration argument there or memory it allocated (yielded nowhere else),
+/// and no iteration argument escapes the body (mayEscape).
+bool loopHoldsOnlyInits(scf::ForOp loop) {
+  if (loopFacts)
+    if (auto it = loopFacts->find(loop); it != loopFacts->end())
+      return it->second;
+  if (loopFacts)
+    (*loopFacts)[loop] = false; // until shown, for a use in its own body
+  Region &body = loop.getRegion();
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  bool holds = true;
+  llvm::SmallDenseSet<Value, 8> yieldedFresh;
+  for (auto [i, yielded] : llvm::enumerate(yield.getOperands())) {
+    if (!isa<BaseMemRefType>(yielded.getType()))
+      continue;
+    Value origin = originOf(yielded);
+    if (origin == loop.getRegionIterArgs()[i])
+      continue;
+    if (!allocatedIn(origin, body) || !yieldedFresh.insert(origin).second)
+      holds = false;
+  }
+  for (auto [i, iterArg] : llvm::enumerate(loop.getRegionIterArgs()))
+    if (holds && isa<BaseMemRefType>(iterArg.getType()) &&
+        mayEscape(iterArg, &yield->getOpOperand(i)))
+      holds = false;
+  if (loopFacts)
+    (*loopFacts)[loop] = holds;
+  return holds;
+}
+
+/// The value of outer origin that result `index` of `ifOp` can hold beside
+/// memory its branches allocate, when every branch yields there either a
+/// value of that one origin or memory it allocated (yielded nowhere else in
+/// the branch); else null.
+Value ifHoldsOnly(scf::IfOp ifOp, unsigned index) {
+  if (ifOp.getElseRegion().empty())
+    return Value();
+  Value outer, outerOrigin;
+  for (Region *branch : {&ifOp.getThenRegion(), &ifOp.getElseRegion()}) {
+    auto yield = cast<scf::YieldOp>(branch->front().getTerminator());
+    Value origin = originOf(yield.getOperand(index));
+    if (allocatedIn(origin, *branch)) {
+      for (auto [i, other] : llvm::enumerate(yield.getOperands()))
+        if (i != index && isa<BaseMemRefType>(other.getType()) &&
+            originOf(other) == origin)
+          return Value();
+      continue;
+    }
+    if (branch->isAncestor(origin.getParentRegion()) ||
+        (outerOrigin && origin != outerOrigin))
+      return Value();
+    outer = yield.getOperand(index);
+    outerOrigin = origin;
+  }
+  return outer;
+}
+
+/// The value `use` passes its buffer on to without a new alias: the result
+/// of a loop whose init it is, or of an scf.if that yields it, where those
+/// hold only it (or fresh memory); else null.
+Value passedOnTo(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (auto loop = dyn_cast<scf::ForOp>(user)) {
+    unsigned controls = loop.getNumControlOperands();
+    if (use.getOperandNumber() < controls || !loopHoldsOnlyInits(loop))
+      return Value();
+    return loop.getResult(use.getOperandNumber() - controls);
+  }
+  auto yield = dyn_cast<scf::YieldOp>(user);
+  auto ifOp = yield ? dyn_cast<scf::IfOp>(yield->getParentOp()) : nullptr;
+  if (!ifOp)
+    return Value();
+  unsigned index = use.getOperandNumber();
+  Value outer = ifHoldsOnly(ifOp, index);
+  if (!outer || originOf(outer) != originOf(use.get()))
+    return Value();
+  return ifOp.getResult(index);
+}
+
+Value originOf(Value value) {
+  while (true) {
+    value = zero::getOrigin(value);
+    auto result = dyn_cast<OpResult>(value);
+    if (!result)
+      return value;
+    unsigned index = result.getResultNumber();
+    if (auto loop = dyn_cast<scf::ForOp>(result.getOwner())) {
+      if (loop.getInitArgs()[index].getType() != value.getType() ||
+          !loopHoldsOnlyInits(loop))
+        return value;
+      value = loop.getInitArgs()[index];
+      continue;
+    }
+    if (auto ifOp = dyn_cast<scf::IfOp>(result.getOwner())) {
+      Value outer = ifHoldsOnly(ifOp, index);
+      if (!outer)
+        return value;
+      value = outer;
+      continue;
+    }
+    return value;
+  }
+}
+
+/// Whether the buffer `origin` holds may reach another value than its
+/// views and the results it is passed on to (passedOnTo): it, or such a
+/// value, is yielded, passed to an op with regions or to a call, or read by
+/// an op with a memref result that is none of those. Only such a buffer can
+/// alias a value of unknown provenance. `allowed` is a use that does not
+/// count (a loop's yield of its own iteration argument).
+bool mayEscape(Value origin, OpOperand *allowed) {
+  SmallVector<Value> views{origin};
+  llvm::SmallDenseSet<Value, 8> seen;
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    if (!seen.insert(view).second)
+      continue;
+    for (OpOperand &use : view.getUses()) {
+      Operation *user = use.getOwner();
+      if (&use == allowed || isa<bufferization::DeallocOp>(user))
+        continue;
+      if (Value next = passedOnTo(use)) {
+        views.push_back(next);
+        continue;
+      }
+      // A linalg op's region takes elements, not the buffer.
+      if (user->hasTrait<OpTrait::IsTerminator>() ||
+          (user->getNumRegions() != 0 && !isa<linalg::LinalgOp>(user)) ||
+          isa<CallOpInterface>(user))
+        return true;
+      auto viewLike = dyn_cast<ViewLikeOpInterface>(user);
+      for (Value result : user->getResults()) {
+        if (!isa<BaseMemRefType>(result.getType()))
+          continue;
+        if (!viewLike || viewLike.getViewSource() != view)
+          return true;
+        views.push_back(result);
+      }
+    }
+  }
+  return false;
+}
 
 enum class Provenance {
   /// Allocated by an op directly in the dealloc's block: distinct from every
@@ -70,84 +241,138 @@ Value buildOr(OpBuilder &b, Location loc, ArrayRef<Value> conditions) {
   return result;
 }
 
-/// Splits `dealloc` as Passes.td describes; leaves it alone when an operand's
-/// provenance is unknown.
+/// Splits `dealloc` as Passes.td describes.
 void splitDealloc(bufferization::DeallocOp dealloc) {
   Block *block = dealloc->getBlock();
-  // Fresh origins in the order their buffers appear, each with the operands
-  // that are views of it and their conditions.
-  llvm::MapVector<Value, SmallVector<std::pair<Value, Value>, 1>> fresh;
-  SmallVector<Value> olderMemrefs, olderConditions;
+  // Each fresh origin that nothing else can alias, in the order its buffers
+  // appear, with those operands and their conditions, and whether one of
+  // them is a region's result (then it may be another buffer than the
+  // origin: memory the region allocated).
+  struct Group {
+    SmallVector<std::pair<Value, Value>, 1> operands;
+    bool throughRegion = false;
+  };
+  llvm::MapVector<Value, Group> fresh;
+  SmallVector<Value> restMemrefs, restConditions;
+  bool unknown = false;
+  SmallVector<std::tuple<Value, Value, Value>> candidates;
   for (auto [memref, condition] :
        llvm::zip_equal(dealloc.getMemrefs(), dealloc.getConditions())) {
-    Value origin = getOrigin(memref);
-    switch (classify(origin, block)) {
-    case Provenance::Fresh:
-      fresh[origin].push_back({memref, condition});
-      break;
-    case Provenance::Older:
-      olderMemrefs.push_back(memref);
-      olderConditions.push_back(condition);
-      break;
-    case Provenance::Unknown:
-      return;
+    Value origin = originOf(memref);
+    Provenance provenance = classify(origin, block);
+    unknown |= provenance == Provenance::Unknown;
+    if (provenance == Provenance::Fresh) {
+      candidates.push_back({memref, condition, origin});
+    } else {
+      restMemrefs.push_back(memref);
+      restConditions.push_back(condition);
     }
   }
   SmallVector<Value> retainedOrigins;
-  SmallVector<Value> olderRetained;
+  SmallVector<Provenance> retainedProvenance;
   for (Value retained : dealloc.getRetained()) {
-    Value origin = getOrigin(retained);
+    Value origin = originOf(retained);
     Provenance provenance = classify(origin, block);
-    if (provenance == Provenance::Unknown)
-      return;
-    retainedOrigins.push_back(provenance == Provenance::Fresh ? origin
-                                                              : Value());
-    if (provenance == Provenance::Older)
-      olderRetained.push_back(retained);
+    unknown |= provenance == Provenance::Unknown;
+    retainedOrigins.push_back(origin);
+    retainedProvenance.push_back(provenance);
+  }
+  // Beside a buffer of unknown provenance, a fresh one that may escape into
+  // it stays with it.
+  llvm::SmallDenseMap<Value, bool> escapes;
+  for (auto [memref, condition, origin] : candidates) {
+    auto [it, inserted] = escapes.try_emplace(origin, false);
+    if (inserted && unknown)
+      it->second = mayEscape(origin);
+    if (it->second) {
+      restMemrefs.push_back(memref);
+      restConditions.push_back(condition);
+      continue;
+    }
+    Group &group = fresh[origin];
+    group.operands.push_back({memref, condition});
+    group.throughRegion |= zero::getOrigin(memref) != origin;
   }
   if (fresh.empty())
     return; // Nothing this pass can decide.
 
+  // What the rest keeps alive: beside an unknown buffer, every retained
+  // value but those of the fresh groups; else those of older origin, which
+  // no fresh allocation can alias.
+  SmallVector<Value> restRetained;
+  SmallVector<bool> fromRest;
+  for (auto [retained, origin, provenance] : llvm::zip_equal(
+           dealloc.getRetained(), retainedOrigins, retainedProvenance)) {
+    bool grouped = provenance == Provenance::Fresh && fresh.contains(origin);
+    bool rest = !grouped && (unknown || provenance == Provenance::Older);
+    fromRest.push_back(rest);
+    if (rest)
+      restRetained.push_back(retained);
+  }
+
   OpBuilder b(dealloc);
   Location loc = dealloc.getLoc();
-  // Ownership of each fresh allocation: whether any of its views is owned.
+  // A plain group's ownership (whether any of its views is owned); a region
+  // result's group, a dealloc of its own and each retained value's updated
+  // ownership from it.
   llvm::SmallDenseMap<Value, Value> owned;
-  for (auto &[origin, views] : fresh) {
-    SmallVector<Value> conditions =
-        llvm::map_to_vector(views, [](auto view) { return view.second; });
+  DenseMap<unsigned, Value> groupUpdated;
+  for (auto &[origin, group] : fresh) {
+    SmallVector<unsigned> retainedHere;
+    for (auto [index, retainedOrigin] : llvm::enumerate(retainedOrigins))
+      if (retainedOrigin == origin &&
+          retainedProvenance[index] == Provenance::Fresh)
+        retainedHere.push_back(index);
+    for (unsigned index : retainedHere)
+      group.throughRegion |=
+          zero::getOrigin(dealloc.getRetained()[index]) != origin;
+    if (group.throughRegion) {
+      SmallVector<Value> memrefs, conditions, retained;
+      for (auto [memref, condition] : group.operands) {
+        memrefs.push_back(memref);
+        conditions.push_back(condition);
+      }
+      for (unsigned index : retainedHere)
+        retained.push_back(dealloc.getRetained()[index]);
+      auto split = bufferization::DeallocOp::create(b, loc, memrefs, conditions,
+                                                    retained);
+      for (auto [index, updated] :
+           llvm::zip_equal(retainedHere, split.getUpdatedConditions()))
+        groupUpdated[index] = updated;
+      continue;
+    }
+    SmallVector<Value> conditions = llvm::map_to_vector(
+        group.operands, [](auto operand) { return operand.second; });
     owned[origin] = buildOr(b, loc, conditions);
-  }
-  // Freed unless a retained value keeps it alive.
-  llvm::SmallDenseSet<Value> kept(retainedOrigins.begin(),
-                                  retainedOrigins.end());
-  for (auto &[origin, views] : fresh)
-    if (!kept.contains(origin))
-      bufferization::DeallocOp::create(b, loc, views.front().first,
+    // Freed unless a retained value keeps it alive.
+    if (retainedHere.empty())
+      bufferization::DeallocOp::create(b, loc, group.operands.front().first,
                                        owned[origin], ValueRange());
-  // The older buffers, retaining only what they can alias.
-  ValueRange olderUpdated;
-  if (!olderMemrefs.empty()) {
-    olderUpdated = bufferization::DeallocOp::create(
-                       b, loc, olderMemrefs, olderConditions, olderRetained)
-                       .getUpdatedConditions();
   }
+  ValueRange restUpdated;
+  if (!restMemrefs.empty())
+    restUpdated = bufferization::DeallocOp::create(b, loc, restMemrefs,
+                                                   restConditions, restRetained)
+                      .getUpdatedConditions();
   // Each retained value's ownership, from the part that can alias it.
   Value notOwned;
-  unsigned nextOlder = 0;
-  for (auto [result, origin] :
-       llvm::zip_equal(dealloc.getUpdatedConditions(), retainedOrigins)) {
+  unsigned nextRest = 0;
+  for (auto [index, result] : llvm::enumerate(dealloc.getUpdatedConditions())) {
     Value ownership;
-    if (origin && owned.contains(origin)) {
-      ownership = owned[origin];
-    } else if (!origin && !olderMemrefs.empty()) {
-      ownership = olderUpdated[nextOlder];
-    } else {
+    if (fromRest[index]) {
+      if (!restMemrefs.empty())
+        ownership = restUpdated[nextRest];
+      ++nextRest;
+    } else if (Value updated = groupUpdated.lookup(index)) {
+      ownership = updated;
+    } else if (Value plain = owned.lookup(retainedOrigins[index])) {
+      ownership = plain;
+    }
+    if (!ownership) {
       if (!notOwned)
         notOwned = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
       ownership = notOwned;
     }
-    if (!origin)
-      ++nextOlder;
     result.replaceAllUsesWith(ownership);
   }
   dealloc.erase();
@@ -159,8 +384,11 @@ struct ZeroSplitDeallocsPass
     SmallVector<bufferization::DeallocOp> deallocs;
     getOperation()->walk(
         [&](bufferization::DeallocOp op) { deallocs.push_back(op); });
+    llvm::DenseMap<Operation *, bool> facts;
+    loopFacts = &facts;
     for (bufferization::DeallocOp dealloc : deallocs)
       splitDealloc(dealloc);
+    loopFacts = nullptr;
   }
 };
 

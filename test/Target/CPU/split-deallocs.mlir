@@ -83,20 +83,87 @@ func.func @loop_body(%init: memref<8xf32>, %n: index) -> memref<8xf32> {
 
 // -----
 
-// A buffer that a loop returns may be a view of anything: the dealloc is
-// left to upstream's simplification.
-// CHECK-LABEL: func.func @unknown_provenance
-// CHECK: bufferization.dealloc (%{{.*}}, %{{.*}} : memref<8xf32>, memref<8xf32>) if (%{{.*}}, %{{.*}})
-func.func @unknown_provenance(%c: i1) {
+// An scf.if that yields an outer buffer or memory it allocates (ownership's
+// "the buffer if owned, else a clone") holds only those: its result goes
+// with that buffer's allocation, in a dealloc of their own (the result may
+// be the same buffer or another), and a fresh buffer beside them is freed
+// on its own.
+// CHECK-LABEL: func.func @owned_or_clone
+// CHECK: %[[A:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[T:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[B:.*]] = scf.if
+// CHECK: bufferization.dealloc (%[[A]], %[[B]] : memref<8xf32>, memref<8xf32>) if (%{{.*}}, %{{.*}}){{$}}
+// CHECK-NEXT: bufferization.dealloc (%[[T]] : memref<8xf32>) if (%{{.*}}){{$}}
+// CHECK-NEXT: return
+func.func @owned_or_clone(%c: i1) {
   %true = arith.constant true
   %a = memref.alloc() : memref<8xf32>
+  %t = memref.alloc() : memref<8xf32>
   %b = scf.if %c -> memref<8xf32> {
     scf.yield %a : memref<8xf32>
   } else {
-    %n = memref.alloc() : memref<8xf32>
+    %n = bufferization.clone %a : memref<8xf32> to memref<8xf32>
     scf.yield %n : memref<8xf32>
   }
-  bufferization.dealloc (%a, %b : memref<8xf32>, memref<8xf32>) if (%true, %c)
+  bufferization.dealloc (%a, %t, %b : memref<8xf32>, memref<8xf32>, memref<8xf32>) if (%true, %true, %c)
+  return
+}
+
+// -----
+
+// A loop whose body yields its iteration argument, or memory it allocates,
+// returns only its init's buffer or that memory: the result goes with the
+// init's allocation, retaining the result, and the ownership of the result
+// comes from that dealloc. A buffer that only a linalg op and loads touch is
+// fresh and alone.
+// CHECK-LABEL: func.func @loop_of_inits
+// CHECK: %[[A:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[T:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[L:.*]]:2 = scf.for
+// CHECK: %[[R:.*]] = bufferization.dealloc (%[[A]], %[[L]]#0 : memref<8xf32>, memref<8xf32>) if (%{{.*}}, %{{.*}}) retain (%[[L]]#0 : memref<8xf32>)
+// CHECK-NEXT: bufferization.dealloc (%[[T]] : memref<8xf32>) if (%{{.*}}){{$}}
+// CHECK-NEXT: return %[[R]]
+func.func @loop_of_inits(%n: index, %f: f32) -> i1 {
+  %true = arith.constant true
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = memref.alloc() : memref<8xf32>
+  %t = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%f : f32) outs(%t : memref<8xf32>)
+  %l:2 = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a, %y = %a) -> (memref<8xf32>, memref<8xf32>) {
+    %v = memref.load %t[%c0] : memref<8xf32>
+    memref.store %v, %x[%c0] : memref<8xf32>
+    %new = memref.alloc() : memref<8xf32>
+    scf.yield %x, %new : memref<8xf32>, memref<8xf32>
+  }
+  %r = bufferization.dealloc (%a, %t, %l#0 : memref<8xf32>, memref<8xf32>, memref<8xf32>) if (%true, %true, %true) retain (%l#0 : memref<8xf32>)
+  return %r : i1
+}
+
+// -----
+
+// A loop whose body yields one iteration argument at another's position
+// may return any of its inits: its result's provenance is unknown, and the
+// allocations that go into it stay in one dealloc with it; one that does
+// not is freed on its own.
+// CHECK-LABEL: func.func @loop_swaps
+// CHECK: %[[A:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[B:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[T:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[L:.*]]:2 = scf.for
+// CHECK: bufferization.dealloc (%[[T]] : memref<8xf32>) if (%{{.*}}){{$}}
+// CHECK-NEXT: bufferization.dealloc (%[[L]]#0, %[[A]], %[[B]] : memref<8xf32>, memref<8xf32>, memref<8xf32>) if (%{{.*}}, %{{.*}}, %{{.*}}){{$}}
+func.func @loop_swaps(%n: index) {
+  %true = arith.constant true
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<8xf32>
+  %t = memref.alloc() : memref<8xf32>
+  %l:2 = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a, %y = %b) -> (memref<8xf32>, memref<8xf32>) {
+    scf.yield %y, %x : memref<8xf32>, memref<8xf32>
+  }
+  bufferization.dealloc (%a, %b, %t, %l#0 : memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) if (%true, %true, %true, %true)
   return
 }
 

@@ -171,8 +171,24 @@ def ZeroSplitDeallocs : Pass<"zero-split-deallocs"> {
     not freed, and that retained value's updated ownership is its condition.
     The buffers of older origin stay in one dealloc that retains only the
     retained values of older origin, which no fresh allocation can alias.
-    A dealloc with an operand whose origin is some other op in the block (a
-    loop's or a call's result) is left as it is.
+
+    Two region ops of ownership's own output are followed too, since they
+    make no new alias: an `scf.for` whose body yields at each position its
+    iteration argument there or memory it allocates (yielded nowhere else),
+    and whose iteration arguments do not escape the body, returns at each
+    position its init's buffer or memory of its own; an `scf.if` whose
+    branches yield one outer buffer or memory they allocate ("the buffer if
+    owned, else a clone") returns that buffer or its own memory. Such a
+    result goes with its init's (or outer buffer's) allocation, in a
+    dealloc of their own that retains the retained values of that
+    allocation: the result may be the same buffer or another.
+
+    An operand whose origin is some other op in the block (a call's result,
+    another loop's) may alias anything that escapes into it. A fresh
+    allocation that does not (only views of it, loads, stores, linalg ops
+    and deallocs use it, or it passes only into the loops and ifs above) is
+    still freed on its own; the rest stay in one dealloc, retaining every
+    retained value but those of the allocations split off.
 
     ```mlir
     %r:2 = bufferization.dealloc (%base_a, %base_b, %arg_base : ...)
