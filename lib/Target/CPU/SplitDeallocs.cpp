@@ -36,8 +36,32 @@ namespace {
 // the buffer they can hold (originOf), so that a dealloc after them still
 // splits by allocation.
 
-Value originOf(Value value);
-bool mayEscape(Value origin, OpOperand *allowed = nullptr);
+/// The buffers values can hold, as far as views, those loops and those
+/// scf.ifs tell, with what it has found of each loop.
+class BufferProvenance {
+public:
+  /// The buffer `value` holds, followed through views, loops that hold
+  /// only their inits and scf.ifs that hold only one outer buffer (or
+  /// memory fresh in them).
+  Value originOf(Value value);
+  /// Whether the buffer `origin` holds may reach another value than its
+  /// views and the results it is passed on to (passedOnTo): it, or such a
+  /// value, is yielded, passed to an op with regions (but a linalg op's) or
+  /// to a call, or read by an op with a memref result that is none of
+  /// those. Only such a buffer can alias a value of unknown provenance.
+  /// `allowed` is a use that does not count (a loop's yield of its own
+  /// iteration argument).
+  bool mayEscape(Value origin, OpOperand *allowed = nullptr);
+
+private:
+  bool loopHoldsOnlyInits(scf::ForOp loop);
+  Value ifHoldsOnly(scf::IfOp ifOp, unsigned index);
+  Value passedOnTo(OpOperand &use);
+
+  /// Per loop asked about, whether it holds only its inits; false while
+  /// being found, for a use in its own body.
+  llvm::DenseMap<Operation *, bool> loops;
+};
 
 /// Whether `origin` (an originOf) is memory an op inside `region`
 /// allocates: fresh in it, distinct from everything outside it.
@@ -47,20 +71,13 @@ bool allocatedIn(Value origin, Region &region) {
          hasEffect<MemoryEffects::Allocate>(def, origin);
 }
 
-/// What the pass has found of each loop (loopHoldsOnlyInits), for its run
-/// on one op: deallocs, which it replaces, do not change it.
-thread_local llvm::DenseMap<Operation *, bool> *loopFacts = nullptr;
-
 /// Whether each memref result of `loop` can only hold its init's buffer or
 /// memory the loop allocated: at each position the body yields its
 /// iteration argument there or memory it allocated (yielded nowhere else),
 /// and no iteration argument escapes the body (mayEscape).
-bool loopHoldsOnlyInits(scf::ForOp loop) {
-  if (loopFacts)
-    if (auto it = loopFacts->find(loop); it != loopFacts->end())
-      return it->second;
-  if (loopFacts)
-    (*loopFacts)[loop] = false; // until shown, for a use in its own body
+bool BufferProvenance::loopHoldsOnlyInits(scf::ForOp loop) {
+  if (auto [it, inserted] = loops.try_emplace(loop, false); !inserted)
+    return it->second;
   Region &body = loop.getRegion();
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   bool holds = true;
@@ -78,8 +95,7 @@ bool loopHoldsOnlyInits(scf::ForOp loop) {
     if (holds && isa<BaseMemRefType>(iterArg.getType()) &&
         mayEscape(iterArg, &yield->getOpOperand(i)))
       holds = false;
-  if (loopFacts)
-    (*loopFacts)[loop] = holds;
+  loops[loop] = holds;
   return holds;
 }
 
@@ -87,7 +103,7 @@ bool loopHoldsOnlyInits(scf::ForOp loop) {
 /// memory its branches allocate, when every branch yields there either a
 /// value of that one origin or memory it allocated (yielded nowhere else in
 /// the branch); else null.
-Value ifHoldsOnly(scf::IfOp ifOp, unsigned index) {
+Value BufferProvenance::ifHoldsOnly(scf::IfOp ifOp, unsigned index) {
   if (ifOp.getElseRegion().empty())
     return Value();
   Value outer, outerOrigin;
@@ -113,7 +129,7 @@ Value ifHoldsOnly(scf::IfOp ifOp, unsigned index) {
 /// The value `use` passes its buffer on to without a new alias: the result
 /// of a loop whose init it is, or of an scf.if that yields it, where those
 /// hold only it (or fresh memory); else null.
-Value passedOnTo(OpOperand &use) {
+Value BufferProvenance::passedOnTo(OpOperand &use) {
   Operation *user = use.getOwner();
   if (auto loop = dyn_cast<scf::ForOp>(user)) {
     unsigned controls = loop.getNumControlOperands();
@@ -132,7 +148,7 @@ Value passedOnTo(OpOperand &use) {
   return ifOp.getResult(index);
 }
 
-Value originOf(Value value) {
+Value BufferProvenance::originOf(Value value) {
   while (true) {
     value = zero::getOrigin(value);
     auto result = dyn_cast<OpResult>(value);
@@ -157,13 +173,7 @@ Value originOf(Value value) {
   }
 }
 
-/// Whether the buffer `origin` holds may reach another value than its
-/// views and the results it is passed on to (passedOnTo): it, or such a
-/// value, is yielded, passed to an op with regions or to a call, or read by
-/// an op with a memref result that is none of those. Only such a buffer can
-/// alias a value of unknown provenance. `allowed` is a use that does not
-/// count (a loop's yield of its own iteration argument).
-bool mayEscape(Value origin, OpOperand *allowed) {
+bool BufferProvenance::mayEscape(Value origin, OpOperand *allowed) {
   SmallVector<Value> views{origin};
   llvm::SmallDenseSet<Value, 8> seen;
   while (!views.empty()) {
@@ -242,7 +252,8 @@ Value buildOr(OpBuilder &b, Location loc, ArrayRef<Value> conditions) {
 }
 
 /// Splits `dealloc` as Passes.td describes.
-void splitDealloc(bufferization::DeallocOp dealloc) {
+void splitDealloc(bufferization::DeallocOp dealloc,
+                  BufferProvenance &provenances) {
   Block *block = dealloc->getBlock();
   // Each fresh origin that nothing else can alias, in the order its buffers
   // appear, with those operands and their conditions, and whether one of
@@ -258,7 +269,7 @@ void splitDealloc(bufferization::DeallocOp dealloc) {
   SmallVector<std::tuple<Value, Value, Value>> candidates;
   for (auto [memref, condition] :
        llvm::zip_equal(dealloc.getMemrefs(), dealloc.getConditions())) {
-    Value origin = originOf(memref);
+    Value origin = provenances.originOf(memref);
     Provenance provenance = classify(origin, block);
     unknown |= provenance == Provenance::Unknown;
     if (provenance == Provenance::Fresh) {
@@ -271,7 +282,7 @@ void splitDealloc(bufferization::DeallocOp dealloc) {
   SmallVector<Value> retainedOrigins;
   SmallVector<Provenance> retainedProvenance;
   for (Value retained : dealloc.getRetained()) {
-    Value origin = originOf(retained);
+    Value origin = provenances.originOf(retained);
     Provenance provenance = classify(origin, block);
     unknown |= provenance == Provenance::Unknown;
     retainedOrigins.push_back(origin);
@@ -283,7 +294,7 @@ void splitDealloc(bufferization::DeallocOp dealloc) {
   for (auto [memref, condition, origin] : candidates) {
     auto [it, inserted] = escapes.try_emplace(origin, false);
     if (inserted && unknown)
-      it->second = mayEscape(origin);
+      it->second = provenances.mayEscape(origin);
     if (it->second) {
       restMemrefs.push_back(memref);
       restConditions.push_back(condition);
@@ -384,11 +395,11 @@ struct ZeroSplitDeallocsPass
     SmallVector<bufferization::DeallocOp> deallocs;
     getOperation()->walk(
         [&](bufferization::DeallocOp op) { deallocs.push_back(op); });
-    llvm::DenseMap<Operation *, bool> facts;
-    loopFacts = &facts;
+    // What it finds of a loop holds while the deallocs change: splitting
+    // one only replaces it, and deallocs do not count as uses.
+    BufferProvenance provenances;
     for (bufferization::DeallocOp dealloc : deallocs)
-      splitDealloc(dealloc);
-    loopFacts = nullptr;
+      splitDealloc(dealloc, provenances);
   }
 };
 
