@@ -252,12 +252,21 @@ TEST(Launcher, AStateResultMustBeInItsArgumentsMemory) {
             "argument 0, in the program's memory");
 }
 
-/// `step(x: tensor<4xf32>)` whose rank `faulting` faults: it reads address
-/// 16, or with `overflow`, recurses until its stack runs out.
+/// How FaultProgram's rank faults.
+enum class Fault {
+  /// It reads address 16.
+  Read,
+  /// It recurses until its stack runs out.
+  Overflow,
+  /// Its work on its host queue does (zero_rt_host_queue_for).
+  OverflowOnItsQueue,
+};
+
+/// `step(x: tensor<4xf32>)` whose rank `faulting` faults as `fault` says.
 class FaultProgram : public Program {
 public:
-  FaultProgram(int32_t faulting, bool overflow)
-      : faulting(faulting), overflow(overflow) {
+  FaultProgram(int32_t faulting, Fault fault)
+      : faulting(faulting), fault(fault) {
     arguments = {{"arg0", {"f32", {4}, true}, std::nullopt}};
   }
   const std::string &getEntryName() const override { return name; }
@@ -272,10 +281,20 @@ public:
     seconds = 0;
     if (zero_rank_id(zero_bound_rank()) != faulting)
       return "";
-    if (overflow)
+    switch (fault) {
+    case Fault::Read: {
+      volatile int *address = reinterpret_cast<volatile int *>(16);
+      return std::to_string(*address);
+    }
+    case Fault::Overflow:
       return std::to_string(deeper(1));
-    volatile int *address = reinterpret_cast<volatile int *>(16);
-    return std::to_string(*address);
+    case Fault::OverflowOnItsQueue:
+      zero_rt_host_queue_for(
+          [](void *, int64_t, int64_t) { (void)deeper(1); }, nullptr, 0, 1);
+      zero_rt_host_queue_join();
+      return "";
+    }
+    return "";
   }
 
 private:
@@ -287,7 +306,7 @@ private:
   }
   static inline volatile bool keepGoing = true;
   int32_t faulting;
-  bool overflow;
+  Fault fault;
   std::string name = "step";
   std::vector<ArtifactValue> arguments, results;
 };
@@ -302,7 +321,7 @@ void launchTwo(const Program &program) {
 
 TEST(LauncherDeathTest, AFaultNamesItsRankAndTheAddress) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  FaultProgram program(/*faulting=*/1, /*overflow=*/false);
+  FaultProgram program(/*faulting=*/1, Fault::Read);
   EXPECT_DEATH(launchTwo(program),
                "zero: error: rank 1: SIGSEGV \\(an access to memory it may "
                "not touch\\) at address 0x10, in .*ZeroRuntimeTests.*; the "
@@ -311,8 +330,14 @@ TEST(LauncherDeathTest, AFaultNamesItsRankAndTheAddress) {
 
 TEST(LauncherDeathTest, AStackOverflowIsReportedFromItsOwnStack) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  FaultProgram program(/*faulting=*/0, /*overflow=*/true);
+  FaultProgram program(/*faulting=*/0, Fault::Overflow);
   EXPECT_DEATH(launchTwo(program), "zero: error: rank 0: SIGSEGV");
+}
+
+TEST(LauncherDeathTest, AFaultInARanksHostQueueNamesTheRank) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  FaultProgram program(/*faulting=*/1, Fault::OverflowOnItsQueue);
+  EXPECT_DEATH(launchTwo(program), "zero: error: rank 1: SIGSEGV");
 }
 
 } // namespace

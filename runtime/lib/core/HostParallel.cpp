@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backend.h"
+#include "core/FatalSignals.h"
 #include "zero/runtime/zero_runtime.h"
 
 #include <algorithm>
@@ -84,6 +85,7 @@ private:
   }
 
   void workerLoop() {
+    zero::rt::FaultStack faultStack; // a fault in a task is reported too
     std::unique_lock<std::mutex> lock(mutex);
     for (;;) {
       work.wait(lock, [&] { return !jobs.empty(); });

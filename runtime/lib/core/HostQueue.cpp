@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/Backend.h"
+#include "core/FatalSignals.h"
 #include "zero/runtime/zero_runtime.h"
 
 #include <algorithm>
@@ -63,6 +64,8 @@ private:
   };
 
   void run() {
+    // A fault in the rank's host work is reported from here too.
+    zero::rt::FaultStack faultStack;
     std::unique_lock<std::mutex> lock(mutex);
     for (;;) {
       changed.wait(lock, [&] { return stopping || !items.empty(); });

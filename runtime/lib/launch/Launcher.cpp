@@ -1,7 +1,7 @@
 //===- Launcher.cpp - run a program on every rank of a world --------------===//
 
 #include "zero/runtime/Launcher.h"
-#include "launch/FatalSignals.h"
+#include "core/FatalSignals.h"
 #include "zero/runtime/Checkpoint.h"
 #include "zero/runtime/Files.h"
 

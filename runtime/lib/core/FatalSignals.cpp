@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "launch/FatalSignals.h"
+#include "core/FatalSignals.h"
 
 #include "zero/runtime/zero_runtime.h"
 

@@ -22,10 +22,11 @@ namespace zero::rt {
 /// kept and run after the report.
 void reportFatalSignals();
 
-/// An alternate signal stack for the calling thread while it lives, so
-/// that a rank whose own stack overflowed is reported too (the handler
-/// cannot run on the stack that overflowed). The thread's previous one, if
-/// any, is restored at the end.
+/// An alternate signal stack for the calling thread while it lives (a
+/// rank's, its host queue's, a host worker's), so that a thread whose own
+/// stack overflowed is reported too (the handler cannot run on the stack
+/// that overflowed). The thread's previous one, if any, is restored at the
+/// end.
 class FaultStack {
 public:
   FaultStack();
