@@ -11,14 +11,13 @@
 #       for the GPU without offload, with offload=optimizer, and with it
 #       and offload-device-share=SHARE (default 0.35: the last-reduced
 #       gradients' state stays on the device), with
-#       offload-device-share=auto (the cost model's share), with
-#       offload=optimizer and
-#       the gradient shards freed after the rank's wait for its host queue
-#       (queue-frees=false: the device memory that freeing them once copied
-#       down saves), and with offload=optimizer
-#       delay-update (step t applies step t - 1's gradients, so its results
-#       differ by design); and zero-report's state per rank for each
-#       (device and host bytes);
+#       offload-device-share=auto (the cost model's share, at AUTO_RATES),
+#       with offload=optimizer and the gradient shards freed after the
+#       rank's wait for its host queue (queue-frees=false: the device memory
+#       that freeing them once copied down saves), and with
+#       offload=optimizer delay-update (step t applies step t - 1's
+#       gradients, so its results differ by design); and zero-report's
+#       state per rank for each (device and host bytes);
 #   benchmarks/gpu/offload.sh run DIR       (on the GPU machine)
 #       builds the runtime alone and runs each artifact with zero-launch on
 #       cuda-local for STEPS steps (default 4; the moments' second moment and
@@ -36,6 +35,9 @@ batches=(${BATCHES:-512 2048})
 # The share of the offloadable state kept on the device in the third
 # variant (offload-device-share): the last-reduced gradients' state.
 share=${SHARE:-0.35}
+# The cost model's rates for offload-device-share=auto: one of 4 ranks on
+# one H200, from its first offload run (its defaults are a CPU's).
+auto_rates=${AUTO_RATES:-gflops=5000 gelements-per-s=200 bandwidth-gbps=200 host-gbps=12.4 link-gbps=12.5}
 steps=${STEPS:-4}
 ranks=4
 boundary=zero-weight-update-sharding{shard-function-boundary
@@ -64,7 +66,7 @@ prepare() {
     for variant in "device=" "host= offload=optimizer" \
       "waits= offload=optimizer;queue-frees=false" \
       "share= offload=optimizer offload-device-share=$share" \
-      "auto= offload=optimizer offload-device-share=auto" \
+      "auto= offload=optimizer offload-device-share=auto $auto_rates" \
       "delay= offload=optimizer delay-update"; do
       local name=${variant%%=*} options=${variant#*=} lowering=
       [[ $options == *";"* ]] && lowering=${options#*;} options=${options%%;*}
