@@ -109,15 +109,15 @@ int computeCapability() {
 }
 
 /// Maps `bytes` of fresh pages twice: once without access (the block's
-/// address, as the host sees a GPU's memory) and once readable and
-/// writable (the driver's view, for copies). Returns false when the system
-/// refuses.
-bool mapUntouchable(size_t bytes, Block &block) {
+/// address, as the host sees a GPU's memory; page-aligned, so aligned as
+/// cuMemAlloc's) and once readable and writable (the driver's view, for
+/// copies). Returns the address, or null when the system refuses.
+void *mapUntouchable(size_t bytes, Block &block) {
   size_t page = size_t(sysconf(_SC_PAGESIZE));
   size_t mapped = std::max<size_t>((bytes + page - 1) / page * page, page);
   int file = memfd_create("zero-fake-gpu", MFD_CLOEXEC);
   if (file < 0)
-    return false;
+    return nullptr;
   void *hidden = MAP_FAILED, *readable = MAP_FAILED;
   if (ftruncate(file, off_t(mapped)) == 0) {
     hidden = mmap(nullptr, mapped, PROT_NONE, MAP_SHARED, file, 0);
@@ -130,10 +130,27 @@ bool mapUntouchable(size_t bytes, Block &block) {
       munmap(hidden, mapped);
     if (readable != MAP_FAILED)
       munmap(readable, mapped);
-    return false;
+    return nullptr;
   }
   block = {bytes, hidden, static_cast<char *>(readable), mapped};
-  return true;
+  return hidden;
+}
+
+/// Host memory for `bytes`, aligned as cuMemAlloc's are (256 bytes), which
+/// compiled code relies on: a buffer's aligned pointer is the one
+/// allocated. calloc's pages of a large block are mapped as they are
+/// touched, as a GPU's are not, but a test's memory stays what it copies.
+/// Returns the address, or null.
+void *allocateReadable(size_t bytes, Block &block) {
+  constexpr size_t alignment = 256;
+  void *allocation = std::calloc(1, bytes + alignment);
+  if (!allocation)
+    return nullptr;
+  auto address = reinterpret_cast<uintptr_t>(allocation);
+  auto *aligned = reinterpret_cast<char *>((address + alignment - 1) /
+                                           alignment * alignment);
+  block = {bytes, allocation, aligned};
+  return aligned;
 }
 
 CUresult allocate(void **pointer, size_t bytes, Memory &m = memory(),
@@ -141,31 +158,15 @@ CUresult allocate(void **pointer, size_t bytes, Memory &m = memory(),
   std::lock_guard<std::mutex> lock(m.mutex);
   if (bytes > capacity(m) - m.used)
     return CUDA_ERROR_OUT_OF_MEMORY;
-  if (untouchable) {
-    Block block;
-    if (!mapUntouchable(bytes, block))
-      return CUDA_ERROR_OUT_OF_MEMORY;
-    m.blocks[block.allocation] = block;
-    m.used += bytes;
-    m.peak = std::max(m.peak, m.used);
-    *pointer = block.allocation;
-    return CUDA_SUCCESS;
-  }
-  // Aligned as cuMemAlloc's are (256 bytes), which compiled code relies on:
-  // a buffer's aligned pointer is the one allocated. calloc's pages of a
-  // large block are mapped as they are touched, as a GPU's are not, but a
-  // test's memory stays what it copies.
-  constexpr size_t alignment = 256;
-  void *allocation = std::calloc(1, bytes + alignment);
-  if (!allocation)
+  Block block{};
+  void *address = untouchable ? mapUntouchable(bytes, block)
+                              : allocateReadable(bytes, block);
+  if (!address)
     return CUDA_ERROR_OUT_OF_MEMORY;
-  auto address = reinterpret_cast<uintptr_t>(allocation);
-  void *block = reinterpret_cast<void *>((address + alignment - 1) / alignment *
-                                         alignment);
-  m.blocks[block] = {bytes, allocation, static_cast<char *>(block)};
+  m.blocks[address] = block;
   m.used += bytes;
   m.peak = std::max(m.peak, m.used);
-  *pointer = block;
+  *pointer = address;
   return CUDA_SUCCESS;
 }
 

@@ -281,12 +281,16 @@ void splitDealloc(bufferization::DeallocOp dealloc,
   }
   SmallVector<Value> retainedOrigins;
   SmallVector<Provenance> retainedProvenance;
-  for (Value retained : dealloc.getRetained()) {
+  // The retained values of each fresh origin, by index.
+  llvm::SmallDenseMap<Value, SmallVector<unsigned, 1>> retainedOf;
+  for (auto [index, retained] : llvm::enumerate(dealloc.getRetained())) {
     Value origin = provenances.originOf(retained);
     Provenance provenance = classify(origin, block);
     unknown |= provenance == Provenance::Unknown;
     retainedOrigins.push_back(origin);
     retainedProvenance.push_back(provenance);
+    if (provenance == Provenance::Fresh)
+      retainedOf[origin].push_back(index);
   }
   // Beside a buffer of unknown provenance, a fresh one that may escape into
   // it stays with it.
@@ -329,11 +333,10 @@ void splitDealloc(bufferization::DeallocOp dealloc,
   llvm::SmallDenseMap<Value, Value> owned;
   DenseMap<unsigned, Value> groupUpdated;
   for (auto &[origin, group] : fresh) {
-    SmallVector<unsigned> retainedHere;
-    for (auto [index, retainedOrigin] : llvm::enumerate(retainedOrigins))
-      if (retainedOrigin == origin &&
-          retainedProvenance[index] == Provenance::Fresh)
-        retainedHere.push_back(index);
+    auto found = retainedOf.find(origin);
+    ArrayRef<unsigned> retainedHere;
+    if (found != retainedOf.end())
+      retainedHere = found->second;
     for (unsigned index : retainedHere)
       group.throughRegion |=
           zero::getOrigin(dealloc.getRetained()[index]) != origin;

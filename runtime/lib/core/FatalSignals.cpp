@@ -36,31 +36,18 @@ public:
       text_[size++] = *text++;
     return *this;
   }
-  Line &operator<<(int64_t value) {
-    char digits[24];
+  /// `value` in `base` (10 or 16).
+  Line &number(uint64_t value, unsigned base) {
+    char digits[64];
     int n = 0;
-    uint64_t magnitude =
-        value < 0 ? uint64_t(0) - uint64_t(value) : uint64_t(value);
     do
-      digits[n++] = char('0' + magnitude % 10);
-    while ((magnitude /= 10) && n < 23);
-    if (value < 0)
-      *this << "-";
+      digits[n++] = "0123456789abcdef"[value % base];
+    while (value /= base);
     while (n > 0 && size < sizeof(text_) - 1)
       text_[size++] = digits[--n];
     return *this;
   }
-  Line &hex(uintptr_t value) {
-    char digits[2 * sizeof(uintptr_t)];
-    int n = 0;
-    do
-      digits[n++] = "0123456789abcdef"[value & 15];
-    while ((value >>= 4) && n < int(sizeof digits));
-    *this << "0x";
-    while (n > 0 && size < sizeof(text_) - 1)
-      text_[size++] = digits[--n];
-    return *this;
-  }
+  Line &hex(uintptr_t value) { return (*this << "0x").number(value, 16); }
   void write(int fd) {
     text_[size++] = '\n';
     size_t done = 0;
@@ -110,10 +97,12 @@ void onFault(int signal, siginfo_t *info, void *context) {
   int saved = errno;
   Line line;
   line << "zero: error: ";
-  if (zero_rank *rank = zero_bound_rank())
-    line << "rank " << int64_t(zero_rank_id(rank)) << ": ";
-  else
+  if (zero_rank *rank = zero_bound_rank()) {
+    line << "rank ";
+    line.number(uint64_t(zero_rank_id(rank)), 10) << ": ";
+  } else {
     line << "a thread of no rank (a host queue's or a worker's): ";
+  }
   line << signalName(signal);
   if (signal == SIGSEGV || signal == SIGBUS) {
     line << " at address ";

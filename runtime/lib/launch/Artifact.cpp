@@ -123,11 +123,13 @@ static std::string checkStatePairs(const ArtifactDescription &d) {
              std::to_string(j) + " (" + arg.type.str() + ")";
     // The launcher hands the result's buffer back as the argument: a device
     // buffer where the program reads host memory is a fault on the host.
+    auto memoryName = [](const std::string &memory) {
+      return memory.empty() ? std::string("the program's") : memory;
+    };
     if (arg.memory != result.memory)
-      return where + ": a result in " +
-             (result.memory.empty() ? "the program's" : result.memory) +
+      return where + ": a result in " + memoryName(result.memory) +
              " memory cannot feed argument " + std::to_string(j) + ", in " +
-             (arg.memory.empty() ? "the program's" : arg.memory) + " memory";
+             memoryName(arg.memory) + " memory";
     if (fed[j])
       return where + ": argument " + std::to_string(j) +
              " is fed by two results";
