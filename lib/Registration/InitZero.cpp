@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Tensor/Extensions/AllExtensions.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -62,13 +63,14 @@ void zero::registerZeroDialect(mlir::DialectRegistry &registry) {
 
 void zero::registerAllDialects(mlir::DialectRegistry &registry) {
   registerZeroDialect(registry);
-  registry.insert<
-      mlir::arith::ArithDialect, mlir::bufferization::BufferizationDialect,
-      mlir::complex::ComplexDialect, mlir::func::FuncDialect,
-      mlir::gpu::GPUDialect, mlir::linalg::LinalgDialect,
-      mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect, mlir::math::MathDialect,
-      mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
-      mlir::shard::ShardDialect, mlir::tensor::TensorDialect>();
+  registry.insert<mlir::arith::ArithDialect,
+                  mlir::bufferization::BufferizationDialect,
+                  mlir::complex::ComplexDialect, mlir::func::FuncDialect,
+                  mlir::gpu::GPUDialect, mlir::linalg::LinalgDialect,
+                  mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect,
+                  mlir::math::MathDialect, mlir::memref::MemRefDialect,
+                  mlir::scf::SCFDialect, mlir::shard::ShardDialect,
+                  mlir::tensor::TensorDialect, mlir::vector::VectorDialect>();
   mlir::func::registerAllExtensions(registry);
   mlir::tensor::registerAllExtensions(registry);
   mlir::arith::registerBufferizableOpInterfaceExternalModels(registry);

@@ -9,12 +9,15 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -28,6 +31,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <algorithm>
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROOFFLOADTOHOST
@@ -319,9 +324,34 @@ int64_t constantIterations(scf::ForOp loop) {
   return *upper;
 }
 
-/// How many elements of `host` (a staging buffer of `loop`) each iteration
-/// has: iteration i touches only elements [i * per, (i + 1) * per), and
-/// nothing else uses it but its copy and its free. 0 when it is not so.
+/// The index of a one-dimensional load or store (scalar or vector) and the
+/// elements it touches from there; None for any other op.
+std::optional<std::pair<Value, int64_t>> accessedIndex(Operation *op) {
+  ValueRange indices;
+  int64_t width = 1;
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    indices = load.getIndices();
+  else if (auto store = dyn_cast<memref::StoreOp>(op))
+    indices = store.getIndices();
+  else if (auto load = dyn_cast<vector::LoadOp>(op)) {
+    indices = load.getIndices();
+    width = load.getVectorType().getNumElements();
+  } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
+    indices = store.getIndices();
+    width = store.getVectorType().getNumElements();
+  } else {
+    return std::nullopt;
+  }
+  if (indices.size() != 1)
+    return std::nullopt;
+  return std::make_pair(indices.front(), width);
+}
+
+/// How many elements of `host` (a staging buffer of `loop`, or host state a
+/// kernel computes from) each iteration has: iteration i touches only
+/// elements [i * per, (i + 1) * per), and nothing else uses it but its
+/// copy, its free and the function's return, which follows the rank's wait
+/// for its queue. 0 when it is not so.
 int64_t elementsPerIteration(scf::ForOp loop, Value host) {
   auto type = cast<MemRefType>(host.getType());
   int64_t iterations = constantIterations(loop);
@@ -333,33 +363,83 @@ int64_t elementsPerIteration(scf::ForOp loop, Value host) {
   for (OpOperand &use : host.getUses()) {
     Operation *user = use.getOwner();
     if (!loop->isProperAncestor(user)) {
-      if (!isa<memref::CopyOp, memref::DeallocOp>(user))
+      if (!isa<memref::CopyOp, memref::DeallocOp, func::ReturnOp>(user))
         return 0;
       continue;
     }
-    ValueRange indices;
-    int64_t width = 1;
-    if (auto load = dyn_cast<memref::LoadOp>(user))
-      indices = load.getIndices();
-    else if (auto store = dyn_cast<memref::StoreOp>(user))
-      indices = store.getIndices();
-    else if (auto load = dyn_cast<vector::LoadOp>(user)) {
-      indices = load.getIndices();
-      width = load.getVectorType().getNumElements();
-    } else if (auto store = dyn_cast<vector::StoreOp>(user)) {
-      indices = store.getIndices();
-      width = store.getVectorType().getNumElements();
-    } else {
-      return 0;
-    }
+    std::optional<std::pair<Value, int64_t>> access = accessedIndex(user);
     int64_t stride, offset;
-    if (indices.size() != 1 ||
-        !matchIterationIndex(indices.front(), loop.getInductionVar(), stride,
+    if (!access ||
+        !matchIterationIndex(access->first, loop.getInductionVar(), stride,
                              offset) ||
-        stride != per || offset < 0 || offset + width > per)
+        stride != per || offset < 0 || offset + access->second > per)
       return 0;
   }
   return per;
+}
+
+/// matchIterationIndex for `iv` or for `iv - c` in its place (a constant
+/// c: the branch of a nest that runs several updates, one a range of its
+/// iterations), which touch elements of distinct iterations alike apart.
+bool matchShiftedIterationIndex(Value index, Value iv, int64_t &stride,
+                                int64_t &offset) {
+  if (matchIterationIndex(index, iv, stride, offset))
+    return true;
+  auto otherThanConstant = [](Value lhs, Value rhs) {
+    return matchPattern(rhs, m_Constant()) ? lhs : rhs;
+  };
+  Value inner = index;
+  if (auto add = inner.getDefiningOp<arith::AddIOp>())
+    inner = otherThanConstant(add.getLhs(), add.getRhs());
+  if (auto mul = inner.getDefiningOp<arith::MulIOp>())
+    inner = otherThanConstant(mul.getLhs(), mul.getRhs());
+  auto shifted = inner.getDefiningOp<arith::SubIOp>();
+  return shifted && shifted.getLhs() == iv &&
+         matchPattern(shifted.getRhs(), m_Constant()) &&
+         matchIterationIndex(index, inner, stride, offset);
+}
+
+/// Whether `nest` can read `in` and write `out` (device buffers it only
+/// reads and only writes) through one host buffer: they are contiguous, of
+/// one shape, and iteration i of the one-level nest loads `in` and stores
+/// `out` only at elements [(i - c) * s, (i - c + 1) * s), in one block,
+/// every load before every store. Then no element is written before it is read,
+/// in any order of the iterations and chunk by chunk.
+bool canShareStaging(scf::ParallelOp nest, Value in, Value out) {
+  auto inType = cast<MemRefType>(in.getType()),
+       outType = cast<MemRefType>(out.getType());
+  if (nest.getNumLoops() != 1 || inType.getShape() != outType.getShape() ||
+      inType.getElementType() != outType.getElementType() ||
+      !memref::isStaticShapeAndContiguousRowMajor(inType) ||
+      !memref::isStaticShapeAndContiguousRowMajor(outType))
+    return false;
+  Value iv = nest.getInductionVars().front();
+  Block *block = nullptr;
+  Operation *lastLoad = nullptr, *firstStore = nullptr;
+  int64_t commonStride = 0;
+  auto fits = [&](Operation *user, bool load) {
+    bool isLoad = isa<memref::LoadOp, vector::LoadOp>(user);
+    std::optional<std::pair<Value, int64_t>> access = accessedIndex(user);
+    int64_t stride, offset;
+    if (isLoad != load || !access ||
+        !matchShiftedIterationIndex(access->first, iv, stride, offset) ||
+        offset < 0 || offset + access->second > stride ||
+        (commonStride && stride != commonStride) ||
+        (block && user->getBlock() != block))
+      return false;
+    commonStride = stride;
+    block = user->getBlock();
+    if (load && (!lastLoad || lastLoad->isBeforeInBlock(user)))
+      lastLoad = user;
+    if (!load && (!firstStore || user->isBeforeInBlock(firstStore)))
+      firstStore = user;
+    return true;
+  };
+  for (auto [buffer, load] : {std::make_pair(in, true), {out, false}})
+    for (Operation *user : buffer.getUsers())
+      if (nest->isAncestor(user) && !fits(user, load))
+        return false;
+  return lastLoad && firstStore && lastLoad->isBeforeInBlock(firstStore);
 }
 
 /// `loop` with its copies in and out, as one `scf.execute_region` marked
@@ -531,6 +611,273 @@ bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// Temporaries the device computes from the host's new state
+//===----------------------------------------------------------------------===//
+
+/// Ops a kernel may compute in place of the host: float arithmetic that
+/// rounds alike on both (kernels neither contract a multiply and an add nor
+/// approximate a square root: zero-gpu-ieee-sqrt).
+bool isRecomputable(Operation *op) {
+  return isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+             arith::NegFOp, arith::ConstantOp, math::SqrtOp>(op) &&
+         op->getNumResults() == 1 && isMemoryEffectFree(op);
+}
+
+/// Whether `value` is defined outside `nest`.
+bool definedOutside(Value value, Operation *nest) {
+  return !nest->isAncestor(value.getParentRegion()->getParentOp());
+}
+
+/// How deep a recomputed expression may be.
+constexpr unsigned kMaxRecomputeDepth = 32;
+
+/// Collects into `chain` (operands before users) the ops that compute
+/// `value` from `leaf` and from values defined outside `nest`. False when
+/// `value` needs anything else: a load, the loop's index, another op.
+bool collectChain(Value value, Value leaf, Operation *nest,
+                  llvm::SetVector<Operation *> &chain, unsigned depth = 0) {
+  if (value == leaf || definedOutside(value, nest))
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > kMaxRecomputeDepth || !isRecomputable(def))
+    return false;
+  for (Value operand : def->getOperands())
+    if (!collectChain(operand, leaf, nest, chain, depth + 1))
+      return false;
+  chain.insert(def);
+  return true;
+}
+
+/// Whether `a` is of `leafA` what `b` is of `leafB`: the same ops with the
+/// same attributes on the same outside values.
+bool sameFunction(Value a, Value leafA, Value b, Value leafB, Operation *nest,
+                  unsigned depth = 0) {
+  if (a == leafA || b == leafB)
+    return a == leafA && b == leafB;
+  if (definedOutside(a, nest) || definedOutside(b, nest))
+    return a == b;
+  Operation *defA = a.getDefiningOp(), *defB = b.getDefiningOp();
+  if (!defA || !defB || depth > kMaxRecomputeDepth ||
+      !OperationEquivalence::isEquivalentTo(
+          defA, defB, OperationEquivalence::ignoreValueEquivalence, nullptr,
+          OperationEquivalence::IgnoreLocations))
+    return false;
+  for (auto [x, y] : llvm::zip(defA->getOperands(), defB->getOperands()))
+    if (!sameFunction(x, leafA, y, leafB, nest, depth + 1))
+      return false;
+  return true;
+}
+
+/// A device temporary that a host nest writes only as f(u), where u is what
+/// the nest stores in host memory at the same index: the new state (AdamW's
+/// bias-corrected moments are f of the new moments). The queue copies u up
+/// into the temporary instead, and each kernel that reads it computes f: the
+/// host loop stores less, and the temporary needs no host copy.
+struct DeviceRecompute {
+  scf::ParallelOp nest;
+  /// The temporary, the host buffer holding u, and the nest's store of f(u).
+  Value device, host;
+  Operation *store;
+  /// f: the ops from `leaf` (a scalar u) to `result`, operands first.
+  SmallVector<Operation *> chain;
+  Value leaf, result;
+  /// The loads of the temporary, each in a kernel's nest.
+  SmallVector<Operation *> loads;
+};
+
+/// The value `store` stores and the buffer and indices it stores at, for a
+/// scalar or vector store.
+struct StoreParts {
+  Value value, buffer;
+  ValueRange indices;
+};
+
+std::optional<StoreParts> partsOf(Operation *op) {
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return StoreParts{store.getValueToStore(), store.getMemRef(),
+                      store.getIndices()};
+  if (auto store = dyn_cast<vector::StoreOp>(op))
+    if (store.getVectorType().getRank() == 1)
+      return StoreParts{store.getValueToStore(), store.getBase(),
+                        store.getIndices()};
+  return std::nullopt;
+}
+
+/// Matches f for `recompute`: `stored` is f(`u`) for a scalar, or for
+/// vectors each lane of `stored` (built by vector.from_elements) the same f
+/// of the same lane of `u`.
+bool matchFunction(Value stored, Value u, DeviceRecompute &recompute) {
+  Operation *nest = recompute.nest;
+  auto lanesOf = [](Value v) -> std::optional<OperandRange> {
+    if (auto lanes = v.getDefiningOp<vector::FromElementsOp>())
+      return lanes.getElements();
+    return std::nullopt;
+  };
+  Value result = stored, leaf = u;
+  if (isa<VectorType>(stored.getType())) {
+    std::optional<OperandRange> storedLanes = lanesOf(stored),
+                                uLanes = lanesOf(u);
+    if (!storedLanes || !uLanes || storedLanes->size() != uLanes->size())
+      return false;
+    result = (*storedLanes)[0];
+    leaf = (*uLanes)[0];
+    for (auto [s, l] : llvm::zip(*storedLanes, *uLanes))
+      if (!sameFunction(s, l, result, leaf, nest))
+        return false;
+  }
+  llvm::SetVector<Operation *> chain;
+  if (!collectChain(result, leaf, nest, chain))
+    return false;
+  recompute.chain.assign(chain.begin(), chain.end());
+  recompute.leaf = leaf;
+  recompute.result = result;
+  return true;
+}
+
+/// Whether the only write of `buffer` in the function is `store`, and its
+/// other uses only read it (or return it).
+bool onlyWrittenBy(Value buffer, Operation *store) {
+  for (Operation *user : buffer.getUsers())
+    if (user != store &&
+        !isa<memref::LoadOp, vector::LoadOp, func::ReturnOp>(user))
+      return false;
+  return true;
+}
+
+/// The device temporaries of `hostNests` that kernels can compute from host
+/// state (DeviceRecompute), with every check made: nothing is changed.
+SmallVector<DeviceRecompute>
+findDeviceRecomputes(func::FuncOp fn, ArrayRef<scf::ParallelOp> hostNests) {
+  DominanceInfo dominance(fn);
+  SmallVector<DeviceRecompute> found;
+  for (scf::ParallelOp nest : hostNests) {
+    for (Value buffer : outsideBuffers(nest)) {
+      auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+      if (!alloc || zero::inHostMemory(buffer))
+        continue;
+      // Written by one store of the nest, read only by loads in kernels.
+      DeviceRecompute recompute{nest, buffer, Value(), nullptr, {}, {}, {}, {}};
+      bool usable = true;
+      for (Operation *user : buffer.getUsers()) {
+        if (isa<memref::DeallocOp>(user))
+          continue;
+        bool inNest = nest->isAncestor(user);
+        bool load = isa<memref::LoadOp, vector::LoadOp>(user);
+        if (inNest && !load && !recompute.store && partsOf(user) &&
+            partsOf(user)->buffer == buffer) {
+          recompute.store = user;
+          continue;
+        }
+        if (!inNest && load && user->getParentOfType<scf::ParallelOp>() &&
+            !llvm::any_of(hostNests, [&](scf::ParallelOp host) {
+              return host->isAncestor(user);
+            })) {
+          recompute.loads.push_back(user);
+          continue;
+        }
+        usable = false;
+      }
+      if (!usable || !recompute.store || recompute.loads.empty())
+        continue;
+      // The host store beside it, at the same index, of the u it is f of.
+      StoreParts stored = *partsOf(recompute.store);
+      auto deviceType = cast<MemRefType>(buffer.getType());
+      for (Operation &other : *recompute.store->getBlock()) {
+        std::optional<StoreParts> candidate = partsOf(&other);
+        if (!candidate || &other == recompute.store ||
+            !zero::inHostMemory(candidate->buffer) ||
+            candidate->value.getType() != stored.value.getType() ||
+            candidate->indices != stored.indices)
+          continue;
+        auto hostType = dyn_cast<MemRefType>(candidate->buffer.getType());
+        if (!hostType || hostType.getShape() != deviceType.getShape() ||
+            hostType.getElementType() != deviceType.getElementType() ||
+            !onlyWrittenBy(candidate->buffer, &other) ||
+            !matchFunction(stored.value, candidate->value, recompute))
+          continue;
+        recompute.host = candidate->buffer;
+        break;
+      }
+      if (!recompute.host)
+        continue;
+      // The kernels must see the outside values f uses.
+      bool visible = llvm::all_of(recompute.chain, [&](Operation *op) {
+        return llvm::all_of(op->getOperands(), [&](Value operand) {
+          return operand == recompute.leaf ||
+                 llvm::is_contained(recompute.chain, operand.getDefiningOp()) ||
+                 llvm::all_of(recompute.loads, [&](Operation *load) {
+                   return dominance.properlyDominates(operand, load);
+                 });
+        });
+      });
+      if (visible)
+        found.push_back(std::move(recompute));
+    }
+  }
+  return found;
+}
+
+/// f of `x` (a scalar), made at `b`.
+Value applyFunction(OpBuilder &b, const DeviceRecompute &recompute, Value x) {
+  IRMapping map;
+  map.map(recompute.leaf, x);
+  for (Operation *op : recompute.chain)
+    b.clone(*op, map);
+  return map.lookupOrDefault(recompute.result);
+}
+
+/// Erases `op` and what only it used, while each is a pure op inside `nest`
+/// that nothing else uses.
+void eraseUnused(Operation *op, Operation *nest) {
+  SmallVector<Operation *> worklist{op};
+  while (!worklist.empty()) {
+    Operation *dead = worklist.pop_back_val();
+    if (!dead || !dead->use_empty() || !isMemoryEffectFree(dead) ||
+        !nest->isProperAncestor(dead))
+      continue;
+    SmallVector<Value> operands(dead->getOperands());
+    dead->erase();
+    for (Value operand : operands)
+      worklist.push_back(operand.getDefiningOp());
+  }
+}
+
+/// Rewrites `recompute`: each kernel's load of the temporary is followed by
+/// f, lane by lane; the host nest no longer stores f(u); and a copy of u
+/// from host memory into the temporary, after the nest, is returned for
+/// the nest's copies out.
+memref::CopyOp rewriteDeviceRecompute(const DeviceRecompute &recompute) {
+  for (Operation *load : recompute.loads) {
+    Value loaded = load->getResult(0);
+    SmallVector<OpOperand *> uses =
+        llvm::to_vector(llvm::make_pointer_range(loaded.getUses()));
+    OpBuilder b(load->getContext());
+    b.setInsertionPointAfter(load);
+    Location loc = load->getLoc();
+    Value computed;
+    if (auto vectorType = dyn_cast<VectorType>(loaded.getType())) {
+      SmallVector<Value> lanes;
+      for (int64_t lane = 0; lane < vectorType.getNumElements(); ++lane)
+        lanes.push_back(applyFunction(
+            b, recompute, vector::ExtractOp::create(b, loc, loaded, lane)));
+      computed = vector::FromElementsOp::create(b, loc, vectorType, lanes);
+    } else {
+      computed = applyFunction(b, recompute, loaded);
+    }
+    for (OpOperand *use : uses)
+      use->set(computed);
+  }
+  Value stored = partsOf(recompute.store)->value;
+  Operation *nest = recompute.nest;
+  recompute.store->erase();
+  eraseUnused(stored.getDefiningOp(), nest);
+  OpBuilder after(nest->getContext());
+  after.setInsertionPointAfter(nest);
+  return memref::CopyOp::create(after, nest->getLoc(), recompute.host,
+                                recompute.device);
+}
+
 struct ZeroOffloadToHostPass
     : public zero::impl::ZeroOffloadToHostBase<ZeroOffloadToHostPass> {
   using Base::Base;
@@ -669,6 +1016,14 @@ struct ZeroOffloadToHostPass
                "reduces into results, which the host loops do not do";
         return failure();
       }
+    // Device temporaries that kernels compute from the new host state.
+    SmallVector<DeviceRecompute> recomputes =
+        findDeviceRecomputes(fn, hostNests);
+    auto recomputed = [&](scf::ParallelOp nest, Value buffer) {
+      return llvm::any_of(recomputes, [&](const DeviceRecompute &r) {
+        return r.nest == nest && r.device == buffer;
+      });
+    };
     // Temporaries only host loops touch: host memory.
     SmallVector<memref::AllocOp> temporaries = temporariesOnlyOf(fn, hostNests);
     // Every other buffer a host loop reads or writes: a host copy.
@@ -676,11 +1031,14 @@ struct ZeroOffloadToHostPass
       scf::ParallelOp nest;
       Value buffer;
       bool read, written;
+      /// The staging (of a buffer the nest only reads) whose host buffer
+      /// this one (of a buffer it only writes) shares, or -1.
+      int shares = -1;
     };
     SmallVector<Staging> stagings;
     for (scf::ParallelOp nest : hostNests)
       for (Value buffer : outsideBuffers(nest)) {
-        if (zero::inHostMemory(buffer) ||
+        if (zero::inHostMemory(buffer) || recomputed(nest, buffer) ||
             llvm::any_of(temporaries, [&](memref::AllocOp alloc) {
               return memref::skipViewLikeOps(cast<MemrefValue>(buffer)) ==
                      alloc.getResult();
@@ -705,21 +1063,48 @@ struct ZeroOffloadToHostPass
         }
         stagings.push_back({nest, buffer, read, written});
       }
+    // A buffer the nest only writes goes back through the host buffer of
+    // one it only reads, where that is safe (the weight's shard in, its new
+    // value out): one host buffer less.
+    llvm::SmallDenseSet<int> shared;
+    for (auto [i, out] : llvm::enumerate(stagings)) {
+      if (out.read || !out.written)
+        continue;
+      for (auto [j, in] : llvm::enumerate(stagings))
+        if (in.nest == out.nest && in.read && !in.written &&
+            !shared.contains(j) &&
+            canShareStaging(out.nest, in.buffer, out.buffer)) {
+          out.shares = j;
+          shared.insert(j);
+          break;
+        }
+    }
     // The plan holds: rewrite.
     // Each nest's copies across the link, in (before it) and out (after).
     DenseMap<Operation *, SmallVector<memref::CopyOp>> copiesIn, copiesOut;
+    for (const DeviceRecompute &recompute : recomputes)
+      copiesOut[recompute.nest].push_back(rewriteDeviceRecompute(recompute));
     for (memref::AllocOp alloc : temporaries) {
       OpBuilder b(alloc);
       auto host = zero::HostAllocOp::create(b, alloc.getLoc(), alloc.getType());
       alloc.replaceAllUsesWith(host.getResult());
       alloc.erase();
     }
-    for (Staging &staging : stagings) {
+    // Those that share a host buffer after the one whose buffer they share.
+    SmallVector<Value> hostOf(stagings.size());
+    auto inOrder = llvm::to_vector(llvm::seq<int>(0, stagings.size()));
+    std::stable_partition(inOrder.begin(), inOrder.end(),
+                          [&](int i) { return stagings[i].shares < 0; });
+    for (int index : inOrder) {
+      Staging &staging = stagings[index];
       auto type = cast<MemRefType>(staging.buffer.getType());
       OpBuilder b(staging.nest);
       Location loc = staging.nest.getLoc();
       auto hostType = MemRefType::get(type.getShape(), type.getElementType());
-      Value host = zero::HostAllocOp::create(b, loc, hostType);
+      Value host = staging.shares >= 0
+                       ? hostOf[staging.shares]
+                       : zero::HostAllocOp::create(b, loc, hostType);
+      hostOf[index] = host;
       // A view that is not one contiguous range crosses the link through a
       // contiguous device buffer, gathered and scattered by kernels.
       Value device = staging.buffer;
@@ -742,7 +1127,8 @@ struct ZeroOffloadToHostPass
         if (!contiguous)
           buildCopyNest(b, loc, device, staging.buffer);
       }
-      memref::DeallocOp::create(b, loc, host);
+      if (staging.shares < 0)
+        memref::DeallocOp::create(b, loc, host);
       if (!contiguous)
         memref::DeallocOp::create(b, loc, device);
     }
@@ -819,6 +1205,12 @@ struct ZeroOffloadToHostPass
     remark << "zero-offload-to-host: @" << fn.getName() << ": "
            << hostNests.size() << " loop nest(s) on the host, "
            << stagings.size() << " device buffer(s) copied";
+    if (!shared.empty())
+      remark << " (" << shared.size()
+             << " back through the host buffer of one read)";
+    if (!recomputes.empty())
+      remark << ", " << recomputes.size()
+             << " computed by kernels from the new host state";
     if (schedule)
       remark << "; " << schedule->queued
              << " op(s) on the rank's host queue beside its stream ("

@@ -263,14 +263,15 @@ zero.mesh @dp(shape = [2])
 // An update whose copy out writes the buffer another of its copies reads
 // (here one bucket, read at [0, 4) and written at [4, 8)) cannot go in
 // chunks, where a chunk's copy out may come before a later chunk's copy in:
-// its copies and its loop go to the queue one by one, in order.
+// its copies and its loop go to the queue one by one, in order (the new
+// values through the host buffer of those read, one free after the wait).
 // CHECK-LABEL: func.func @op_by_op
 // CHECK: call @zero_rt_host_queue_fence() : () -> ()
 // CHECK-NEXT: memref.copy %{{.*}}, %{{.*}} {zero.queued} : memref<4xf32, strided<[1]>> to memref<4xf32>
 // CHECK: call @zero_rt_host_queue_for(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
 // CHECK: memref.copy %{{.*}}, %{{.*}} {zero.queued} : memref<4xf32> to memref<4xf32, strided<[1], offset: 4>>
 // CHECK-NEXT: call @zero_rt_host_queue_join() : () -> ()
-// expected-remark @below {{zero-offload-to-host: @op_by_op: 1 loop nest(s) on the host, 2 device buffer(s) copied; 3 op(s) on the rank's host queue beside its stream (0 update(s) with their copies, in 0 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @op_by_op: 1 loop nest(s) on the host, 2 device buffer(s) copied (1 back through the host buffer of one read); 3 op(s) on the rank's host queue beside its stream (0 update(s) with their copies, in 0 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
 func.func @op_by_op(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

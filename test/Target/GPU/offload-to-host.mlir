@@ -295,3 +295,277 @@ func.func @dynamic_state(%g: memref<?xf32> {zero.memory = "host"},
   // expected-remark @below {{zero-offload-to-host: @dynamic_state stays on the device: result 0 is the next value of host state, but its type 'memref<?xf32>' is not a static buffer that host memory can hold}}
   return %new : memref<?xf32>
 }
+
+// -----
+
+// AdamW's bias-corrected moment, f(m) = m * c of the new moment m, read by
+// the weight's kernel: the queue copies the new moment up into the
+// temporary after the host's loop, and the kernel computes f of it, lane by
+// lane. The host no longer stores f, and the temporary needs no host copy.
+// CHECK-LABEL: func.func @bias_corrected
+// CHECK-SAME: (%[[M:.*]]: memref<8xf32> {zero.memory = "host"}, %[[G:.*]]: memref<8xf32>, %[[W:.*]]: memref<8xf32>, %[[C:.*]]: f32)
+// CHECK: %[[T:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[GH:.*]] = zero.host_alloc : memref<8xf32>
+// CHECK: memref.copy %[[G]], %[[GH]]
+// CHECK-NOT: zero.host_alloc
+// CHECK: scf.for
+// CHECK: vector.store %{{.*}}, %[[M]]
+// CHECK-NOT: vector.store
+// CHECK: } {zero.host}
+// CHECK: memref.copy %[[M]], %[[T]]
+// CHECK: scf.parallel
+// CHECK: %[[L:.*]] = vector.load %[[T]]
+// CHECK: %[[L0:.*]] = vector.extract %[[L]][0]
+// CHECK: %[[F0:.*]] = arith.mulf %[[L0]], %[[C]]
+// CHECK: %[[L1:.*]] = vector.extract %[[L]][1]
+// CHECK: %[[F1:.*]] = arith.mulf %[[L1]], %[[C]]
+// CHECK: %[[F:.*]] = vector.from_elements %[[F0]], %[[F1]]
+// CHECK: arith.subf %{{.*}}, %[[F]] : vector<2xf32>
+// expected-remark @below {{zero-offload-to-host: @bias_corrected: 1 loop nest(s) on the host, 1 device buffer(s) copied, 1 computed by kernels from the new host state}}
+func.func @bias_corrected(%m: memref<8xf32> {zero.memory = "host"},
+                          %g: memref<8xf32>, %w: memref<8xf32>, %c: f32)
+    -> memref<8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %b = arith.constant 0.9 : f32
+  %t = memref.alloc() : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %k = arith.muli %i, %c2 : index
+    %mv = vector.load %m[%k] : memref<8xf32>, vector<2xf32>
+    %gv = vector.load %g[%k] : memref<8xf32>, vector<2xf32>
+    %m0 = vector.extract %mv[0] : f32 from vector<2xf32>
+    %m1 = vector.extract %mv[1] : f32 from vector<2xf32>
+    %g0 = vector.extract %gv[0] : f32 from vector<2xf32>
+    %g1 = vector.extract %gv[1] : f32 from vector<2xf32>
+    %a0 = arith.mulf %m0, %b : f32
+    %a1 = arith.mulf %m1, %b : f32
+    %n0 = arith.addf %a0, %g0 : f32
+    %n1 = arith.addf %a1, %g1 : f32
+    %t0 = arith.mulf %n0, %c : f32
+    %t1 = arith.mulf %n1, %c : f32
+    %nv = vector.from_elements %n0, %n1 : vector<2xf32>
+    %tv = vector.from_elements %t0, %t1 : vector<2xf32>
+    vector.store %nv, %m[%k] : memref<8xf32>, vector<2xf32>
+    vector.store %tv, %t[%k] : memref<8xf32>, vector<2xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %k = arith.muli %i, %c2 : index
+    %tv = vector.load %t[%k] : memref<8xf32>, vector<2xf32>
+    %wv = vector.load %w[%k] : memref<8xf32>, vector<2xf32>
+    %d = arith.subf %wv, %tv : vector<2xf32>
+    vector.store %d, %w[%k] : memref<8xf32>, vector<2xf32>
+    scf.reduce
+  }
+  memref.dealloc %t : memref<8xf32>
+  return %m : memref<8xf32>
+}
+
+// -----
+
+// The denominator, f(v) = sqrt(v * c) + eps of the new second moment, a
+// scalar a lane: the kernel computes all of f, its constant included, and
+// the host's loop no longer does.
+// CHECK-LABEL: func.func @denominator
+// CHECK-SAME: (%[[V:.*]]: memref<4xf32> {zero.memory = "host"}, %{{.*}}: memref<4xf32>, %[[W:.*]]: memref<4xf32>, %[[C:.*]]: f32)
+// CHECK: %[[T:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: scf.for
+// CHECK-NOT: math.sqrt
+// CHECK: } {zero.host}
+// CHECK: memref.copy %[[V]], %[[T]]
+// CHECK: scf.parallel
+// CHECK: %[[L:.*]] = memref.load %[[T]]
+// CHECK: %[[S:.*]] = arith.mulf %[[L]], %[[C]] : f32
+// CHECK: %[[R:.*]] = math.sqrt %[[S]] : f32
+// CHECK: %[[E:.*]] = arith.constant 9.99999993E-9 : f32
+// CHECK: %[[F:.*]] = arith.addf %[[R]], %[[E]] : f32
+// CHECK: arith.divf %{{.*}}, %[[F]]
+// expected-remark @below {{zero-offload-to-host: @denominator: 1 loop nest(s) on the host, 1 device buffer(s) copied, 1 computed by kernels from the new host state}}
+func.func @denominator(%v: memref<4xf32> {zero.memory = "host"},
+                       %g: memref<4xf32>, %w: memref<4xf32>, %c: f32)
+    -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %t = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %vi = memref.load %v[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32>
+    %gg = arith.mulf %gi, %gi : f32
+    %n = arith.addf %vi, %gg : f32
+    %s = arith.mulf %n, %c : f32
+    %r = math.sqrt %s : f32
+    %eps = arith.constant 1.0e-8 : f32
+    %d = arith.addf %r, %eps : f32
+    memref.store %n, %v[%i] : memref<4xf32>
+    memref.store %d, %t[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %ti = memref.load %t[%i] : memref<4xf32>
+    %wi = memref.load %w[%i] : memref<4xf32>
+    %q = arith.divf %wi, %ti : f32
+    memref.store %q, %w[%i] : memref<4xf32>
+    scf.reduce
+  }
+  memref.dealloc %t : memref<4xf32>
+  return %v : memref<4xf32>
+}
+
+// -----
+
+// Not f of the new state: a temporary whose lanes are different functions
+// of it, and one that reads the gradient too, are written on the host and
+// copied up, as before (one through the gradient's host buffer, which each
+// iteration reads before it writes).
+// CHECK-LABEL: func.func @not_of_the_state
+// CHECK: %[[T:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[U:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-COUNT-2: zero.host_alloc
+// CHECK-NOT: zero.host_alloc
+// CHECK: } {zero.host}
+// CHECK-DAG: memref.copy %{{.*}}, %[[U]]
+// CHECK-DAG: memref.copy %{{.*}}, %[[T]]
+// CHECK-NOT: memref.copy
+// CHECK: scf.parallel
+// expected-remark @below {{zero-offload-to-host: @not_of_the_state: 1 loop nest(s) on the host, 3 device buffer(s) copied (1 back through the host buffer of one read)}}
+func.func @not_of_the_state(%m: memref<4xf32> {zero.memory = "host"},
+                            %g: memref<4xf32>, %w: memref<4xf32>, %c: f32)
+    -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %b = arith.constant 0.9 : f32
+  %t = memref.alloc() : memref<4xf32>
+  %u = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    %k = arith.muli %i, %c2 : index
+    %mv = vector.load %m[%k] : memref<4xf32>, vector<2xf32>
+    %gv = vector.load %g[%k] : memref<4xf32>, vector<2xf32>
+    %m0 = vector.extract %mv[0] : f32 from vector<2xf32>
+    %m1 = vector.extract %mv[1] : f32 from vector<2xf32>
+    %g0 = vector.extract %gv[0] : f32 from vector<2xf32>
+    %g1 = vector.extract %gv[1] : f32 from vector<2xf32>
+    %n0 = arith.addf %m0, %g0 : f32
+    %n1 = arith.addf %m1, %g1 : f32
+    %t0 = arith.mulf %n0, %c : f32
+    %t1 = arith.mulf %n1, %b : f32
+    %u0 = arith.mulf %n0, %g0 : f32
+    %u1 = arith.mulf %n1, %g1 : f32
+    %nv = vector.from_elements %n0, %n1 : vector<2xf32>
+    %tv = vector.from_elements %t0, %t1 : vector<2xf32>
+    %uv = vector.from_elements %u0, %u1 : vector<2xf32>
+    vector.store %nv, %m[%k] : memref<4xf32>, vector<2xf32>
+    vector.store %tv, %t[%k] : memref<4xf32>, vector<2xf32>
+    vector.store %uv, %u[%k] : memref<4xf32>, vector<2xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    %k = arith.muli %i, %c2 : index
+    %tv = vector.load %t[%k] : memref<4xf32>, vector<2xf32>
+    %uv = vector.load %u[%k] : memref<4xf32>, vector<2xf32>
+    %d = arith.subf %tv, %uv : vector<2xf32>
+    vector.store %d, %w[%k] : memref<4xf32>, vector<2xf32>
+    scf.reduce
+  }
+  memref.dealloc %u : memref<4xf32>
+  memref.dealloc %t : memref<4xf32>
+  return %m : memref<4xf32>
+}
+
+// -----
+
+// A buffer the nest only reads (the gradient's shard) and one it only
+// writes (the weight's new value), each element read before it is written
+// and every iteration on its own elements: one host buffer carries both,
+// copied in from the first and back out to the second.
+// CHECK-LABEL: func.func @shared_staging
+// CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[G:.*]]: memref<4xf32>, %[[W:.*]]: memref<4xf32>)
+// CHECK: %[[NEW:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[GH:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: memref.copy %[[G]], %[[GH]]
+// CHECK: %[[WH:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: memref.copy %[[W]], %[[WH]]
+// CHECK-NOT: zero.host_alloc
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: memref.load %[[GH]][%[[I]]]
+// CHECK: memref.store %{{.*}}, %[[GH]][%[[I]]]
+// CHECK: } {zero.host}
+// CHECK: memref.copy %[[GH]], %[[NEW]]
+// CHECK: memref.dealloc %[[WH]]
+// CHECK: memref.dealloc %[[GH]]
+// CHECK-NOT: memref.dealloc
+// CHECK: return %[[M]], %[[NEW]]
+// expected-remark @below {{zero-offload-to-host: @shared_staging: 1 loop nest(s) on the host, 3 device buffer(s) copied (1 back through the host buffer of one read)}}
+func.func @shared_staging(%m: memref<4xf32> {zero.memory = "host"},
+                          %g: memref<4xf32>, %w: memref<4xf32>)
+    -> (memref<4xf32>, memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %b = arith.constant 0.9 : f32
+  %new = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32>
+    %wi = memref.load %w[%i] : memref<4xf32>
+    %mb = arith.mulf %mi, %b : f32
+    %m2 = arith.addf %mb, %gi : f32
+    %w2 = arith.subf %wi, %m2 : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %w2, %new[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return %m, %new : memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
+// Where an iteration writes the new value before it reads the shard, or
+// reads another iteration's element, the two keep host buffers of their own.
+// CHECK-LABEL: func.func @own_staging
+// CHECK-COUNT-2: zero.host_alloc
+// CHECK-NOT: zero.host_alloc
+// CHECK: } {zero.host}
+// CHECK-LABEL: func.func @reversed
+// CHECK-COUNT-2: zero.host_alloc
+// CHECK-NOT: zero.host_alloc
+// CHECK: } {zero.host}
+// expected-remark @below {{zero-offload-to-host: @own_staging: 1 loop nest(s) on the host, 2 device buffer(s) copied}}
+func.func @own_staging(%m: memref<4xf32> {zero.memory = "host"},
+                       %w: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %new = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    memref.store %mi, %new[%i] : memref<4xf32>
+    %wi = memref.load %w[%i] : memref<4xf32>
+    %m2 = arith.addf %wi, %mi : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return %m, %new : memref<4xf32>, memref<4xf32>
+}
+// expected-remark @below {{zero-offload-to-host: @reversed: 1 loop nest(s) on the host, 2 device buffer(s) copied}}
+func.func @reversed(%m: memref<4xf32> {zero.memory = "host"},
+                    %w: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %new = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %j = arith.subi %c3, %i : index
+    %wj = memref.load %w[%j] : memref<4xf32>
+    %m2 = arith.addf %wj, %mi : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %m2, %new[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return %m, %new : memref<4xf32>, memref<4xf32>
+}

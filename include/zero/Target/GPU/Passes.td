@@ -230,6 +230,24 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       that is not one contiguous range (a member's rows in a bucket) goes
       through a contiguous device buffer that a kernel gathers it into, or
       scatters it from;
+    - a contiguous buffer the loop only writes (the new weight) goes back
+      through the host buffer of a contiguous one of its shape that it only
+      reads (the gradient's shard), where iteration i of the one-level nest
+      touches both only at elements [(i - c) * s, (i - c + 1) * s) (c and
+      s constants), in one block, every load before every store: no
+      element is written before it is read, in any order of the
+      iterations, and chunk by chunk. One host buffer less an update, and
+      no write-allocate read of a second one;
+    - a device temporary that the loop only writes, as f(u) of a value u
+      it stores in host memory at the same index (AdamW's bias-corrected
+      moments and denominator, read by the weight's kernel, are f of the
+      new moments; for vectors, each lane the same f of the same lane),
+      where f is float arithmetic (add, sub, mul, div, neg, sqrt,
+      constants) on u and on values the readers see, and every reader is a
+      load in a kernel: the loop no longer stores f(u); the copy after it
+      brings u up from host memory into the temporary instead, and each
+      load is followed by f. The loop stores less, the temporary needs no
+      host buffer, and f rounds alike on both sides (below);
     - each host loop of one level (the GPU's nests are 1-D) runs across
       the host's cores (`parallel`, the default): its body becomes a task
       `@<function>_host<i>(context, begin, end)`, marked
