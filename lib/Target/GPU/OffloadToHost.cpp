@@ -257,10 +257,13 @@ bool onlyCopiedInto(Value buffer, func::ReturnOp ret) {
 
 /// Puts each of `results` in host memory: a buffer only copies write is
 /// allocated there; any other (a collective's output, which NCCL writes on
-/// the device) is copied there before the return, where the rank waits for
-/// its stream, and its device buffer freed when the function owns it.
-void placeHostStateResults(
-    func::FuncOp fn, ArrayRef<std::pair<func::ReturnOp, unsigned>> results) {
+/// the device) is copied there before the return, and its device buffer
+/// freed when the function owns it. Returns those copies, which the rank's
+/// host queue can make as soon as their buffers are written.
+SmallVector<memref::CopyOp>
+placeHostStateResults(func::FuncOp fn,
+                      ArrayRef<std::pair<func::ReturnOp, unsigned>> results) {
+  SmallVector<memref::CopyOp> copies;
   for (auto [ret, i] : results) {
     Value value = ret.getOperand(i);
     auto type = cast<MemRefType>(fn.getResultTypes()[i]);
@@ -275,13 +278,14 @@ void placeHostStateResults(
     OpBuilder b(ret);
     Location loc = ret.getLoc();
     Value host = zero::HostAllocOp::create(b, loc, type);
-    memref::CopyOp::create(b, loc, value, host);
+    copies.push_back(memref::CopyOp::create(b, loc, value, host));
     bool owned = value.getDefiningOp<memref::AllocOp>() &&
                  llvm::count(ret.getOperands(), value) == 1;
     if (owned)
       memref::DeallocOp::create(b, loc, value);
     ret.setOperand(i, host);
   }
+  return copies;
 }
 
 /// Whether `index` is `iv * stride + offset` with constant stride and
@@ -913,12 +917,11 @@ struct ZeroOffloadToHostPass
       SmallVector<std::pair<func::ReturnOp, unsigned>> stateResults =
           hostStateResults(fn);
       if (failed(checkHostStateResults(fn, stateResults)) ||
-          failed(offload(fn))) {
+          failed(offload(fn, stateResults))) {
         for (unsigned i = 0; i < fn.getNumArguments(); ++i)
           zero::setHostArgument(fn, i, /*host=*/false);
         continue;
       }
-      placeHostStateResults(fn, stateResults);
       if (unsigned moved = stageCollectives(fn))
         emitRemark(fn.getLoc())
             << "zero-offload-to-host: @" << fn.getName() << ": " << moved
@@ -1006,7 +1009,9 @@ struct ZeroOffloadToHostPass
     return hostNests;
   }
 
-  LogicalResult offload(func::FuncOp fn) {
+  LogicalResult
+  offload(func::FuncOp fn,
+          ArrayRef<std::pair<func::ReturnOp, unsigned>> stateResults) {
     SmallVector<scf::ParallelOp> hostNests = findHostNests(fn);
     for (scf::ParallelOp nest : hostNests)
       if (nest.getNumResults() != 0) {
@@ -1080,6 +1085,8 @@ struct ZeroOffloadToHostPass
         }
     }
     // The plan holds: rewrite.
+    SmallVector<memref::CopyOp> resultCopies =
+        placeHostStateResults(fn, stateResults);
     // Each nest's copies across the link, in (before it) and out (after).
     DenseMap<Operation *, SmallVector<memref::CopyOp>> copiesIn, copiesOut;
     for (const DeviceRecompute &recompute : recomputes)
@@ -1174,6 +1181,10 @@ struct ZeroOffloadToHostPass
           copy->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
         loop->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
       }
+      // A delayed update's gradient shards go down as each is reduced,
+      // beside the rest of the backward pass, not all at the step's end.
+      for (memref::CopyOp copy : resultCopies)
+        copy->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
       schedule = zero::scheduleHostQueue(fn, queueFrees);
       for (scf::ExecuteRegionOp group : groups) {
         Operation *loop = *group.getOps<scf::ForOp>().begin();

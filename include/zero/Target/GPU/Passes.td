@@ -315,9 +315,11 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       `zero-delay-update`) is put there, since the launcher hands it back
       as that argument, which the host reads: a fresh buffer that only
       copies write is allocated in host memory; any other is copied into a
-      host buffer before the return (where the rank waits for its stream)
-      and its device buffer freed. A result that is not a static buffer
-      without a layout keeps the function on the device, with a remark;
+      host buffer and its device buffer freed, the copy on the rank's host
+      queue with `overlap` (made as soon as what writes the buffer is done,
+      while the rank goes on), else before the return, where the rank waits
+      for its stream. A result that is not a static buffer without a layout
+      keeps the function on the device, with a remark;
     - the function's results that are host buffers (state updated in place,
       the results above) are noted too: the module gets `zero.host_memory = {<function> =
       {arguments = [...], results = [...]}}`, which `zero-compile` writes
