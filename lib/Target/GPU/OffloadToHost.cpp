@@ -383,10 +383,11 @@ int64_t elementsPerIteration(scf::ForOp loop, Value host) {
 }
 
 /// matchIterationIndex for `iv` or for `iv - c` in its place (a constant
-/// c: the branch of a nest that runs several updates, one a range of its
-/// iterations), which touch elements of distinct iterations alike apart.
+/// c, set in `shift`, 0 for `iv` itself: the branch of a nest that runs
+/// several updates, one a range of its iterations).
 bool matchShiftedIterationIndex(Value index, Value iv, int64_t &stride,
-                                int64_t &offset) {
+                                int64_t &offset, int64_t &shift) {
+  shift = 0;
   if (matchIterationIndex(index, iv, stride, offset))
     return true;
   auto otherThanConstant = [](Value lhs, Value rhs) {
@@ -398,17 +399,21 @@ bool matchShiftedIterationIndex(Value index, Value iv, int64_t &stride,
   if (auto mul = inner.getDefiningOp<arith::MulIOp>())
     inner = otherThanConstant(mul.getLhs(), mul.getRhs());
   auto shifted = inner.getDefiningOp<arith::SubIOp>();
-  return shifted && shifted.getLhs() == iv &&
-         matchPattern(shifted.getRhs(), m_Constant()) &&
-         matchIterationIndex(index, inner, stride, offset);
+  APInt constant;
+  if (!shifted || shifted.getLhs() != iv ||
+      !matchPattern(shifted.getRhs(), m_ConstantInt(&constant)))
+    return false;
+  shift = constant.getSExtValue();
+  return matchIterationIndex(index, inner, stride, offset);
 }
 
 /// Whether `nest` can read `in` and write `out` (device buffers it only
 /// reads and only writes) through one host buffer: they are contiguous, of
 /// one shape, and iteration i of the one-level nest loads `in` and stores
-/// `out` only at elements [(i - c) * s, (i - c + 1) * s), in one block,
-/// every load before every store. Then no element is written before it is read,
-/// in any order of the iterations and chunk by chunk.
+/// `out` only at elements [(i - c) * s, (i - c + 1) * s), one constant c and
+/// s for every access, in one block, every load before every store. Then no
+/// element is written before it is read, in any order of the iterations and
+/// chunk by chunk.
 bool canShareStaging(scf::ParallelOp nest, Value in, Value out) {
   auto inType = cast<MemRefType>(in.getType()),
        outType = cast<MemRefType>(out.getType());
@@ -420,18 +425,19 @@ bool canShareStaging(scf::ParallelOp nest, Value in, Value out) {
   Value iv = nest.getInductionVars().front();
   Block *block = nullptr;
   Operation *lastLoad = nullptr, *firstStore = nullptr;
-  int64_t commonStride = 0;
+  // Every access's stride and shift: one range of elements an iteration.
+  std::optional<std::pair<int64_t, int64_t>> range;
   auto fits = [&](Operation *user, bool load) {
     bool isLoad = isa<memref::LoadOp, vector::LoadOp>(user);
     std::optional<std::pair<Value, int64_t>> access = accessedIndex(user);
-    int64_t stride, offset;
+    int64_t stride, offset, shift;
     if (isLoad != load || !access ||
-        !matchShiftedIterationIndex(access->first, iv, stride, offset) ||
+        !matchShiftedIterationIndex(access->first, iv, stride, offset, shift) ||
         offset < 0 || offset + access->second > stride ||
-        (commonStride && stride != commonStride) ||
+        (range && *range != std::make_pair(stride, shift)) ||
         (block && user->getBlock() != block))
       return false;
-    commonStride = stride;
+    range = std::make_pair(stride, shift);
     block = user->getBlock();
     if (load && (!lastLoad || lastLoad->isBeforeInBlock(user)))
       lastLoad = user;

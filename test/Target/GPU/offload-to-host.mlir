@@ -533,6 +533,10 @@ func.func @shared_staging(%m: memref<4xf32> {zero.memory = "host"},
 // CHECK-COUNT-2: zero.host_alloc
 // CHECK-NOT: zero.host_alloc
 // CHECK: } {zero.host}
+// CHECK-LABEL: func.func @shifted
+// CHECK-COUNT-2: zero.host_alloc
+// CHECK-NOT: zero.host_alloc
+// CHECK: } {zero.host}
 // expected-remark @below {{zero-offload-to-host: @own_staging: 1 loop nest(s) on the host, 2 device buffer(s) copied}}
 func.func @own_staging(%m: memref<4xf32> {zero.memory = "host"},
                        %w: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
@@ -561,6 +565,26 @@ func.func @reversed(%m: memref<4xf32> {zero.memory = "host"},
   scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
     %mi = memref.load %m[%i] : memref<4xf32>
     %j = arith.subi %c3, %i : index
+    %wj = memref.load %w[%j] : memref<4xf32>
+    %m2 = arith.addf %wj, %mi : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %m2, %new[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return %m, %new : memref<4xf32>, memref<4xf32>
+}
+// Iteration i reads the shard's element i - 1 and writes the new value's
+// element i, which iteration i + 1 reads: one range of elements an
+// iteration for both, or no shared buffer.
+// expected-remark @below {{zero-offload-to-host: @shifted: 1 loop nest(s) on the host, 2 device buffer(s) copied}}
+func.func @shifted(%m: memref<4xf32> {zero.memory = "host"},
+                   %w: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %new = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c1) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %j = arith.subi %i, %c1 : index
     %wj = memref.load %w[%j] : memref<4xf32>
     %m2 = arith.addf %wj, %mi : f32
     memref.store %m2, %m[%i] : memref<4xf32>
