@@ -1228,6 +1228,11 @@ struct ZeroOffloadToHostPass
     if (!recomputes.empty())
       remark << ", " << recomputes.size()
              << " computed by kernels from the new host state";
+    if (hostNests.empty())
+      remark << " (no loop nest writes host state, which a loop carries "
+                "or the step only reads: the device reads it across the "
+                "link and its next value is copied back, so it is in host "
+                "memory between calls only)";
     if (schedule)
       remark << "; " << schedule->queued
              << " op(s) on the rank's host queue beside its stream ("
