@@ -66,15 +66,24 @@ PIPELINE_VARIANTS = [
     "zero-to-llvm{gpu-loops}",
     "zero-to-nvvm{gpu-format=isa}",
     "zero-weight-update-sharding,zero-to-llvm",
+    "zero-weight-update-sharding{shard-function-boundary offload=optimizer},"
+    "zero-to-nvvm{gpu-format=isa}",
+    "zero-weight-update-sharding{offload=params},zero-to-llvm{gpu-loops}",
 ]
 
-# The rewrites whose equivalence zero-run checks.
+# The rewrites whose equivalence zero-run checks, each with the options
+# zero-run needs for it: host offload runs on the GPU's CPU replica, the
+# program as given in the GPU's structure too.
+GPU_REPLICA = ("--gpu-loops", "--gpu-loops-given")
 EQUIVALENCE_PIPELINES = [
-    "zero-weight-update-sharding",
-    "zero-weight-update-sharding{defer-all-gather}",
-    "zero-weight-update-sharding{overlap}",
-    "zero-weight-update-sharding{stage=3 shard-function-boundary}",
-    "zero-weight-update-sharding{bucket-bytes=64}",
+    ("zero-weight-update-sharding", ()),
+    ("zero-weight-update-sharding{defer-all-gather}", ()),
+    ("zero-weight-update-sharding{overlap}", ()),
+    ("zero-weight-update-sharding{stage=3 shard-function-boundary}", ()),
+    ("zero-weight-update-sharding{bucket-bytes=64}", ()),
+    ("zero-weight-update-sharding{shard-function-boundary offload=optimizer}",
+     GPU_REPLICA),
+    ("zero-weight-update-sharding{offload=params}", GPU_REPLICA),
 ]
 
 CRASH_SIGNS = ("Stack dump:", "PLEASE submit a bug report", "LLVM ERROR:",
@@ -507,10 +516,10 @@ def main():
         jobs = [(i, rng.choice(EQUIVALENCE_PIPELINES)) for i in sample]
 
         def equivalent(job):
-            index, pipeline = job
+            index, (pipeline, options) = job
             path = os.path.join(workdir, f"m{index}.mlir")
             command = [args.zero_run, "MUTANT", "--timeout", "20",
-                       f"--equivalent-after={pipeline}"]
+                       *options, f"--equivalent-after={pipeline}"]
             real = [path if a == "MUTANT" else a for a in command]
             return index, command, run(real, args.timeout)
 
