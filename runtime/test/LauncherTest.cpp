@@ -227,9 +227,10 @@ std::string describeStatePair(const char *argumentMemory,
     return text + "}";
   };
   return std::string("{\"format\": \"zero-artifact\", \"version\": 1, "
-                     "\"runtime_abi\": 5, \"target\": \"cuda\", "
-                     "\"memory\": \"device\", \"entry\": \"step\", "
-                     "\"ranks\": 1, \"arguments\": [") +
+                     "\"runtime_abi\": ") +
+         std::to_string(ZERO_RUNTIME_ABI_VERSION) +
+         ", \"target\": \"cuda\", \"memory\": \"device\", "
+         "\"entry\": \"step\", \"ranks\": 1, \"arguments\": [" +
          value("arg0", argumentMemory, "") + "], \"results\": [" +
          value("result0", resultMemory, ", \"state_of\": 0") + "]}";
 }

@@ -576,6 +576,41 @@ TEST(HostQueue, RunsInOrderBesideTheRankAndJoins) {
 }
 
 namespace {
+/// A queued task that holds the queue until it is let go (or 20 s pass).
+struct Held {
+  std::atomic<bool> *go, *ran;
+  static void task(void *context, int64_t, int64_t) {
+    auto *held = static_cast<Held *>(context);
+    for (int i = 0; i < 20000 && !held->go->load(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    held->ran->store(true);
+  }
+};
+} // namespace
+
+TEST(HostQueue, WaitsForTheWorkATicketCounts) {
+  // A ticket after the first copy: the wait for it returns while the task
+  // queued after it still holds the queue, and the join waits for that too.
+  LocalWorld world(2);
+  world.run([&](zero_rank *, int32_t id) {
+    std::vector<int> source(16, id + 1), target(16, 0);
+    std::atomic<bool> go{false}, ran{false};
+    Held held{&go, &ran};
+    zero_rt_host_queue_copy(target.data(), source.data(),
+                            static_cast<int64_t>(sizeof(int) * 16));
+    int64_t ticket = zero_rt_host_queue_mark();
+    zero_rt_host_queue_for(Held::task, &held, sizeof held, 1);
+    EXPECT_EQ(zero_rt_host_queue_mark(), ticket + 1);
+    zero_rt_host_queue_wait(ticket);
+    EXPECT_EQ(target, source);
+    EXPECT_FALSE(ran.load());
+    go.store(true);
+    zero_rt_host_queue_join();
+    EXPECT_TRUE(ran.load());
+  });
+}
+
+namespace {
 /// A pipelined update's buffers: staged in, computed, staged out.
 struct Doubling {
   float *in, *out;

@@ -327,25 +327,91 @@ private:
     }
   }
 
-  /// Inserts the rank's wait for its queue before `before`, with the
-  /// deferred ops after it.
+  /// A ticket for the queue's work up to and with the queued op `index` of
+  /// this run (zero_rt_host_queue_mark, just after it), made once.
+  Value ticketAfter(unsigned index) {
+    Value &ticket = tickets[index];
+    if (!ticket) {
+      Operation *op = queuedOps[index];
+      OpBuilder b(op->getContext());
+      b.setInsertionPointAfter(op);
+      zero::RuntimeCallBuilder calls(
+          block.getParentOp()->getParentOfType<ModuleOp>());
+      ticket =
+          func::CallOp::create(
+              b, op->getLoc(),
+              calls.declare(b, zero::RuntimeFunction::zero_rt_host_queue_mark),
+              ValueRange{})
+              .getResult(0);
+    }
+    return ticket;
+  }
+
+  /// Moves the deferred ops before `before`, in order, each after a wait
+  /// for the queued work it needs: the part of the queue up to the last
+  /// queued op it depends on (zero_rt_host_queue_wait on that op's ticket),
+  /// or all of it (zero_rt_host_queue_join), which `before` follows in any
+  /// case. An op that needs only the queue's first updates (the gather of
+  /// a delayed update's weights) so goes on while later queued work (the
+  /// copies of this step's gradients) runs.
   void join(Operation *before) {
     OpBuilder b(before);
+    Location loc = before->getLoc();
     zero::RuntimeCallBuilder calls(
         block.getParentOp()->getParentOfType<ModuleOp>());
-    func::CallOp::create(
-        b, before->getLoc(),
-        calls.declare(b, zero::RuntimeFunction::zero_rt_host_queue_join),
-        ValueRange{});
-    for (Operation *op : deferred)
+    int last = int(queuedOps.size()) - 1, waited = -1;
+    auto joinAll = [&] {
+      func::CallOp::create(
+          b, loc,
+          calls.declare(b, zero::RuntimeFunction::zero_rt_host_queue_join),
+          ValueRange{});
+      waited = last;
+      ++stats.joins;
+    };
+    // In order of the queued work each needs, with what it needs through
+    // the deferred ops before it: an op comes after those it depends on,
+    // and an op that needs less goes ahead of one that needs more.
+    for (unsigned i = 0; i < deferred.size(); ++i)
+      for (unsigned j = 0; j < i; ++j)
+        if (needs[j] > needs[i] && dependsOn(deferred[i], deferred[j]))
+          needs[i] = needs[j];
+    SmallVector<unsigned> order =
+        llvm::to_vector(llvm::seq<unsigned>(0, deferred.size()));
+    llvm::stable_sort(
+        order, [&](unsigned a, unsigned b) { return needs[a] < needs[b]; });
+    for (unsigned index : order) {
+      Operation *op = deferred[index];
+      int need = needs[index];
+      if (need > waited && need == last) {
+        joinAll();
+      } else if (need > waited) {
+        func::CallOp::create(
+            b, loc,
+            calls.declare(b, zero::RuntimeFunction::zero_rt_host_queue_wait),
+            ValueRange{ticketAfter(need)});
+        waited = need;
+        ++stats.partialWaits;
+      }
       op->moveBefore(before);
-    ++stats.joins;
+    }
+    if (waited < last || queuedOps.empty())
+      joinAll();
     stats.deferred += deferred.size();
     deferred.clear();
+    needs.clear();
     deferredOps.clear();
     // Cleared in place: GCC warns of a moved SmallDenseSet.
     deferredAccess.clear();
     pending.clear();
+    queuedOps.clear();
+    tickets.clear();
+  }
+
+  /// Whether `op` must follow `earlier`: it uses a value `earlier` defines,
+  /// or one of them writes a buffer the other touches.
+  bool dependsOn(Operation *op, Operation *earlier) {
+    return access(op).conflicts(access(earlier)) ||
+           llvm::is_contained(definersOf(op), earlier);
   }
 
   bool usesDeferred(Operation *op) {
@@ -354,7 +420,19 @@ private:
     });
   }
 
+  /// The last queued op of this run that `op` depends on (a buffer either
+  /// writes that the other touches), or -1. An op it depends on through a
+  /// deferred op is that op's need, which comes first.
+  int needOf(Operation *op) {
+    const Access &a = access(op);
+    for (int i = int(queuedOps.size()) - 1; i >= 0; --i)
+      if (a.conflicts(access(queuedOps[i])))
+        return i;
+    return -1;
+  }
+
   void defer(Operation *op) {
+    needs.push_back(needOf(op));
     deferred.push_back(op);
     deferredOps.insert(op);
     deferredAccess.merge(access(op));
@@ -378,6 +456,9 @@ private:
         }
         open = true;
         pending.merge(a);
+        // A free follows every op that touches its buffer: none needs it.
+        if (!isQueuedFree(op))
+          queuedOps.push_back(op);
         continue;
       }
       if (!open)
@@ -398,6 +479,9 @@ private:
   /// Whether `op` puts no work on the stream: the queue after it needs no
   /// new fence.
   static bool leavesStreamAlone(Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op))
+      return zero::lookupRuntimeFunction(call.getCallee()) ==
+             zero::RuntimeFunction::zero_rt_host_queue_mark;
     return isPureComputation(op) ||
            isa<memref::AllocOp, memref::DeallocOp, zero::HostAllocOp>(op);
   }
@@ -433,10 +517,14 @@ private:
   Block &block;
   zero::HostQueueSchedule &stats;
   DenseMap<Operation *, Access> accesses;
-  // The wait's state: what the queue touches since the last wait, and the
-  // ops that must follow the next one.
+  // The wait's state: what the queue touches since the last wait, the
+  // queued ops since then (with a ticket after each that a wait takes), and
+  // the ops that must follow a wait, each with the last queued op it needs.
   Access pending, deferredAccess;
+  SmallVector<Operation *> queuedOps;
+  DenseMap<int, Value> tickets;
   SmallVector<Operation *> deferred;
+  SmallVector<int> needs;
   llvm::DenseSet<Operation *> deferredOps;
 };
 

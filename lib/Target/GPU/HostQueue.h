@@ -22,8 +22,9 @@ struct HostQueueSchedule {
   /// thread after a wait (they depend on work that waits for the queue);
   /// frees apart.
   unsigned queued = 0, unqueued = 0;
-  /// The rank's waits for its queue, and the ops moved after one.
-  unsigned joins = 0, deferred = 0;
+  /// The rank's waits for its queue, those for the first part of it, and
+  /// the ops moved after one.
+  unsigned joins = 0, partialWaits = 0, deferred = 0;
   /// Frees of device buffers made once the queue has copied them down.
   unsigned frees = 0;
 };
@@ -39,8 +40,12 @@ struct HostQueueSchedule {
 /// - the rank waits for the queue (`zero_rt_host_queue_join`) once, before
 ///   the block's terminator or an op whose effects are unknown: every op
 ///   after the first queued one that depends on the queued work, or on an op
-///   moved so, moves after that wait, in order; a queued op that depends on a
-///   moved op loses its mark and runs on the rank's thread there;
+///   moved so, moves there, each after a wait for the queue's work up to
+///   the last queued op it depends on (`zero_rt_host_queue_wait` on the
+///   ticket `zero_rt_host_queue_mark` gives just after that op), in the
+///   order of what they wait for where they do not depend on each other,
+///   else in order; a queued op that depends on a moved op loses its mark
+///   and runs on the rank's thread there;
 /// - the frees (`memref.dealloc`) of the device buffers that the queue's
 ///   updates only copy down (the gradient shards) are marked too, each just
 ///   after the last op that touches its buffer, where the buffer is a whole

@@ -1233,14 +1233,18 @@ struct ZeroOffloadToHostPass
                 "or the step only reads: the device reads it across the "
                 "link and its next value is copied back, so it is in host "
                 "memory between calls only)";
-    if (schedule)
+    if (schedule) {
       remark << "; " << schedule->queued
              << " op(s) on the rank's host queue beside its stream ("
              << pipelined << " update(s) with their copies, in " << chunks
              << " chunk(s) by the cost model), " << schedule->frees
              << " buffer(s) freed once copied down, " << schedule->unqueued
-             << " after a wait, " << schedule->joins << " wait(s), "
-             << schedule->deferred << " op(s) moved after one";
+             << " after a wait, " << schedule->joins << " wait(s)";
+      if (schedule->partialWaits)
+        remark << " and " << schedule->partialWaits
+               << " for the queue's work up to an op";
+      remark << ", " << schedule->deferred << " op(s) moved after one";
+    }
     return success();
   }
 };

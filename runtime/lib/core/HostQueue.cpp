@@ -46,14 +46,24 @@ public:
     if (!worker.joinable())
       worker = std::thread([this] { run(); });
     items.push_back({std::move(work), zero_bound_rank()});
+    ++queued;
     changed.notify_all();
   }
 
-  /// Returns once every item queued so far has run.
-  void join() {
-    std::unique_lock<std::mutex> lock(mutex);
-    changed.wait(lock, [&] { return items.empty() && !running; });
+  /// How many items have been queued so far: a ticket that wait() takes.
+  int64_t mark() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return queued;
   }
+
+  /// Returns once the first `ticket` items queued have run.
+  void wait(int64_t ticket) {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return done >= ticket; });
+  }
+
+  /// Returns once every item queued so far has run.
+  void join() { wait(mark()); }
 
 private:
   struct Item {
@@ -73,13 +83,12 @@ private:
         return;
       Item item = std::move(items.front());
       items.pop_front();
-      running = true;
       lock.unlock();
       zero_rank_bind(item.rank);
       item.work();
       zero_rank_bind(nullptr);
       lock.lock();
-      running = false;
+      ++done;
       changed.notify_all();
     }
   }
@@ -87,7 +96,9 @@ private:
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<Item> items;
-  bool running = false, stopping = false;
+  /// Items queued and items run, since the queue began: tickets count them.
+  int64_t queued = 0, done = 0;
+  bool stopping = false;
   std::thread worker;
 };
 
@@ -305,6 +316,14 @@ zero_rt_host_queue_update(void (*task)(void *, int64_t, int64_t), void *context,
         return zero::rt::CopyEngine{copyBytes, [] { return int64_t(0); },
                                     [](int64_t) { return true; }};
       });
+}
+
+extern "C" int64_t zero_rt_host_queue_mark(void) {
+  return queueOfThread().mark();
+}
+
+extern "C" void zero_rt_host_queue_wait(int64_t ticket) {
+  queueOfThread().wait(ticket);
 }
 
 extern "C" void zero_rt_host_queue_join(void) { queueOfThread().join(); }

@@ -314,3 +314,66 @@ func.func @nested(%m: memref<2x2xf32> {zero.memory = "host"}) {
   }
   return
 }
+
+// -----
+
+// Two updates on the queue, and a reader of each one's new weight: the
+// reader of the first waits only for the queue's work up to the first
+// update (zero_rt_host_queue_mark just after it gives the ticket,
+// zero_rt_host_queue_wait takes it), so that it goes on while the queue
+// runs the second; the reader of the second follows the rank's full wait.
+// CHECK-LABEL: func.func @first_part
+// CHECK-SAME: (%[[M1:.*]]: memref<4xf32> {zero.memory = "host"}, %[[M2:.*]]: memref<4xf32> {zero.memory = "host"}, %[[W1:.*]]: memref<4xf32>, %[[W2:.*]]: memref<4xf32>, %[[O1:.*]]: memref<4xf32>, %[[O2:.*]]: memref<4xf32>)
+// CHECK: call @zero_rt_host_queue_update(
+// CHECK-NEXT: %[[TICKET:.*]] = call @zero_rt_host_queue_mark() : () -> i64
+// CHECK-NOT: zero_rt_host_queue_fence
+// CHECK: call @zero_rt_host_queue_update(
+// CHECK-NOT: zero_rt_host_queue_mark
+// CHECK: call @zero_rt_host_queue_wait(%[[TICKET]]) : (i64) -> ()
+// CHECK-NOT: zero_rt_host_queue_join
+// CHECK: memref.load %[[W1]]
+// CHECK: memref.store %{{.*}}, %[[O1]]
+// CHECK: call @zero_rt_host_queue_join() : () -> ()
+// CHECK: memref.load %[[W2]]
+// CHECK: memref.store %{{.*}}, %[[O2]]
+// CHECK: return
+// expected-remark @below {{zero-offload-to-host: @first_part: 2 loop nest(s) on the host, 2 device buffer(s) copied; 2 op(s) on the rank's host queue beside its stream (2 update(s) with their copies, in 2 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s) and 1 for the queue's work up to an op, 4 op(s) moved after one}}
+func.func @first_part(%m1: memref<4xf32> {zero.memory = "host"},
+                      %m2: memref<4xf32> {zero.memory = "host"},
+                      %w1: memref<4xf32>, %w2: memref<4xf32>,
+                      %o1: memref<4xf32>, %o2: memref<4xf32>)
+    -> (memref<4xf32>, memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %b = arith.constant 0.9 : f32
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m1[%i] : memref<4xf32>
+    %wi = memref.load %w1[%i] : memref<4xf32>
+    %m2i = arith.mulf %mi, %b : f32
+    %w2i = arith.subf %wi, %m2i : f32
+    memref.store %m2i, %m1[%i] : memref<4xf32>
+    memref.store %w2i, %w1[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m2[%i] : memref<4xf32>
+    %wi = memref.load %w2[%i] : memref<4xf32>
+    %m2i = arith.mulf %mi, %b : f32
+    %w2i = arith.subf %wi, %m2i : f32
+    memref.store %m2i, %m2[%i] : memref<4xf32>
+    memref.store %w2i, %w2[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %wi = memref.load %w1[%i] : memref<4xf32>
+    memref.store %wi, %o1[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %wi = memref.load %w2[%i] : memref<4xf32>
+    memref.store %wi, %o2[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return %m1, %m2 : memref<4xf32>, memref<4xf32>
+}

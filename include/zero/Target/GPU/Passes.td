@@ -286,8 +286,13 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       stream so far). The rank waits for its queue
       (`zero_rt_host_queue_join`) once, before the block's terminator or
       an op of unknown effect; every op that depends on the queue's work
-      (the weight's update from the moments the host made) moves after
-      that wait, in order, and so do the frees of the buffers the queue
+      (the weight's update from the moments the host made) moves there,
+      each after a wait for the queue's work up to the last queued op it
+      depends on (`zero_rt_host_queue_mark` just after that op gives a
+      ticket, `zero_rt_host_queue_wait` takes it), those that need less
+      first where they do not depend on the others, so that the gather of
+      the first bucket's new weights goes on while the host updates the
+      next; so do the frees of the buffers the queue
       uses, but for the device buffers that only the queued updates' copies
       in read (the gradient shards; with `queue-frees`, the default): each
       is freed just after the last op that touches it, once copied down,

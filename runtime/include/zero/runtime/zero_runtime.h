@@ -384,6 +384,12 @@ void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
      waits for those copies when the rank takes it again, so that the free
      takes effect where the rank makes it, however far ahead of the GPU the
      rank runs;
+   - zero_rt_host_queue_mark: a ticket, the number of items the calling
+     rank has queued so far (each call above queues one, or on a GPU none
+     for zero_rt_gpu_free_after_copies);
+   - zero_rt_host_queue_wait: returns once the items a ticket counts have
+     run, while those queued after it may still run: the rank goes on with
+     what needs only the first;
    - zero_rt_host_queue_join: returns once everything queued has run.
    Errors in queued work fail the queuing rank's world. */
 void zero_rt_host_queue_for(void (*task)(void *, int64_t, int64_t),
@@ -404,6 +410,8 @@ void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes);
 void zero_rt_host_queue_free(void *pointer);
 void zero_rt_gpu_free_after_copies(void *pointer);
 void zero_rt_host_queue_fence(void);
+int64_t zero_rt_host_queue_mark(void);
+void zero_rt_host_queue_wait(int64_t ticket);
 void zero_rt_host_queue_join(void);
 /* Returns every rank's pooled host memory to the system (zero_world_destroy
    does). */
