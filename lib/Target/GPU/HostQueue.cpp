@@ -347,13 +347,14 @@ private:
     return ticket;
   }
 
-  /// Moves the deferred ops before `before`, in order, each after a wait
-  /// for the queued work it needs: the part of the queue up to the last
-  /// queued op it depends on (zero_rt_host_queue_wait on that op's ticket),
-  /// or all of it (zero_rt_host_queue_join), which `before` follows in any
-  /// case. An op that needs only the queue's first updates (the gather of
-  /// a delayed update's weights) so goes on while later queued work (the
-  /// copies of this step's gradients) runs.
+  /// Moves the deferred ops before `before`, each after a wait for the
+  /// queued work it needs: the part of the queue up to the last queued op
+  /// it depends on (zero_rt_host_queue_wait on that op's ticket), or all of
+  /// it (zero_rt_host_queue_join), which `before` follows in any case.
+  /// Those that need less go first, but after the deferred ops they depend
+  /// on: an op that needs only the queue's first updates (a bucket's gather,
+  /// a delayed update's) so goes on while later queued work (the next
+  /// bucket's update, this step's gradient copies) runs.
   void join(Operation *before) {
     OpBuilder b(before);
     Location loc = before->getLoc();

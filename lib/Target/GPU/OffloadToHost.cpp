@@ -773,9 +773,13 @@ findDeviceRecomputes(func::FuncOp fn, ArrayRef<scf::ParallelOp> hostNests) {
         if (isa<memref::DeallocOp>(user))
           continue;
         bool inNest = nest->isAncestor(user);
-        bool load = isa<memref::LoadOp, vector::LoadOp>(user);
-        if (inNest && !load && !recompute.store && partsOf(user) &&
-            partsOf(user)->buffer == buffer) {
+        // A scalar or a vector of one dimension, which f takes lane by lane.
+        auto vectorLoad = dyn_cast<vector::LoadOp>(user);
+        bool load = isa<memref::LoadOp>(user) ||
+                    (vectorLoad && vectorLoad.getVectorType().getRank() == 1);
+        std::optional<StoreParts> store = partsOf(user);
+        if (inNest && !load && !recompute.store && store &&
+            store->buffer == buffer) {
           recompute.store = user;
           continue;
         }
