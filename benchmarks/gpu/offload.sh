@@ -7,7 +7,9 @@
 #   benchmarks/gpu/offload.sh prepare DIR   (here, with zero built in build/)
 #       GPT-2 small's AdamW step with each tensor's forward and backward over
 #       BATCHES rows of per-rank data (zero-gen-step --batch; default 512
-#       and 2048), on N = 4 ranks, sharded at the function boundary, compiled
+#       and 2048; with CLIP=1, clipped by its global norm, --clip, which
+#       splits the update between the host and the weight's kernel), on N
+#       = 4 ranks, sharded at the function boundary, compiled
 #       for the GPU without offload, with offload=optimizer, and with it
 #       and offload-device-share=SHARE (default 0.35: the last-reduced
 #       gradients' state stays on the device), with
@@ -39,6 +41,8 @@ share=${SHARE:-0.35}
 # one H200, from its first offload run (its defaults are a CPU's).
 auto_rates=${AUTO_RATES:-gflops=5000 gelements-per-s=200 bandwidth-gbps=200 host-gbps=12.4 link-gbps=12.5}
 steps=${STEPS:-4}
+clip=()
+[[ ${CLIP:-0} == 1 ]] && clip=(--clip)
 ranks=4
 boundary=zero-weight-update-sharding{shard-function-boundary
 
@@ -60,8 +64,8 @@ prepare() {
   tensors=$("$bin/zero-gen-step" --model=gpt2 --shapes | wc -l)
   launch_flags "$tensors" >"$dir/flags"
   for b in "${batches[@]}"; do
-    "$bin/zero-gen-step" --model=gpt2 --batch "$b" --mesh "$ranks" \
-      >"$dir/gpt2-b$b.mlir"
+    "$bin/zero-gen-step" --model=gpt2 --batch "$b" "${clip[@]}" \
+      --mesh "$ranks" >"$dir/gpt2-b$b.mlir"
     # name=sharding options[;lowering options]
     for variant in "device=" "host= offload=optimizer" \
       "waits= offload=optimizer;queue-frees=false" \
