@@ -1191,8 +1191,9 @@ struct ZeroOffloadToHostPass
           copy->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
         loop->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
       }
-      // A delayed update's gradient shards go down as each is reduced,
-      // beside the rest of the backward pass, not all at the step's end.
+      // A delayed update's gradient shards go down on the queue, each once
+      // what writes it is done, while the rank goes on: not one read the
+      // rank's stream must finish first each, at the step's end.
       for (memref::CopyOp copy : resultCopies)
         copy->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
       schedule = zero::scheduleHostQueue(fn, queueFrees);
