@@ -53,13 +53,17 @@ SmallVector<scf::ParallelOp> topLevelNests(func::FuncOp fn) {
   return nests;
 }
 
+/// Whether `value` is defined outside `nest`.
+bool definedOutside(Value value, Operation *nest) {
+  return !nest->isAncestor(value.getParentRegion()->getParentOp());
+}
+
 /// The buffers defined outside `nest` that ops inside it use.
 llvm::SetVector<Value> outsideBuffers(scf::ParallelOp nest) {
   llvm::SetVector<Value> buffers;
   nest.walk([&](Operation *op) {
     for (Value operand : op->getOperands())
-      if (isa<MemRefType>(operand.getType()) &&
-          !nest->isAncestor(operand.getParentRegion()->getParentOp()))
+      if (isa<MemRefType>(operand.getType()) && definedOutside(operand, nest))
         buffers.insert(operand);
   });
   return buffers;
@@ -288,34 +292,42 @@ placeHostStateResults(func::FuncOp fn,
   return copies;
 }
 
+/// The value `index` scales: `index` is `base * stride + offset` with
+/// constant stride and offset, which it sets (stride 1 and offset 0 where
+/// there is nothing to take off). Null where an add has no constant term.
+Value scaledIndexBase(Value index, int64_t &stride, int64_t &offset) {
+  offset = 0;
+  stride = 1;
+  APInt constant;
+  // The operand of `binary` beside a constant one, which it sets; null
+  // where neither is constant.
+  auto besideConstant = [&](auto binary) -> Value {
+    if (matchPattern(binary.getRhs(), m_ConstantInt(&constant)))
+      return binary.getLhs();
+    if (matchPattern(binary.getLhs(), m_ConstantInt(&constant)))
+      return binary.getRhs();
+    return {};
+  };
+  if (auto add = index.getDefiningOp<arith::AddIOp>()) {
+    index = besideConstant(add);
+    if (!index)
+      return {};
+    offset = constant.getSExtValue();
+  }
+  if (auto mul = index.getDefiningOp<arith::MulIOp>()) {
+    if (Value scaled = besideConstant(mul)) {
+      index = scaled;
+      stride = constant.getSExtValue();
+    }
+  }
+  return index;
+}
+
 /// Whether `index` is `iv * stride + offset` with constant stride and
 /// offset; sets them.
 bool matchIterationIndex(Value index, Value iv, int64_t &stride,
                          int64_t &offset) {
-  offset = 0;
-  if (auto add = index.getDefiningOp<arith::AddIOp>()) {
-    APInt constant;
-    if (matchPattern(add.getRhs(), m_ConstantInt(&constant)))
-      index = add.getLhs();
-    else if (matchPattern(add.getLhs(), m_ConstantInt(&constant)))
-      index = add.getRhs();
-    else
-      return false;
-    offset = constant.getSExtValue();
-  }
-  if (index == iv) {
-    stride = 1;
-    return true;
-  }
-  auto mul = index.getDefiningOp<arith::MulIOp>();
-  APInt constant;
-  if (!mul || !((mul.getLhs() == iv &&
-                 matchPattern(mul.getRhs(), m_ConstantInt(&constant))) ||
-                (mul.getRhs() == iv &&
-                 matchPattern(mul.getLhs(), m_ConstantInt(&constant)))))
-    return false;
-  stride = constant.getSExtValue();
-  return true;
+  return scaledIndexBase(index, stride, offset) == iv;
 }
 
 /// The iterations of `loop` (from 0 by 1 to a constant), or 0.
@@ -388,23 +400,16 @@ int64_t elementsPerIteration(scf::ForOp loop, Value host) {
 bool matchShiftedIterationIndex(Value index, Value iv, int64_t &stride,
                                 int64_t &offset, int64_t &shift) {
   shift = 0;
-  if (matchIterationIndex(index, iv, stride, offset))
+  Value base = scaledIndexBase(index, stride, offset);
+  if (base == iv)
     return true;
-  auto otherThanConstant = [](Value lhs, Value rhs) {
-    return matchPattern(rhs, m_Constant()) ? lhs : rhs;
-  };
-  Value inner = index;
-  if (auto add = inner.getDefiningOp<arith::AddIOp>())
-    inner = otherThanConstant(add.getLhs(), add.getRhs());
-  if (auto mul = inner.getDefiningOp<arith::MulIOp>())
-    inner = otherThanConstant(mul.getLhs(), mul.getRhs());
-  auto shifted = inner.getDefiningOp<arith::SubIOp>();
+  auto shifted = base ? base.getDefiningOp<arith::SubIOp>() : nullptr;
   APInt constant;
   if (!shifted || shifted.getLhs() != iv ||
       !matchPattern(shifted.getRhs(), m_ConstantInt(&constant)))
     return false;
   shift = constant.getSExtValue();
-  return matchIterationIndex(index, inner, stride, offset);
+  return true;
 }
 
 /// Whether `nest` can read `in` and write `out` (device buffers it only
@@ -632,11 +637,6 @@ bool isRecomputable(Operation *op) {
   return isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
              arith::NegFOp, arith::ConstantOp, math::SqrtOp>(op) &&
          op->getNumResults() == 1 && isMemoryEffectFree(op);
-}
-
-/// Whether `value` is defined outside `nest`.
-bool definedOutside(Value value, Operation *nest) {
-  return !nest->isAncestor(value.getParentRegion()->getParentOp());
 }
 
 /// How deep a recomputed expression may be.
