@@ -126,15 +126,22 @@ static void addComplexToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createConvertComplexToLLVMPass());
 }
 
-/// The host code's arith, math, memref, func and cf to the LLVM dialect.
-static void addHostToLLVMPasses(OpPassManager &pm) {
+/// The host code's conversions to and from bf16 as integer arithmetic: the
+/// host has no bf16 instructions, and LLVM's lowering of them calls
+/// functions (__truncsfbf2) that the host's runtime library may not have.
+static void addHostBf16Expansion(OpPassManager &pm) {
   // f64 to bf16 has no runtime function on the host: through f32.
   pm.addPass(zero::createZeroExpandTruncF());
-  addComplexToLLVMPasses(pm);
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   expand.includeF8E8M0 = false;
   pm.addPass(arith::createArithExpandOpsPass(expand));
+}
+
+/// The host code's arith, math, memref, func and cf to the LLVM dialect.
+static void addHostToLLVMPasses(OpPassManager &pm) {
+  addHostBf16Expansion(pm);
+  addComplexToLLVMPasses(pm);
   // Wide accesses (zero-gpu-wide-access) when the GPU's loops run here.
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
@@ -271,6 +278,10 @@ void appendZeroToNVVM(OpPassManager &pm, const Options &options) {
   pm.addNestedPass<gpu::GPUModuleOp>(zero::createZeroGpuIeeeSqrt());
   addComplexToLLVMPasses(pm.nest<gpu::GPUModuleOp>());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  // gpu-to-llvm converts the host's arith too: the host update's bf16 casts
+  // (a weight gathered in bf16) are expanded first. Kernels keep the
+  // device's own conversion instructions.
+  addHostBf16Expansion(pm.nest<func::FuncOp>());
   pm.addPass(createGpuToLLVMConversionPass());
   addHostToLLVMPasses(pm);
   pm.addPass(zero::createZeroGpuHostMemory());

@@ -97,3 +97,26 @@ func.func @loop(%w: tensor<4xf32>, %g: tensor<4xf32>) -> f32 {
   %v = tensor.extract %r[%c0] : tensor<4xf32>
   return %v : f32
 }
+
+// -----
+
+// A loop that starts from an argument and returns its next value carries
+// it from step to step: under offload=optimizer the remark says so, rather
+// than taking the loop for a reader outside the update.
+// CHECK-LABEL: func.func @loop_returns
+// CHECK-SAME: (%{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4xf32>)
+// PARAMS-LABEL: func.func @loop_returns
+// PARAMS-SAME: (%{{.*}}: tensor<4xf32> {zero.memory = "host"}, %{{.*}}: tensor<4xf32>)
+// expected-remark @below {{zero-offload-state: 0 of 1 state arguments of @loop_returns in host memory}}
+func.func @loop_returns(%m: tensor<4xf32>, %g: tensor<4xf32>)
+    -> (tensor<4xf32> {zero.state_of = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  // expected-remark @below {{zero-offload-state: argument 0 of @loop_returns stays on the device: 'scf.for' carries it from step to step (offload covers the state a step function takes and returns: call the step once a step, as zero-launch --steps does)}}
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %m) -> tensor<4xf32> {
+    %n = arith.addf %a, %g : tensor<4xf32>
+    scf.yield %n : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

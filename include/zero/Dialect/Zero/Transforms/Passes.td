@@ -905,7 +905,9 @@ def ZeroOffloadState : Pass<"zero-offload-state", "mlir::ModuleOp"> {
     A function with no state arguments, or whose state is carried by a
     loop (offload covers a step's arguments), gets a remark that says why
     nothing moved; so does each state argument that stays on the device
-    under `offload=optimizer`, naming the op that reads it. The numbers do
+    under `offload=optimizer`, naming the op that reads it, or the loop
+    that carries it from step to step (an argument a training loop starts
+    from and returns the last value of). The numbers do
     not change: the same loops run, on the host instead of the device, with
     the same arithmetic (see `zero-offload-to-host`).
 
