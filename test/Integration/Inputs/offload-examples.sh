@@ -1,5 +1,6 @@
 #!/bin/bash
-# offload-examples.sh SRC FAKE_CUDA DIR: every example under SRC/examples,
+# offload-examples.sh SRC BIN FAKE_CUDA DIR: every example under
+# SRC/examples, run by zero's tools in BIN (mlir-opt from PATH),
 # with offload=optimizer and with offload=params, one line each:
 #   - what zero-offload-state put in host memory (its remark);
 #   - whether the offloaded program gives the bits of the program as given
@@ -10,7 +11,8 @@
 #     (FAKE_CUDA) at the example's own mesh.
 # A failure prints what the tool said.
 set -u
-src=$1 fake=$2 dir=$3
+src=$1 fake=$3 dir=$4
+PATH=$2:$PATH
 mkdir -p "$dir"
 passes() { echo "zero-weight-update-sharding{shard-function-boundary offload=$1}"; }
 
