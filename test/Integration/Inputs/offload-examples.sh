@@ -4,11 +4,12 @@
 # with offload=optimizer and with offload=params, one line each:
 #   - what zero-offload-state put in host memory (its remark);
 #   - whether the offloaded program gives the bits of the program as given
-#     on the GPU lowering's CPU replica, at N = 1, 2, 3, 4, 8 and 2x4 (the
-#     example's own mesh for one already 2-D; the shard forms after upstream
-#     sharding-propagation and shard-partition, at N = 1 to 8);
+#     on the GPU lowering's CPU replica, on as many ranks as each mesh has:
+#     N = 1, 2, 3, 4, 8 and 2x4 (an example whose mesh is 2-D on its own
+#     mesh only; the shard forms after upstream sharding-propagation and
+#     shard-partition, at N = 1 to 8);
 #   - whether it compiles for CUDA and runs 2 steps on the stand-in driver
-#     (FAKE_CUDA) at the example's own mesh.
+#     (FAKE_CUDA) on the example's own mesh.
 # A failure prints what the tool said.
 set -u
 src=$1 fake=$3 dir=$4
@@ -16,50 +17,50 @@ PATH=$2:$PATH
 mkdir -p "$dir"
 passes() { echo "zero-weight-update-sharding{shard-function-boundary offload=$1}"; }
 
-# The example at `shape` (the text inside the mesh's brackets or after the
-# grid's "shape ="), in the form zero-run takes.
+# The mesh's shape as `example` writes it ("2, 4"; "4" for a shard grid).
+shapeOf() {
+  sed -n 's/^zero.mesh @[a-z_]*(shape = \[\([0-9, ]*\)\]).*/\1/p; s/^shard.grid @[a-z_]*(shape = \([0-9]*\)).*/\1/p' "$1"
+}
+
+# `example` on a mesh of `shape` (its own when empty), in the form zero-run
+# takes, as DIR/NAME.mlir.
 at() {
   local example=$1 shape=$2 name=$3
-  if grep -q "shard.grid" "$example"; then
-    sed "s/shape = [0-9x]*)/shape = $shape)/" "$example" |
+  if grep -q "^shard.grid" "$example"; then
+    sed "${shape:+s/^\(shard.grid @[a-z_]*(shape = \)[0-9]*)/\1$shape)/}" "$example" |
       mlir-opt --convert-elementwise-to-linalg |
-      mlir-opt --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition),canonicalize)' \
-        > "$dir/$name.mlir"
+      mlir-opt --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition),canonicalize)'
   else
-    sed "s/zero.mesh @dp(shape = \[[0-9]*\])/zero.mesh @dp(shape = [$shape])/" \
-      "$example" > "$dir/$name.mlir"
-  fi
+    sed "${shape:+s/^\(zero.mesh @[a-z_]*(shape = \)\[[0-9, ]*\])/\1[$shape])/}" "$example"
+  fi > "$dir/$name.mlir"
 }
 
 for example in "$src"/examples/*.mlir; do
   base=$(basename "$example" .mlir)
   shapes=("1" "2" "3" "4" "8" "2, 4")
-  grep -q "shard.grid" "$example" && shapes=(1 2 3 4 8)
-  grep -q "zero.mesh @dp(shape = \[[0-9]*, " "$example" && shapes=(own)
+  grep -q "^shard.grid" "$example" && shapes=(1 2 3 4 8)
+  [[ $(shapeOf "$example") == *,* ]] && shapes=("$(shapeOf "$example")")
+  at "$example" "" "$base" || { echo "$base: cannot be partitioned"; continue; }
+  for shape in "${shapes[@]}"; do
+    at "$example" "$shape" "$base.${shape/, /x}"
+  done
   for mode in optimizer params; do
-    line="$base offload=$mode:"
-    at "$example" 4 "$base.own" || { echo "$line cannot be partitioned"; continue; }
-    [ "${shapes[0]}" = own ] && cp "$example" "$dir/$base.own.mlir"
-    moved=$(zero-opt "$dir/$base.own.mlir" --zero-weight-update-sharding="shard-function-boundary offload=$mode" -o /dev/null 2>&1 |
+    moved=$(zero-opt "$dir/$base.mlir" --zero-weight-update-sharding="shard-function-boundary offload=$mode" -o /dev/null 2>&1 |
       sed -n 's/.*zero-offload-state: \([0-9]* of [0-9]* state arguments\) of .* in host memory.*/\1/p')
-    line="$line ${moved:-no remark} in host memory; bit-identical at N ="
+    line="$base offload=$mode: ${moved:-no remark} in host memory; bit-identical at N ="
     for shape in "${shapes[@]}"; do
-      name="$base.$mode.${shape/, /x}"
-      if [ "$shape" = own ]; then
-        cp "$example" "$dir/$name.mlir"
-      else
-        at "$example" "$shape" "$name"
-      fi
-      out=$(zero-run "$dir/$name.mlir" --gpu-loops --gpu-loops-given \
+      out=$(zero-run "$dir/$base.${shape/, /x}.mlir" --gpu-loops --gpu-loops-given \
         --equivalent-after="$(passes $mode)" 2>&1)
-      if grep -q "on every rank within 0 ulp" <<<"$out"; then
+      # Every result, on as many ranks as the mesh has.
+      if grep -q "on every rank within 0 ulp" <<<"$out" &&
+          ! grep "bit-identical on" <<<"$out" | grep -vq "on $((${shape//, /*})) rank(s)"; then
         line="$line ${shape/, /x}"
       else
         line="$line [${shape/, /x} DIFFERS: $(tail -3 <<<"$out" | tr '\n' ' ')]"
       fi
     done
     so="$dir/$base.$mode.so"
-    if ! out=$(zero-compile --target=cuda --gpu-format=isa "$dir/$base.own.mlir" \
+    if ! out=$(zero-compile --target=cuda --gpu-format=isa "$dir/$base.mlir" \
         --passes="$(passes $mode)" --lowering-options=cublas=false -o "$so" 2>&1); then
       echo "$line; CUDA: FAILED: $(tail -3 <<<"$out" | tr '\n' ' ')"
       continue
