@@ -138,9 +138,9 @@ static void addHostBf16Expansion(OpPassManager &pm) {
   pm.addPass(arith::createArithExpandOpsPass(expand));
 }
 
-/// The host code's arith, math, memref, func and cf to the LLVM dialect.
+/// The host code's arith, math, memref, func and cf to the LLVM dialect,
+/// after addHostBf16Expansion.
 static void addHostToLLVMPasses(OpPassManager &pm) {
-  addHostBf16Expansion(pm);
   addComplexToLLVMPasses(pm);
   // Wide accesses (zero-gpu-wide-access) when the GPU's loops run here.
   pm.addPass(createConvertVectorToLLVMPass());
@@ -226,6 +226,7 @@ void appendZeroToLLVM(OpPassManager &pm, const Options &options) {
   if (options.outlineLoopNests)
     pm.addPass(zero::createZeroOutlineLoopNests());
   pm.addPass(zero::createZeroScfToControlFlow());
+  addHostBf16Expansion(pm);
   addHostToLLVMPasses(pm);
   pm.addPass(createCanonicalizer());
 }

@@ -184,17 +184,14 @@ struct ZeroOffloadStatePass
     for (unsigned i : state) {
       if (offload == Offload::Optimizer) {
         if (Operation *reader = firstReaderOutsideUpdate(fn.getArgument(i))) {
-          InFlightDiagnostic remark = emitRemark(reader->getLoc());
-          remark << "zero-offload-state: argument " << i << " of @"
-                 << fn.getName() << " stays on the device: ";
-          if (isa<LoopLikeOpInterface>(reader))
-            remark << "'" << reader->getName()
-                   << "' carries it from step to step (offload covers the "
-                      "state a step function takes and returns: call the "
-                      "step once a step, as zero-launch --steps does)";
-          else
-            remark << "'" << reader->getName()
-                   << "' reads it outside the update";
+          emitRemark(reader->getLoc())
+              << "zero-offload-state: argument " << i << " of @" << fn.getName()
+              << " stays on the device: '" << reader->getName() << "' "
+              << (isa<LoopLikeOpInterface>(reader)
+                      ? "carries it from step to step (offload covers the "
+                        "state a step function takes and returns: call the "
+                        "step once a step, as zero-launch --steps does)"
+                      : "reads it outside the update");
           continue;
         }
       }
