@@ -96,10 +96,10 @@ scf::ForOp zero::toSequentialLoops(scf::ParallelOp nest) {
 
 namespace {
 /// Splits the values `loop`'s body uses from outside into those that pass
-/// through the task's context and the constants copied into it; false when
-/// one can do neither.
-bool splitTaskValues(scf::ForOp loop, SmallVectorImpl<Value> &passed,
-                     SmallVectorImpl<Value> &copied) {
+/// through the task's context and the constants copied into it; returns
+/// the first that can do neither (null when none).
+Value splitTaskValues(scf::ForOp loop, SmallVectorImpl<Value> &passed,
+                      SmallVectorImpl<Value> &copied) {
   llvm::SetVector<Value> used;
   getUsedValuesDefinedAbove(loop.getRegion(), used);
   for (Value value : used) {
@@ -109,13 +109,13 @@ bool splitTaskValues(scf::ForOp loop, SmallVectorImpl<Value> &passed,
     else if (passesThroughSlot(value))
       passed.push_back(value);
     else
-      return false;
+      return value;
   }
-  return true;
+  return nullptr;
 }
 } // namespace
 
-bool zero::canRunAcrossCores(scf::ForOp loop) {
+Value zero::valueTaskCannotTake(scf::ForOp loop) {
   SmallVector<Value> passed, copied;
   return splitTaskValues(loop, passed, copied);
 }
@@ -123,7 +123,7 @@ bool zero::canRunAcrossCores(scf::ForOp loop) {
 std::optional<HostTask> zero::outlineTask(scf::ForOp loop, func::FuncOp fn,
                                           unsigned index) {
   SmallVector<Value> passed, copied;
-  if (!splitTaskValues(loop, passed, copied))
+  if (splitTaskValues(loop, passed, copied))
     return std::nullopt;
   // The loop's bounds pass too, unless constant.
   for (Value bound : {loop.getLowerBound(), loop.getStep()})

@@ -507,15 +507,25 @@ struct ChunkCosts {
   double chunkSeconds;
 };
 
-/// Bytes `loop`'s body (one level: the GPU's form) loads and stores an
-/// iteration.
+/// Bytes `loop`'s body loads and stores an iteration: each load and store
+/// as many times as the loops it is in inside the body run (once where
+/// their bounds are not constant).
 int64_t hostBytesPerIteration(scf::ForOp loop) {
+  auto times = [&](Operation *op) {
+    int64_t count = 1;
+    for (auto inner = op->getParentOfType<scf::ForOp>(); inner != loop;
+         inner = inner->getParentOfType<scf::ForOp>())
+      if (std::optional<APInt> trips = inner.getStaticTripCount())
+        count *= std::max<int64_t>(trips->getSExtValue(), 1);
+    return count;
+  };
   int64_t bytes = 0;
   loop.getBody()->walk([&](Operation *op) {
     if (auto load = dyn_cast<memref::LoadOp>(op))
-      bytes += zero::elementBytes(load.getType());
+      bytes += times(op) * zero::elementBytes(load.getType());
     else if (auto store = dyn_cast<memref::StoreOp>(op))
-      bytes += zero::elementBytes(store.getValueToStore().getType());
+      bytes +=
+          times(op) * zero::elementBytes(store.getValueToStore().getType());
   });
   return bytes;
 }
@@ -1160,17 +1170,17 @@ struct ZeroOffloadToHostPass
         loopCopiesOut.push_back(std::move(out));
       }
     }
-    // One level of independent iterations (the GPU's nests are 1-D): across
-    // the host's cores, from the rank's host queue where every loop can be.
-    auto oneLevel = [](scf::ForOp loop) {
-      return !loop.getBody()
-                  ->walk([](scf::ForOp) { return WalkResult::interrupt(); })
-                  .wasInterrupted();
-    };
-    bool queue = parallel && overlap && loops.size() == hostNests.size() &&
-                 llvm::all_of(loops, [&](scf::ForOp loop) {
-                   return oneLevel(loop) && zero::canRunAcrossCores(loop);
-                 });
+    // Each loop's iterations are independent (it was a parallel nest's
+    // outermost loop); what its body nests (a sum's sequential loop, as
+    // LAMB's norms have, or an inner dimension) runs within an iteration.
+    // Across the host's cores, from the rank's host queue where every loop
+    // can be.
+    Value untaken;
+    for (scf::ForOp loop : loops)
+      if ((untaken = zero::valueTaskCannotTake(loop)))
+        break;
+    bool queue =
+        parallel && overlap && loops.size() == hostNests.size() && !untaken;
     std::optional<zero::HostQueueSchedule> schedule;
     unsigned tasks = 0, pipelined = 0;
     int64_t chunks = 0;
@@ -1209,18 +1219,23 @@ struct ZeroOffloadToHostPass
         }
       }
     } else if (parallel && overlap && !hostNests.empty()) {
-      emitRemark(fn.getLoc())
+      InFlightDiagnostic remark =
+          emitRemark(untaken ? untaken.getLoc() : fn.getLoc())
           << "zero-offload-to-host: @" << fn.getName()
           << ": the host's work runs in order on the rank's thread, not "
-             "beside its stream: a host loop is nested or uses a value its "
-             "task cannot take";
+             "beside its stream: ";
+      if (untaken)
+        remark << "a host loop uses a value of type " << untaken.getType()
+               << ", which its task cannot take (a number or a buffer of "
+                  "static shape and layout)";
+      else
+        remark << "a host nest of no loops runs in its place";
     }
     for (scf::ForOp loop : loops) {
       if (grouped.contains(loop))
         continue; // lowered with its group
       bool queued = loop->hasAttr(zero::kQueuedAttrName);
-      if (parallel && oneLevel(loop) &&
-          zero::runAcrossCores(loop, fn, tasks, queued))
+      if (parallel && zero::runAcrossCores(loop, fn, tasks, queued))
         ++tasks;
     }
     InFlightDiagnostic remark = emitRemark(fn.getLoc());

@@ -291,16 +291,18 @@ func.func @op_by_op(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8x
 
 // -----
 
-// A host loop that is not one level of independent iterations cannot be a
-// task of the queue: the host's work stays in order on the rank's thread,
-// and a remark says so.
+// A 2-D nest: its outer loop's iterations are independent and go to the
+// queue as its task; the inner loop runs within an iteration (as a sum's
+// sequential loop does in LAMB's norms).
 // CHECK-LABEL: func.func @nested
-// CHECK-NOT: zero_rt_host_queue
+// CHECK: call @zero_rt_host_queue_for(
+// CHECK: call @zero_rt_host_queue_join()
+// CHECK-LABEL: func.func private @nested_host0
 // CHECK: scf.for
 // CHECK: scf.for
+// CHECK: memref.store
 // CHECK: } {zero.host}
-// expected-remark @below {{zero-offload-to-host: @nested: the host's work runs in order on the rank's thread, not beside its stream: a host loop is nested or uses a value its task cannot take}}
-// expected-remark @below {{zero-offload-to-host: @nested: 1 loop nest(s) on the host, 0 device buffer(s) copied}}
+// expected-remark @below {{zero-offload-to-host: @nested: 1 loop nest(s) on the host, 0 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream}}
 func.func @nested(%m: memref<2x2xf32> {zero.memory = "host"}) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -310,6 +312,32 @@ func.func @nested(%m: memref<2x2xf32> {zero.memory = "host"}) {
     %x = memref.load %m[%i, %j] : memref<2x2xf32>
     %y = arith.mulf %x, %half : f32
     memref.store %y, %m[%i, %j] : memref<2x2xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A host loop that uses a value its task cannot take (a buffer of dynamic
+// shape) cannot be a task of the queue: the host's work stays in order on
+// the rank's thread, and a remark at the value says so.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-NOT: zero_rt_host_queue
+// CHECK: scf.for
+// CHECK: } {zero.host}
+// expected-remark @below {{zero-offload-to-host: @dynamic: 1 loop nest(s) on the host, 0 device buffer(s) copied}}
+func.func @dynamic(
+    // expected-remark @below {{zero-offload-to-host: @dynamic: the host's work runs in order on the rank's thread, not beside its stream: a host loop uses a value of type 'memref<?xf32>', which its task cannot take (a number or a buffer of static shape and layout)}}
+    %m: memref<?xf32> {zero.memory = "host"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %m, %c0 : memref<?xf32>
+  %half = arith.constant 0.5 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %m[%i] : memref<?xf32>
+    %y = arith.mulf %x, %half : f32
+    memref.store %y, %m[%i] : memref<?xf32>
     scf.reduce
   }
   return

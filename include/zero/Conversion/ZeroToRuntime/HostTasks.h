@@ -37,9 +37,10 @@ mlir::scf::ForOp toSequentialLoops(mlir::scf::ParallelOp nest);
 /// once they have (zero_rt_gpu_free_after_copies, zero_rt_host_queue_free).
 inline constexpr llvm::StringLiteral kQueuedAttrName = "zero.queued";
 
-/// Whether runAcrossCores can make `loop` a task: every value its body uses
-/// from outside passes through the context or is a constant.
-bool canRunAcrossCores(mlir::scf::ForOp loop);
+/// What keeps runAcrossCores from making `loop` a task: the first value its
+/// body uses from outside that neither passes through the context (a
+/// number, a buffer of static layout) nor is a constant; null when none.
+mlir::Value valueTaskCannotTake(mlir::scf::ForOp loop);
 
 /// A loop made a task (outlineTask): what a runtime call that runs it
 /// takes. The task (!llvm.ptr), its context (!llvm.ptr to 64-bit slots on

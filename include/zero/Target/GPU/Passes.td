@@ -248,8 +248,10 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       brings u up from host memory into the temporary instead, and each
       load is followed by f. The loop stores less, the temporary needs no
       host buffer, and f rounds alike on both sides (below);
-    - each host loop of one level (the GPU's nests are 1-D) runs across
-      the host's cores (`parallel`, the default): its body becomes a task
+    - each host loop runs across the host's cores (`parallel`, the
+      default), its outermost loop split (what its body nests, such as
+      the sequential loop of a norm's partial sums, runs within an
+      iteration): its body becomes a task
       `@<function>_host<i>(context, begin, end)`, marked
       `zero.host_task`, over a range of its iterations, and the loop a call
       of `zero_rt_parallel_for`, which gives each rank its share of the
@@ -258,7 +260,10 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       copied into the task. Iterations are independent (the nest was
       parallel), so the split changes no result;
     - with `overlap` (the default, which needs `parallel` and every host
-      loop one level), the host's work goes to the rank's host queue
+      loop a task: each value its body uses from outside a number or a
+      buffer of static shape and layout, else a remark at the value says
+      the host's work stays in order on the rank's thread), the host's
+      work goes to the rank's host queue
       (`zero_rt_host_queue_*`), a thread that runs it in order while the
       rank's thread goes on launching the step: the copies across the link
       (marked `zero.queued`; on the GPU `zero_rt_gpu_queue_copy`, on the

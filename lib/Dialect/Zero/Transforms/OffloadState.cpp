@@ -59,11 +59,72 @@ void llvm::cl::parser<DeviceShare>::anchor() {}
 
 namespace {
 
+/// Whether `op` sums what it reads down to fewer dimensions, rather than
+/// contracting it with something else as a matmul or a convolution does: a
+/// linalg op with a reduction loop whose inputs each index every loop, or
+/// only the loops its output keeps (the sum's initial value).
+bool sumsWhatItReads(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumReductionLoops() == 0 ||
+      linalgOp.getNumDpsInits() != 1)
+    return false;
+  unsigned loops = linalgOp.getNumLoops();
+  AffineMap kept =
+      linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0));
+  bool readsEveryLoop = false;
+  for (OpOperand *input : linalgOp.getDpsInputOperands()) {
+    AffineMap map = linalgOp.getMatchingIndexingMap(input);
+    if (!map.isProjectedPermutation())
+      return false;
+    if (map.getNumResults() == loops)
+      readsEveryLoop = true;
+    else if (map != kept)
+      return false;
+  }
+  return readsEveryLoop && kept.isProjectedPermutation();
+}
+
+/// Whether `op` is a norm's sum of squares, whole or the partial sums a
+/// sharded norm gathers (LAMB's trust ratio): it sums what it reads, and
+/// what it reads comes from the step's state, what collectives give (the
+/// reduced gradients, a norm's gathered partial sums) and scalars alone. A
+/// backward pass's sum over the batch, which reads the data, is not one.
+bool isNormSum(Operation *op, func::FuncOp fn,
+               const llvm::SmallSetVector<unsigned, 8> &state) {
+  if (!sumsWhatItReads(op))
+    return false;
+  SmallVector<Value> work(op->getOperands());
+  llvm::SmallPtrSet<Value, 32> seen;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!isa<ShapedType>(value.getType()) || !seen.insert(value).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() == &fn.getFunctionBody().front()) {
+        if (!state.contains(arg.getArgNumber()))
+          return false;
+        continue;
+      }
+    }
+    Operation *def = value.getDefiningOp();
+    if (!def) // a region's argument: a payload's, read as its operands are
+      continue;
+    if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp, AwaitOp>(
+            def))
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return true;
+}
+
 /// The first op, breadth first from `state`, that reads it (or what the
 /// update computes from it) other than as an update does: a matmul, a
-/// loop, a call. Null when only the update reads it.
-Operation *firstReaderOutsideUpdate(Value state) {
-  SmallVector<Value> work = {state};
+/// loop, a call. Null when only the update reads it, with its norms (LAMB's,
+/// which scale the update and are part of it).
+Operation *
+firstReaderOutsideUpdate(func::FuncOp fn, Value argument,
+                         const llvm::SmallSetVector<unsigned, 8> &state) {
+  SmallVector<Value> work = {argument};
   llvm::SetVector<Operation *> seen;
   while (!work.empty()) {
     Value value = work.pop_back_val();
@@ -71,7 +132,7 @@ Operation *firstReaderOutsideUpdate(Value state) {
       if (user->hasTrait<OpTrait::ReturnLike>() &&
           isa<func::FuncOp>(user->getParentOp()))
         continue;
-      if (!isUpdateStep(user))
+      if (!isUpdateStep(user) && !isNormSum(user, fn, state))
         return user;
       if (seen.insert(user))
         llvm::append_range(work, user->getResults());
@@ -183,7 +244,8 @@ struct ZeroOffloadStatePass
     SmallVector<unsigned> offloadable;
     for (unsigned i : state) {
       if (offload == Offload::Optimizer) {
-        if (Operation *reader = firstReaderOutsideUpdate(fn.getArgument(i))) {
+        if (Operation *reader =
+                firstReaderOutsideUpdate(fn, fn.getArgument(i), state)) {
           emitRemark(reader->getLoc())
               << "zero-offload-state: argument " << i << " of @" << fn.getName()
               << " stays on the device: '" << reader->getName() << "' "

@@ -74,6 +74,117 @@ func.func @update_alone(%w: tensor<4xf32>, %m: tensor<4xf32>,
 
 // -----
 
+// LAMB's norms once sharded: each rank sums the squares of its shard into
+// partial sums (a reduction loop over what it reads, beside the sum's
+// initial value), which are gathered and summed. The sums scale the update
+// and are part of it: the moment goes to the host with the weight.
+// CHECK-LABEL: func.func @sharded_norm
+// CHECK-SAME: (%{{.*}}: tensor<8xf32> {zero.memory = "host"}, %{{.*}}: tensor<8xf32> {zero.memory = "host"}, %{{.*}}: tensor<8xf32>)
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#sums = affine_map<(d0, d1) -> (d0)>
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-offload-state: 2 of 2 state arguments of @sharded_norm in host memory}}
+func.func @sharded_norm(%w: tensor<8xf32>, %m: tensor<8xf32>,
+                        %g: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %b = arith.constant dense<0.9> : tensor<8xf32>
+  %c = arith.constant dense<0.1> : tensor<8xf32>
+  %gr = zero.all_reduce %g on @dp reduce = mean : tensor<8xf32>
+  %mb = arith.mulf %m, %b : tensor<8xf32>
+  %gc = arith.mulf %gr, %c : tensor<8xf32>
+  %m2 = arith.addf %mb, %gc : tensor<8xf32>
+  %sq = arith.mulf %m2, %m2 : tensor<8xf32>
+  %rows = tensor.expand_shape %sq [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  %e = tensor.empty() : tensor<2xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2xf32>) -> tensor<2xf32>
+  %partial = linalg.generic {indexing_maps = [#rows, #sums], iterator_types = ["parallel", "reduction"]}
+      ins(%rows : tensor<2x4xf32>) outs(%init : tensor<2xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+  } -> tensor<2xf32>
+  %all = zero.all_gather %partial on @dp : tensor<2xf32> -> tensor<4xf32>
+  %all2 = tensor.expand_shape %all [[0, 1]] output_shape [1, 4] : tensor<4xf32> into tensor<1x4xf32>
+  %e1 = tensor.empty() : tensor<1xf32>
+  %init1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1xf32>) -> tensor<1xf32>
+  %total = linalg.generic {indexing_maps = [#rows, #sums, #sums], iterator_types = ["parallel", "reduction"]}
+      ins(%all2, %init1 : tensor<1x4xf32>, tensor<1xf32>) outs(%e1 : tensor<1xf32>) {
+    ^bb0(%in: f32, %first: f32, %acc: f32):
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+  } -> tensor<1xf32>
+  %c0 = arith.constant 0 : index
+  %n = tensor.extract %total[%c0] : tensor<1xf32>
+  %ns = tensor.splat %n : tensor<8xf32>
+  %u = arith.mulf %m2, %ns : tensor<8xf32>
+  %w2 = arith.subf %w, %u : tensor<8xf32>
+  return %w2, %m2 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A sum over the batch of the weight times the data (a backward pass's
+// gradient of a scale) sums what it reads as a norm does, but reads the
+// data, an argument that is not state: the weight stays on the device.
+// CHECK-LABEL: func.func @batch_sum_reads_weight
+// CHECK-SAME: (%{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4xf32> {zero.memory = "host"}, %{{.*}}: tensor<2x4xf32>)
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-offload-state: 1 of 2 state arguments of @batch_sum_reads_weight in host memory}}
+func.func @batch_sum_reads_weight(%w: tensor<4xf32>, %m: tensor<4xf32>,
+                                  %x: tensor<2x4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %wb = linalg.broadcast ins(%w : tensor<4xf32>) outs(%e : tensor<2x4xf32>) dimensions = [0]
+  %y = arith.mulf %x, %wb : tensor<2x4xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  // expected-remark @below {{zero-offload-state: argument 0 of @batch_sum_reads_weight stays on the device: 'linalg.reduce' reads it outside the update}}
+  %s = linalg.reduce ins(%y : tensor<2x4xf32>) outs(%init : tensor<4xf32>) dimensions = [0]
+    (%a: f32, %acc: f32) {
+      %t = arith.addf %a, %acc : f32
+      linalg.yield %t : f32
+    }
+  %c = arith.constant dense<0.9> : tensor<4xf32>
+  %m2 = arith.mulf %m, %c : tensor<4xf32>
+  %w2 = arith.subf %w, %m2 : tensor<4xf32>
+  return %w2, %m2, %s : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A matrix-vector product is a reduction too, but it contracts the weight
+// with another operand (the vector is indexed by a loop the output drops):
+// the forward pass reads the weight, which stays on the device.
+// CHECK-LABEL: func.func @matvec_reads_weight
+// CHECK-SAME: (%{{.*}}: tensor<2x4xf32>, %{{.*}}: tensor<2x4xf32> {zero.memory = "host"}, %{{.*}}: tensor<4xf32>)
+#wmap = affine_map<(d0, d1) -> (d0, d1)>
+#xmap = affine_map<(d0, d1) -> (d1)>
+#ymap = affine_map<(d0, d1) -> (d0)>
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-offload-state: 1 of 2 state arguments of @matvec_reads_weight in host memory}}
+func.func @matvec_reads_weight(%w: tensor<2x4xf32>, %m: tensor<2x4xf32>,
+                               %x: tensor<4xf32>)
+    -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2xf32>) -> tensor<2xf32>
+  // expected-remark @below {{zero-offload-state: argument 0 of @matvec_reads_weight stays on the device: 'linalg.generic' reads it outside the update}}
+  %y = linalg.generic {indexing_maps = [#wmap, #xmap, #ymap], iterator_types = ["parallel", "reduction"]}
+      ins(%w, %x : tensor<2x4xf32>, tensor<4xf32>) outs(%init : tensor<2xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %p, %acc : f32
+      linalg.yield %s : f32
+  } -> tensor<2xf32>
+  %c = arith.constant dense<0.9> : tensor<2x4xf32>
+  %m2 = arith.mulf %m, %c : tensor<2x4xf32>
+  %w2 = arith.subf %w, %m2 : tensor<2x4xf32>
+  return %w2, %m2, %y : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2xf32>
+}
+
+// -----
+
 // No result is the next value of an argument: nothing moves.
 // expected-remark @below {{zero-offload-state: @no_state keeps everything on the device: no result is the next value of a tensor argument}}
 func.func @no_state(%x: tensor<4xf32>) -> f32 {

@@ -867,9 +867,14 @@ def ZeroOffloadState : Pass<"zero-offload-state", "mlir::ModuleOp"> {
 
     - `offload=optimizer`: each state argument (one that a result of the
       step is the next value of) that only the update reads: its uses,
-      through views, pads and slices, are elementwise ops, full reductions
-      (norms), collectives and the return. AdamW's moments qualify; a
-      weight the forward pass reads (a matmul, a convolution, a transpose
+      through views, pads and slices, are elementwise ops, sums of what
+      they read (a norm, whole or as the partial sums a sharded norm
+      gathers: a reduction loop whose inputs each index every loop, or only
+      the loops its output keeps), collectives and the return. AdamW's and
+      LAMB's moments qualify (LAMB's trust ratio reads them through its
+      norms); a
+      weight the forward pass reads (a matmul or a matrix-vector product,
+      which contracts it with another operand; a convolution; a transpose
       feeding one) does not, and stays on the device. A weight that the
       model reads only through another copy (an fp32 master beside the bf16
       weights the forward pass takes) qualifies, as ZeRO-Offload keeps it.
