@@ -67,8 +67,7 @@ struct FunctionTraffic {
   /// The delayed update's state: the step before's reduced gradients (and
   /// what else it computed from its data) that the update reads.
   int64_t delayedBytes = 0;
-  /// Of those, the bytes in host memory beside a GPU (arguments that
-  /// zero-offload-state placed there, `zero.memory = "host"`).
+  /// Of those, the bytes in host memory beside a GPU (measureHostState).
   int64_t hostStateBytes = 0;
   int64_t gradientBytes = 0;
   int64_t modelStateBytes() const {
@@ -195,34 +194,54 @@ int64_t measureResiduals(FunctionOpInterface func) {
   return bytes;
 }
 
-/// The weights and optimizer state of `func` per rank. In a training loop
-/// (an outermost scf.for with collectives inside that is not an
-/// accumulation of micro-batches) they are the values the loop carries; in
-/// a single step, the tensor arguments other than those only collectives
-/// read (the local gradients, also through a sum of micro-batches).
-int64_t measureState(FunctionOpInterface func) {
-  int64_t loopState = 0;
-  bool hasTrainingLoop = false;
+/// The training loops of `func`: its outermost scf.fors with collectives
+/// inside that are not accumulations of micro-batches.
+SmallVector<scf::ForOp> trainingLoops(FunctionOpInterface func) {
+  SmallVector<scf::ForOp> loops;
   func.walk([&](scf::ForOp loop) {
     if (loop->getParentOfType<scf::ForOp>() || isAccumulationLoop(loop))
       return;
-    bool communicates =
-        loop.walk([](CollectiveOpInterface) { return WalkResult::interrupt(); })
-            .wasInterrupted();
-    if (!communicates)
-      return;
-    hasTrainingLoop = true;
+    if (loop.walk([](CollectiveOpInterface) { return WalkResult::interrupt(); })
+            .wasInterrupted())
+      loops.push_back(loop);
+  });
+  return loops;
+}
+
+/// The weights and optimizer state of `func` per rank. In a training loop
+/// they are the values the loop carries; in a single step, the tensor
+/// arguments other than those only collectives read (the local gradients,
+/// also through a sum of micro-batches).
+int64_t measureState(FunctionOpInterface func) {
+  SmallVector<scf::ForOp> loops = trainingLoops(func);
+  int64_t state = 0;
+  for (scf::ForOp loop : loops)
     for (Value arg : loop.getRegionIterArgs())
       if (!startsAtZero(arg))
-        loopState += tensorBytes(arg.getType());
-  });
-  if (hasTrainingLoop)
-    return loopState;
-  int64_t argState = 0;
+        state += tensorBytes(arg.getType());
+  if (!loops.empty())
+    return state;
   for (BlockArgument arg : func.getArguments())
     if (!onlyFeedsReductions(arg) && !startsAtZero(arg))
-      argState += tensorBytes(arg.getType());
-  return argState;
+      state += tensorBytes(arg.getType());
+  return state;
+}
+
+/// Of that state, the bytes in host memory beside a GPU: what a training
+/// loop carries there (`zero.host_iter_args`), or in a single step the
+/// arguments zero-offload-state placed there (`zero.memory = "host"`).
+int64_t measureHostState(FunctionOpInterface func) {
+  SmallVector<scf::ForOp> loops = trainingLoops(func);
+  int64_t bytes = 0;
+  for (scf::ForOp loop : loops)
+    for (auto [position, arg] : llvm::enumerate(loop.getRegionIterArgs()))
+      if (!startsAtZero(arg) && isHostIterArg(loop, position))
+        bytes += tensorBytes(arg.getType());
+  if (!loops.empty())
+    return bytes;
+  return argumentBytes(func, [&](BlockArgument arg) {
+    return isHostArgument(func, arg.getArgNumber());
+  });
 }
 
 /// Bytes of the reduced gradients a rank holds: the results of all-reduces
@@ -292,9 +311,7 @@ FunctionTraffic measureFunction(FunctionOpInterface func,
   // The delayed update's state, and what offload placed in host memory.
   traffic.delayedBytes = argumentBytes(
       func, [&](BlockArgument arg) { return isDelayed(func, arg); });
-  traffic.hostStateBytes = argumentBytes(func, [&](BlockArgument arg) {
-    return isHostArgument(func, arg.getArgNumber());
-  });
+  traffic.hostStateBytes = measureHostState(func);
   traffic.gradientBytes = measureGradients(func);
   traffic.estimate = simulate(func, model);
   return traffic;

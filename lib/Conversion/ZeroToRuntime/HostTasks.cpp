@@ -21,36 +21,64 @@ using namespace zero;
 namespace {
 
 /// Whether `value`, used by a host loop, can pass to a task through its
-/// context of 64-bit slots: a number, or a buffer of static layout (passed
-/// as its allocation's address).
+/// context of 64-bit slots: a number, or a buffer of static shape (passed
+/// as its allocation's address, with its offset and strides where they
+/// are dynamic: a view by the rank's index, what a loop carries).
 bool passesThroughSlot(Value value) {
   Type type = value.getType();
   if (auto buffer = dyn_cast<MemRefType>(type)) {
-    if (!buffer.hasStaticShape() ||
-        !buffer.getElementType().isIntOrIndexOrFloat())
-      return false;
-    auto [strides, offset] = buffer.getStridesAndOffset();
-    return !ShapedType::isDynamic(offset) &&
-           llvm::none_of(strides, ShapedType::isDynamic);
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    return buffer.hasStaticShape() &&
+           buffer.getElementType().isIntOrIndexOrFloat() &&
+           succeeded(buffer.getStridesAndOffset(strides, offset));
   }
   return type.isIndex() ||
          (type.isIntOrFloat() && type.getIntOrFloatBitWidth() <= 64);
 }
 
-/// `value` as the 64 bits of a context slot.
-Value toSlot(OpBuilder &b, Location loc, Value value) {
+/// Whether `type` is a buffer whose offset or strides are dynamic: it
+/// passes with them, a slot each after its address.
+bool hasDynamicLayout(Type type) {
+  auto buffer = dyn_cast<MemRefType>(type);
+  if (!buffer)
+    return false;
+  auto [strides, offset] = buffer.getStridesAndOffset();
+  return ShapedType::isDynamic(offset) ||
+         llvm::any_of(strides, ShapedType::isDynamic);
+}
+
+/// How many 64-bit slots `value` takes in a task's context.
+size_t slotsOf(Value value) {
+  return hasDynamicLayout(value.getType())
+             ? 2 + cast<MemRefType>(value.getType()).getRank()
+             : 1;
+}
+
+/// `value` as the 64 bits of its context slots (slotsOf).
+SmallVector<Value> toSlots(OpBuilder &b, Location loc, Value value) {
   Type i64 = b.getI64Type();
   Type type = value.getType();
+  auto asI64 = [&](Value index) {
+    return arith::IndexCastOp::create(b, loc, i64, index).getResult();
+  };
   if (isa<MemRefType>(type)) {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, value);
-    return arith::IndexCastOp::create(b, loc, i64, base);
+    SmallVector<Value> slots = {
+        asI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, value))};
+    if (hasDynamicLayout(type)) {
+      auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, value);
+      slots.push_back(asI64(metadata.getOffset()));
+      for (Value stride : metadata.getStrides())
+        slots.push_back(asI64(stride));
+    }
+    return slots;
   }
   if (type.isIndex())
-    return arith::IndexCastOp::create(b, loc, i64, value);
+    return {asI64(value)};
   unsigned width = type.getIntOrFloatBitWidth();
   if (isa<FloatType>(type))
     value = arith::BitcastOp::create(b, loc, b.getIntegerType(width), value);
-  return width == 64 ? value : arith::ExtUIOp::create(b, loc, i64, value);
+  return {width == 64 ? value : arith::ExtUIOp::create(b, loc, i64, value)};
 }
 
 /// The address of 64-bit slot `slot` of a task's `context`.
@@ -60,12 +88,33 @@ Value slotAddress(OpBuilder &b, Location loc, Value context, size_t slot) {
       ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(slot)});
 }
 
-/// The value of `type` that `bits` (a context slot) holds.
-Value fromSlot(OpBuilder &b, Location loc, Value bits, Type type,
-               RuntimeCallBuilder &calls) {
+/// The value of `type` that `slots` (its context slots, toSlots) hold.
+Value fromSlots(OpBuilder &b, Location loc, ArrayRef<Value> slots, Type type,
+                RuntimeCallBuilder &calls) {
+  Value bits = slots.front();
   if (auto buffer = dyn_cast<MemRefType>(type)) {
     Value base = LLVM::IntToPtrOp::create(b, loc, calls.pointerType(), bits);
-    return calls.bufferAt(b, loc, base, buffer);
+    if (!hasDynamicLayout(type))
+      return calls.bufferAt(b, loc, base, buffer);
+    // The allocation as one element, viewed with the offset and strides
+    // the slots after its address hold.
+    Value start = calls.bufferAt(b, loc, base,
+                                 MemRefType::get({1}, buffer.getElementType()));
+    // What the type fixes stays a constant, as the view's type requires.
+    auto [staticStrides, staticOffset] = buffer.getStridesAndOffset();
+    auto asIndex = [&](int64_t fixed, Value slot) -> OpFoldResult {
+      if (!ShapedType::isDynamic(fixed))
+        return b.getIndexAttr(fixed);
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), slot)
+          .getResult();
+    };
+    SmallVector<OpFoldResult> sizes, strides;
+    for (int64_t size : buffer.getShape())
+      sizes.push_back(b.getIndexAttr(size));
+    for (auto [fixed, stride] : llvm::zip(staticStrides, slots.drop_front(2)))
+      strides.push_back(asIndex(fixed, stride));
+    return memref::ReinterpretCastOp::create(
+        b, loc, buffer, start, asIndex(staticOffset, slots[1]), sizes, strides);
   }
   if (type.isIndex())
     return arith::IndexCastOp::create(b, loc, type, bits);
@@ -154,10 +203,13 @@ std::optional<HostTask> zero::outlineTask(scf::ForOp loop, func::FuncOp fn,
   IRMapping map;
   for (Value value : copied)
     map.map(value, b.clone(*value.getDefiningOp())->getResult(0));
-  for (auto [slot, value] : llvm::enumerate(passed)) {
-    Value address = slotAddress(b, loc, entry->getArgument(0), slot);
-    Value bits = LLVM::LoadOp::create(b, loc, i64, address);
-    map.map(value, fromSlot(b, loc, bits, value.getType(), calls));
+  size_t slot = 0;
+  for (Value value : passed) {
+    SmallVector<Value> bits;
+    for (size_t end = slot + slotsOf(value); slot < end; ++slot)
+      bits.push_back(LLVM::LoadOp::create(
+          b, loc, i64, slotAddress(b, loc, entry->getArgument(0), slot)));
+    map.map(value, fromSlots(b, loc, bits, value.getType(), calls));
   }
   Value begin = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                            entry->getArgument(1));
@@ -183,14 +235,18 @@ std::optional<HostTask> zero::outlineTask(scf::ForOp loop, func::FuncOp fn,
   OpBuilder at(loop);
   OpBuilder entryBuilder =
       OpBuilder::atBlockBegin(&fn.getFunctionBody().front());
+  size_t slotCount = 0;
+  for (Value value : passed)
+    slotCount += slotsOf(value);
   Value slots = LLVM::ConstantOp::create(entryBuilder, loc, i64,
-                                         std::max<int64_t>(1, passed.size()));
+                                         std::max<int64_t>(1, slotCount));
   Value contextPointer =
       LLVM::AllocaOp::create(entryBuilder, loc, pointer, i64, slots);
-  for (auto [slot, value] : llvm::enumerate(passed)) {
-    LLVM::StoreOp::create(at, loc, toSlot(at, loc, value),
-                          slotAddress(at, loc, contextPointer, slot));
-  }
+  slot = 0;
+  for (Value value : passed)
+    for (Value bits : toSlots(at, loc, value))
+      LLVM::StoreOp::create(at, loc, bits,
+                            slotAddress(at, loc, contextPointer, slot++));
   Value span = arith::SubIOp::create(at, loc, loop.getUpperBound(),
                                      loop.getLowerBound());
   Value iterations = arith::CeilDivUIOp::create(at, loc, span, loop.getStep());
@@ -201,7 +257,7 @@ std::optional<HostTask> zero::outlineTask(scf::ForOp loop, func::FuncOp fn,
           .getResult(0);
   Value count = arith::IndexCastOp::create(at, loc, i64, iterations);
   Value contextBytes = arith::ConstantIntOp::create(
-      at, loc, i64, static_cast<int64_t>(8 * passed.size()));
+      at, loc, i64, static_cast<int64_t>(8 * slotCount));
   return HostTask{taskPointer, contextPointer, contextBytes, count};
 }
 

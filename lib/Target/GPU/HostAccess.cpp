@@ -5,6 +5,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
@@ -32,9 +33,13 @@ bool zero::inHostMemory(Value value) {
   Value root = memref::skipViewLikeOps(buffer);
   if (isa_and_present<memref::AllocaOp, HostAllocOp>(root.getDefiningOp()))
     return true;
-  auto arg = dyn_cast<BlockArgument>(root);
-  if (!arg)
-    return false;
+  if (auto result = dyn_cast<OpResult>(root))
+    return isa<scf::ForOp>(result.getOwner()) &&
+           isHostIterArg(result.getOwner(), result.getResultNumber());
+  auto arg = cast<BlockArgument>(root);
+  if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+    return arg.getArgNumber() > 0 &&
+           isHostIterArg(loop, arg.getArgNumber() - 1);
   auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
   if (!fn || arg.getOwner() != &fn.getFunctionBody().front())
     return false;

@@ -22,8 +22,10 @@ namespace zero {
 bool onHostStack(mlir::Value value);
 
 /// Whether `value` is (a view of) a buffer in host memory: on the host's
-/// stack, made by `zero.host_alloc`, or an argument that zero-offload-state
-/// placed there (`zero.memory = "host"`).
+/// stack, made by `zero.host_alloc`, an argument that zero-offload-state
+/// placed there (`zero.memory = "host"`), or an iter_arg or result of a
+/// loop that carries it there (`zero.host_iter_args`, whose initial and
+/// yielded buffers zero-offload-to-host places in host memory).
 bool inHostMemory(mlir::Value value);
 
 /// Whether `op` is code the GPU's placement of buffers does not look into:

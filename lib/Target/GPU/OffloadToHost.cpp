@@ -902,6 +902,68 @@ memref::CopyOp rewriteDeviceRecompute(const DeviceRecompute &recompute) {
                                 recompute.device);
 }
 
+/// The allocation that `buffer` is (a view of), of static shape and the
+/// identity layout, that a `zero.host_alloc` can replace to put it in host
+/// memory; null where there is none.
+memref::AllocOp allocationToPlace(Value buffer) {
+  auto alloc = memref::skipViewLikeOps(cast<MemrefValue>(buffer))
+                   .getDefiningOp<memref::AllocOp>();
+  if (!alloc || !alloc.getType().hasStaticShape() ||
+      !alloc.getType().getLayout().isIdentity() ||
+      alloc.getType().getMemorySpace())
+    return {};
+  return alloc;
+}
+
+/// `alloc` as a `zero.host_alloc`.
+void placeInHostMemory(memref::AllocOp alloc) {
+  OpBuilder b(alloc);
+  auto host = zero::HostAllocOp::create(b, alloc.getLoc(), alloc.getType());
+  alloc.replaceAllUsesWith(host.getResult());
+  alloc.erase();
+}
+
+/// Places in host memory what `fn`'s loops carry there from step to step
+/// (zero-offload-state's `zero.host_iter_args`): for each such iter_arg,
+/// the buffer it starts from and the one the body yields for it (a new
+/// allocation each step, as bufferization makes it, or the iter_arg's own
+/// buffer). An iter_arg whose buffers cannot be placed so stays on the
+/// device, with a remark.
+void placeLoopCarriedState(func::FuncOp fn) {
+  fn.walk([&](scf::ForOp loop) {
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    for (unsigned k = 0; k < loop.getNumRegionIterArgs(); ++k) {
+      if (!zero::isHostIterArg(loop, k))
+        continue;
+      // Each in host memory already (the iter_arg itself, as the mark
+      // makes it), or an allocation to place there; both, or neither.
+      SmallVector<memref::AllocOp> allocs;
+      bool placeable =
+          llvm::all_of(ValueRange{loop.getInitArgs()[k], yield.getOperand(k)},
+                       [&](Value buffer) {
+                         if (!isa<MemRefType>(buffer.getType()))
+                           return false;
+                         if (zero::inHostMemory(buffer))
+                           return true;
+                         allocs.push_back(allocationToPlace(buffer));
+                         return bool(allocs.back());
+                       });
+      if (placeable) {
+        llvm::SetVector<memref::AllocOp> unique(allocs.begin(), allocs.end());
+        for (memref::AllocOp alloc : unique)
+          placeInHostMemory(alloc);
+        continue;
+      }
+      zero::setHostIterArg(loop, k, /*host=*/false);
+      emitRemark(loop.getLoc())
+          << "zero-offload-to-host: @" << fn.getName() << ": iter_arg " << k
+          << " of the loop stays on the device: the buffer it starts from "
+             "or the one its body yields is not an allocation of static "
+             "shape and layout";
+    }
+  });
+}
+
 struct ZeroOffloadToHostPass
     : public zero::impl::ZeroOffloadToHostBase<ZeroOffloadToHostPass> {
   using Base::Base;
@@ -934,12 +996,17 @@ struct ZeroOffloadToHostPass
                "GPU's CPU replica (zero-run --gpu-loops)";
         return signalPassFailure();
       }
+      placeLoopCarriedState(fn);
       SmallVector<std::pair<func::ReturnOp, unsigned>> stateResults =
           hostStateResults(fn);
       if (failed(checkHostStateResults(fn, stateResults)) ||
           failed(offload(fn, stateResults))) {
         for (unsigned i = 0; i < fn.getNumArguments(); ++i)
           zero::setHostArgument(fn, i, /*host=*/false);
+        fn.walk([](scf::ForOp loop) {
+          for (unsigned k = 0; k < loop.getNumRegionIterArgs(); ++k)
+            zero::setHostIterArg(loop, k, /*host=*/false);
+        });
         continue;
       }
       if (unsigned moved = stageCollectives(fn))

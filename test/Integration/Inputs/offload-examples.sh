@@ -2,7 +2,8 @@
 # offload-examples.sh SRC BIN FAKE_CUDA DIR: every example under
 # SRC/examples, run by zero's tools in BIN (mlir-opt from PATH),
 # with offload=optimizer and with offload=params, one line each:
-#   - what zero-offload-state put in host memory (its remark);
+#   - what zero-offload-state put in host memory (its remarks: the state
+#     arguments, and how many of them a loop carries there);
 #   - whether the offloaded program gives the bits of the program as given
 #     on the GPU lowering's CPU replica, on as many ranks as each mesh has:
 #     N = 1, 2, 3, 4, 8 and 2x4 (an example whose mesh is 2-D on its own
@@ -45,9 +46,12 @@ for example in "$src"/examples/*.mlir; do
     at "$example" "$shape" "$base.${shape/, /x}"
   done
   for mode in optimizer params; do
-    moved=$(zero-opt "$dir/$base.mlir" --zero-weight-update-sharding="shard-function-boundary offload=$mode" -o /dev/null 2>&1 |
-      sed -n 's/.*zero-offload-state: \([0-9]* of [0-9]* state arguments\) of .* in host memory.*/\1/p')
-    line="$base offload=$mode: ${moved:-no remark} in host memory; bit-identical at N ="
+    remarks=$(zero-opt "$dir/$base.mlir" --zero-weight-update-sharding="shard-function-boundary offload=$mode" -o /dev/null 2>&1)
+    moved=$(sed -n 's/.*zero-offload-state: \([0-9]* of [0-9]* state arguments\) of .* in host memory.*/\1/p' <<<"$remarks")
+    carried=$(grep -c "zero-offload-state: iter_arg .* in host memory" <<<"$remarks")
+    line="$base offload=$mode: ${moved:-no remark} in host memory"
+    [[ $carried != 0 ]] && line="$line ($carried carried there by a loop)"
+    line="$line; bit-identical at N ="
     for shape in "${shapes[@]}"; do
       out=$(zero-run "$dir/$base.${shape/, /x}.mlir" --gpu-loops --gpu-loops-given \
         --equivalent-after="$(passes $mode)" 2>&1)

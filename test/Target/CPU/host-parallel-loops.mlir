@@ -70,6 +70,7 @@ func.func @two_rows(%m: memref<2x65536xf32>) {
 // CHECK: linalg.reduce
 // CHECK: linalg.generic
 // CHECK-NOT: zero_rt_parallel_for
+// CHECK: return
 #map = affine_map<(i) -> (i)>
 func.func @unchanged(%small: memref<1000xf32>, %big: memref<65536xf32>, %sum: memref<f32>, %d: memref<?xf32>) {
   linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]}
@@ -94,14 +95,19 @@ func.func @unchanged(%small: memref<1000xf32>, %big: memref<65536xf32>, %sum: me
 
 // -----
 
-// A view of dynamic layout cannot pass to a task: the op becomes a loop on
-// the rank's thread, and says why.
+// A view of dynamic offset and stride (a shard by the rank's index, a
+// buffer a loop carries) passes to a task with them: its address, offset
+// and stride, three slots of the context, from which the task makes the
+// view again.
 // CHECK-LABEL: func.func @dynamic_layout
-// CHECK: scf.for
-// CHECK-NOT: zero_rt_parallel_for
+// CHECK: %[[BASE:.*]], %[[OFFSET:.*]], %{{.*}}, %[[STRIDE:.*]] = memref.extract_strided_metadata %{{.*}} : memref<65536xf32, strided<[?], offset: ?>>
+// CHECK: arith.index_cast %[[OFFSET]] : index to i64
+// CHECK: arith.index_cast %[[STRIDE]] : index to i64
+// CHECK: call @zero_rt_parallel_for
+// CHECK-LABEL: func.func private @dynamic_layout_host0
+// CHECK: memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}], sizes: [65536], strides: [%{{.*}}] : memref<1xf32> to memref<65536xf32, strided<[?], offset: ?>>
 #map = affine_map<(i) -> (i)>
 func.func @dynamic_layout(%a: memref<65536xf32, strided<[?], offset: ?>>) {
-  // expected-remark @+1 {{zero-host-parallel-loops: stays on one thread: a value it uses cannot pass to a task (a buffer of dynamic layout)}}
   linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]}
       outs(%a : memref<65536xf32, strided<[?], offset: ?>>) {
   ^bb0(%b: f32):
@@ -111,3 +117,22 @@ func.func @dynamic_layout(%a: memref<65536xf32, strided<[?], offset: ?>>) {
   return
 }
 
+// -----
+
+// A value a task cannot take (a vector, which is no number of 64 bits):
+// the op becomes a loop on the rank's thread, and says why.
+// CHECK-LABEL: func.func @vector_value
+// CHECK: scf.for
+// CHECK-NOT: zero_rt_parallel_for
+#map = affine_map<(i) -> (i)>
+func.func @vector_value(%a: memref<65536xf32>, %v: vector<4xf32>) {
+  // expected-remark @+1 {{zero-host-parallel-loops: stays on one thread: it uses a value of type 'vector<4xf32>', which a task cannot take (a number or a buffer of static shape and layout)}}
+  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]}
+      outs(%a : memref<65536xf32>) {
+  ^bb0(%b: f32):
+    %e = vector.extract %v[0] : f32 from vector<4xf32>
+    %q = arith.addf %b, %e : f32
+    linalg.yield %q : f32
+  }
+  return
+}

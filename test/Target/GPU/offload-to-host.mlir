@@ -593,3 +593,82 @@ func.func @shifted(%m: memref<4xf32> {zero.memory = "host"},
   }
   return %m, %new : memref<4xf32>, memref<4xf32>
 }
+
+// -----
+
+// A loop that carries state in host memory (zero-offload-state's
+// zero.host_iter_args): the buffer it starts from and the one its body
+// allocates for the next step become host allocations, so that its
+// iter_arg and result are host memory too: the update's nest, which writes
+// the next buffer, runs on the host, reading the gradient (a device buffer)
+// through a host copy.
+// CHECK-LABEL: func.func @carried
+// CHECK: %[[START:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: scf.for {{.*}} iter_args(%[[M:.*]] = %[[START]])
+// CHECK: %[[NEXT:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: %[[STAGED:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: memref.copy %{{.*}}, %[[STAGED]]
+// CHECK: scf.for
+// CHECK: memref.load %[[M]]
+// CHECK: memref.load %[[STAGED]]
+// CHECK: memref.store %{{.*}}, %[[NEXT]]
+// CHECK: } {zero.host}
+// CHECK: scf.yield %[[NEXT]]
+// CHECK: } {zero.host_iter_args = array<i64: 0>}
+// expected-remark @below {{zero-offload-to-host: @carried: 1 loop nest(s) on the host, 1 device buffer(s) copied}}
+func.func @carried(%m0: memref<4xf32> {zero.memory = "host"}, %g: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %half = arith.constant 0.5 : f32
+  %start = memref.alloc() : memref<4xf32>
+  memref.copy %m0, %start : memref<4xf32> to memref<4xf32>
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%m = %start) -> memref<4xf32> {
+    %next = memref.alloc() : memref<4xf32>
+    scf.parallel (%j) = (%c0) to (%c4) step (%c1) {
+      %a = memref.load %m[%j] : memref<4xf32>
+      %b = memref.load %g[%j] : memref<4xf32>
+      %p = arith.mulf %a, %half : f32
+      %s = arith.addf %p, %b : f32
+      memref.store %s, %next[%j] : memref<4xf32>
+      scf.reduce
+    }
+    scf.yield %next : memref<4xf32>
+  } {zero.host_iter_args = array<i64: 0>}
+  memref.copy %r, %m0 : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// A loop whose body yields a buffer that is no allocation of its own (the
+// function's device argument): its iter_arg stays on the device, the mark
+// removed, with a remark; the nest, which writes device memory only, stays
+// a kernel.
+// CHECK-LABEL: func.func @carried_view
+// CHECK-NOT: zero.host_alloc
+// CHECK: scf.parallel
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NOT: zero.host_iter_args
+// expected-remark @below {{zero-offload-to-host: @carried_view: 0 loop nest(s) on the host, 0 device buffer(s) copied}}
+func.func @carried_view(%m0: memref<4xf32> {zero.memory = "host"}, %d: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %start = memref.alloc() : memref<4xf32>
+  memref.copy %m0, %start : memref<4xf32> to memref<4xf32>
+  // expected-remark @below {{zero-offload-to-host: @carried_view: iter_arg 0 of the loop stays on the device: the buffer it starts from or the one its body yields is not an allocation of static shape and layout}}
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%m = %start) -> memref<4xf32> {
+    scf.parallel (%j) = (%c0) to (%c4) step (%c1) {
+      %a = memref.load %m[%j] : memref<4xf32>
+      memref.store %a, %d[%j] : memref<4xf32>
+      scf.reduce
+    }
+    scf.yield %d : memref<4xf32>
+  } {zero.host_iter_args = array<i64: 0>}
+  memref.copy %r, %m0 : memref<4xf32> to memref<4xf32>
+  return
+}

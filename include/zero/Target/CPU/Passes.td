@@ -291,8 +291,11 @@ def ZeroHostParallelLoops
 
     Each element is computed by the same operations as before: results do
     not change. Reductions, matmuls and ops of dynamic size stay as they
-    are; an op whose values cannot pass to a task (a buffer of dynamic
-    layout) stays a loop on one thread, with a remark.
+    are. A task takes the values its loop uses through a context of 64-bit
+    slots: numbers, and buffers of static shape as their address, with
+    their offset and strides where those are dynamic (a view at the rank's
+    shard, a buffer a loop carries); an op that uses any other value stays
+    a loop on one thread, with a remark naming its type.
 
     ```mlir
     linalg.generic {iterator_types = ["parallel", "parallel"]}

@@ -218,6 +218,14 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
     gather's bucket) stays a kernel and reads the mapped pinned memory
     across the link:
 
+    - what a loop carries in host memory (`zero.host_iter_args`) lives
+      there: the buffer it starts from and the one its body yields for the
+      next step (an allocation each step, as bufferization makes it)
+      become `zero.host_alloc`s, so that the iter_arg and the loop's result
+      are host memory, and the nests that write them run on the host
+      within each step; an iter_arg whose buffers are not allocations of
+      static shape and layout stays on the device, its mark removed, with
+      a remark;
     - each such top-level `scf.parallel` becomes a nest of `scf.for` (so it
       never becomes a kernel), marked `zero.host`;
     - a temporary that only host loops use is allocated in host memory

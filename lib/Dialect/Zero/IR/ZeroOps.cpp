@@ -588,6 +588,34 @@ void zero::setHostArgument(FunctionOpInterface fn, unsigned index, bool host) {
     fn.removeArgAttr(index, kMemoryAttrName);
 }
 
+static constexpr llvm::StringLiteral kHostIterArgsAttrName =
+    "zero.host_iter_args";
+
+bool zero::isHostIterArg(Operation *loop, unsigned position) {
+  auto positions =
+      loop->getAttrOfType<DenseI64ArrayAttr>(kHostIterArgsAttrName);
+  return positions && llvm::is_contained(positions.asArrayRef(),
+                                         static_cast<int64_t>(position));
+}
+
+void zero::setHostIterArg(Operation *loop, unsigned position, bool host) {
+  if (isHostIterArg(loop, position) == host)
+    return;
+  SmallVector<int64_t> positions;
+  if (auto old = loop->getAttrOfType<DenseI64ArrayAttr>(kHostIterArgsAttrName))
+    llvm::append_range(positions, old.asArrayRef());
+  if (host)
+    positions.push_back(position);
+  else
+    llvm::erase(positions, static_cast<int64_t>(position));
+  llvm::sort(positions);
+  if (positions.empty())
+    loop->removeAttr(kHostIterArgsAttrName);
+  else
+    loop->setAttr(kHostIterArgsAttrName,
+                  DenseI64ArrayAttr::get(loop->getContext(), positions));
+}
+
 bool zero::isBufferCollective(Operation *op) {
   return isa_and_present<AllReduceBufferOp, ReduceScatterBufferOp,
                          AllGatherBufferOp, AllToAllBufferOp>(op);

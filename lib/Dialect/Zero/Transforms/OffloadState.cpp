@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -117,21 +118,46 @@ bool isNormSum(Operation *op, func::FuncOp fn,
   return true;
 }
 
-/// The first op, breadth first from `state`, that reads it (or what the
-/// update computes from it) other than as an update does: a matmul, a
-/// loop, a call. Null when only the update reads it, with its norms (LAMB's,
-/// which scale the update and are part of it).
+/// A loop and the position of an iter_arg it carries in host memory.
+using CarriedState = std::pair<scf::ForOp, unsigned>;
+
+/// The first op, breadth first from `value` (a state argument, or what a
+/// loop carries of it), that reads it (or what the update computes from
+/// it) other than as an update does: a matmul, a call. Null when only the
+/// update reads it, with its norms (LAMB's, which scale the update and are
+/// part of it). The function's return ends the walk, and so does the yield
+/// of `carrier`, the loop whose iter_arg `value` is. A loop that takes it
+/// as an initial value carries it from step to step: where the loop's body
+/// reads what it carries only as the update does, and what follows the
+/// loop reads its result so too, the walk goes on past the loop and adds
+/// the iter_arg to `carried`.
 Operation *
-firstReaderOutsideUpdate(func::FuncOp fn, Value argument,
-                         const llvm::SmallSetVector<unsigned, 8> &state) {
-  SmallVector<Value> work = {argument};
+firstReaderOutsideUpdate(func::FuncOp fn, Value value,
+                         const llvm::SmallSetVector<unsigned, 8> &state,
+                         SmallVectorImpl<CarriedState> &carried,
+                         Operation *carrier = nullptr) {
+  SmallVector<Value> work = {value};
   llvm::SetVector<Operation *> seen;
   while (!work.empty()) {
     Value value = work.pop_back_val();
-    for (Operation *user : value.getUsers()) {
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
       if (user->hasTrait<OpTrait::ReturnLike>() &&
-          isa<func::FuncOp>(user->getParentOp()))
+          (isa<func::FuncOp>(user->getParentOp()) ||
+           user->getParentOp() == carrier))
         continue;
+      if (auto loop = dyn_cast<scf::ForOp>(user)) {
+        BlockArgument iterArg = loop.getTiedLoopRegionIterArg(&use);
+        if (!iterArg)
+          return loop; // a bound
+        if (Operation *reader =
+                firstReaderOutsideUpdate(fn, iterArg, state, carried, loop))
+          return reader;
+        OpResult result = loop.getTiedLoopResult(&use);
+        carried.push_back({loop, result.getResultNumber()});
+        work.push_back(result);
+        continue;
+      }
       if (!isUpdateStep(user) && !isNormSum(user, fn, state))
         return user;
       if (seen.insert(user))
@@ -236,27 +262,31 @@ struct ZeroOffloadStatePass
           << " keeps everything on the device: no result is the next value "
              "of a tensor argument"
           << (carriesStateInLoop(fn)
-                  ? " (its state is carried by a loop; offload covers a "
-                    "step's arguments)"
+                  ? " (a loop carries tensors from step to step, but offload "
+                    "covers state that a function takes and returns)"
                   : "");
       return;
     }
     SmallVector<unsigned> offloadable;
+    DenseMap<unsigned, SmallVector<CarriedState>> carriedOf;
     for (unsigned i : state) {
-      if (offload == Offload::Optimizer) {
-        if (Operation *reader =
-                firstReaderOutsideUpdate(fn, fn.getArgument(i), state)) {
-          emitRemark(reader->getLoc())
-              << "zero-offload-state: argument " << i << " of @" << fn.getName()
-              << " stays on the device: '" << reader->getName() << "' "
-              << (isa<LoopLikeOpInterface>(reader)
-                      ? "carries it from step to step (offload covers the "
-                        "state a step function takes and returns: call the "
-                        "step once a step, as zero-launch --steps does)"
-                      : "reads it outside the update");
-          continue;
-        }
+      SmallVector<CarriedState> carried;
+      Operation *reader =
+          firstReaderOutsideUpdate(fn, fn.getArgument(i), state, carried);
+      if (reader && offload == Offload::Optimizer) {
+        emitRemark(reader->getLoc())
+            << "zero-offload-state: argument " << i << " of @" << fn.getName()
+            << " stays on the device: '" << reader->getName() << "' "
+            << (isa<LoopLikeOpInterface>(reader)
+                    ? "carries it from step to step, which offload follows "
+                      "through an scf.for's iter_args only"
+                    : "reads it outside the update");
+        continue;
       }
+      // Under offload=params, state the forward pass reads goes to the
+      // host too, but a loop carries it on the device.
+      if (!reader)
+        carriedOf[i] = std::move(carried);
       offloadable.push_back(i);
     }
     std::string why;
@@ -269,6 +299,13 @@ struct ZeroOffloadStatePass
       if (!kept.contains(i)) {
         setHostArgument(fn, i, /*host=*/true);
         ++marked;
+        for (auto [loop, position] : carriedOf.lookup(i)) {
+          setHostIterArg(loop, position, /*host=*/true);
+          emitRemark(loop.getLoc())
+              << "zero-offload-state: iter_arg " << position
+              << " of the loop, which carries argument " << i << " of @"
+              << fn.getName() << " from step to step, in host memory";
+        }
       }
     InFlightDiagnostic remark = emitRemark(fn.getLoc());
     remark << "zero-offload-state: " << marked << " of " << state.size()

@@ -195,8 +195,9 @@ func.func @no_state(%x: tensor<4xf32>) -> f32 {
 
 // -----
 
-// State carried by a training loop is outside what offload covers.
-// expected-remark @below {{zero-offload-state: @loop keeps everything on the device: no result is the next value of a tensor argument (its state is carried by a loop; offload covers a step's arguments)}}
+// A loop carries a tensor, but the function returns no next value of an
+// argument: there is no state to offload.
+// expected-remark @below {{zero-offload-state: @loop keeps everything on the device: no result is the next value of a tensor argument (a loop carries tensors from step to step, but offload covers state that a function takes and returns)}}
 func.func @loop(%w: tensor<4xf32>, %g: tensor<4xf32>) -> f32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -212,22 +213,94 @@ func.func @loop(%w: tensor<4xf32>, %g: tensor<4xf32>) -> f32 {
 // -----
 
 // A loop that starts from an argument and returns its next value carries
-// it from step to step: under offload=optimizer the remark says so, rather
-// than taking the loop for a reader outside the update.
+// it from step to step. Its body reads it only as the update does, and so
+// does what follows the loop: the argument goes to host memory, and the
+// loop carries it there (zero.host_iter_args, whose buffers
+// zero-offload-to-host places in host memory).
 // CHECK-LABEL: func.func @loop_returns
-// CHECK-SAME: (%{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4xf32>)
+// CHECK-SAME: (%{{.*}}: tensor<4xf32> {zero.memory = "host"}, %{{.*}}: tensor<4xf32>)
+// CHECK: scf.for
+// CHECK: } {zero.host_iter_args = array<i64: 0>}
 // PARAMS-LABEL: func.func @loop_returns
 // PARAMS-SAME: (%{{.*}}: tensor<4xf32> {zero.memory = "host"}, %{{.*}}: tensor<4xf32>)
-// expected-remark @below {{zero-offload-state: 0 of 1 state arguments of @loop_returns in host memory}}
+// PARAMS: } {zero.host_iter_args = array<i64: 0>}
+// expected-remark @below {{zero-offload-state: 1 of 1 state arguments of @loop_returns in host memory}}
 func.func @loop_returns(%m: tensor<4xf32>, %g: tensor<4xf32>)
     -> (tensor<4xf32> {zero.state_of = 0 : i64}) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  // expected-remark @below {{zero-offload-state: argument 0 of @loop_returns stays on the device: 'scf.for' carries it from step to step (offload covers the state a step function takes and returns: call the step once a step, as zero-launch --steps does)}}
+  // expected-remark @below {{zero-offload-state: iter_arg 0 of the loop, which carries argument 0 of @loop_returns from step to step, in host memory}}
   %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %m) -> tensor<4xf32> {
     %n = arith.addf %a, %g : tensor<4xf32>
     scf.yield %n : tensor<4xf32>
   }
   return %r : tensor<4xf32>
+}
+
+// -----
+
+// A training loop whose forward pass (a matmul in its body) reads the
+// weight it carries: under offload=optimizer the weight stays on the
+// device, the remark naming the reader; the moment beside it, which only
+// the update reads, goes to host memory and the loop carries it there.
+// offload=params moves the weight too, but the loop carries it on the
+// device.
+// CHECK-LABEL: func.func @loop_reads_weight
+// CHECK-SAME: (%{{.*}}: tensor<4x4xf32>, %{{.*}}: tensor<4x4xf32> {zero.memory = "host"}, %{{.*}}: tensor<2x4xf32>)
+// CHECK: } {zero.host_iter_args = array<i64: 1>}
+// PARAMS-LABEL: func.func @loop_reads_weight
+// PARAMS-SAME: (%{{.*}}: tensor<4x4xf32> {zero.memory = "host"}, %{{.*}}: tensor<4x4xf32> {zero.memory = "host"}, %{{.*}}: tensor<2x4xf32>)
+// PARAMS: } {zero.host_iter_args = array<i64: 1>}
+// expected-remark @below {{zero-offload-state: 1 of 2 state arguments of @loop_reads_weight in host memory}}
+func.func @loop_reads_weight(%w0: tensor<4x4xf32>, %m0: tensor<4x4xf32>,
+                             %x: tensor<2x4xf32>)
+    -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %beta = arith.constant dense<0.9> : tensor<4x4xf32>
+  %e = tensor.empty() : tensor<2x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-remark @below {{zero-offload-state: iter_arg 1 of the loop, which carries argument 1 of @loop_reads_weight from step to step, in host memory}}
+  %r:2 = scf.for %i = %c0 to %c2 step %c1 iter_args(%w = %w0, %m = %m0)
+      -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+    // expected-remark @below {{zero-offload-state: argument 0 of @loop_reads_weight stays on the device: 'linalg.matmul' reads it outside the update}}
+    %y = linalg.matmul ins(%x, %w : tensor<2x4xf32>, tensor<4x4xf32>) outs(%f : tensor<2x4xf32>) -> tensor<2x4xf32>
+    %g = tensor.expand_shape %y [[0], [1]] output_shape [2, 4] : tensor<2x4xf32> into tensor<2x4xf32>
+    %gg = tensor.concat dim(0) %g, %g : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+    %gr = zero.all_reduce %gg on @dp reduce = mean : tensor<4x4xf32>
+    %mb = arith.mulf %m, %beta : tensor<4x4xf32>
+    %m2 = arith.addf %mb, %gr : tensor<4x4xf32>
+    %w2 = arith.subf %w, %m2 : tensor<4x4xf32>
+    scf.yield %w2, %m2 : tensor<4x4xf32>, tensor<4x4xf32>
+  }
+  return %r#0, %r#1 : tensor<4x4xf32>, tensor<4x4xf32>
+}
+zero.mesh @dp(shape = [2])
+
+// -----
+
+// State that an scf.while carries stays on the device: offload follows
+// what a loop carries through an scf.for's iter_args only.
+// CHECK-LABEL: func.func @while_carries
+// CHECK-SAME: (%{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4xf32>)
+// expected-remark @below {{zero-offload-state: 0 of 1 state arguments of @while_carries in host memory}}
+func.func @while_carries(%m: tensor<4xf32>, %g: tensor<4xf32>)
+    -> (tensor<4xf32> {zero.state_of = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  // expected-remark @below {{zero-offload-state: argument 0 of @while_carries stays on the device: 'scf.while' carries it from step to step, which offload follows through an scf.for's iter_args only}}
+  %r:2 = scf.while (%a = %m, %i = %c0) : (tensor<4xf32>, index) -> (tensor<4xf32>, index) {
+    %go = arith.cmpi ult, %i, %c2 : index
+    scf.condition(%go) %a, %i : tensor<4xf32>, index
+  } do {
+  ^bb0(%a: tensor<4xf32>, %i: index):
+    %n = arith.addf %a, %g : tensor<4xf32>
+    %c1 = arith.constant 1 : index
+    %j = arith.addi %i, %c1 : index
+    scf.yield %n, %j : tensor<4xf32>, index
+  }
+  return %r#0 : tensor<4xf32>
 }

@@ -52,6 +52,14 @@ bool isBufferCollective(mlir::Operation *op);
 bool isHostArgument(mlir::FunctionOpInterface fn, unsigned index);
 void setHostArgument(mlir::FunctionOpInterface fn, unsigned index, bool host);
 
+/// Where a loop keeps state it carries from step to step when
+/// zero-offload-state placed it in pinned host memory: the loop's attribute
+/// `zero.host_iter_args`, the positions of those iter_args (each with its
+/// result). zero-offload-state sets it, zero-offload-to-host places the
+/// buffers so and reads it.
+bool isHostIterArg(mlir::Operation *loop, unsigned position);
+void setHostIterArg(mlir::Operation *loop, unsigned position, bool host);
+
 /// Whether a collective can pass `type`'s buffer to the runtime as a pointer
 /// and an element count: a static shape, row-major and dense (a buffer
 /// without elements is, whatever its strides).

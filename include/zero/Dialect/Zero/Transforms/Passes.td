@@ -907,14 +907,23 @@ def ZeroOffloadState : Pass<"zero-offload-state", "mlir::ModuleOp"> {
     (the later of the device's and the queue's ends) is shortest, the
     fewest kept among equals, and its remark gives the estimates.
 
-    A function with no state arguments, or whose state is carried by a
-    loop (offload covers a step's arguments), gets a remark that says why
-    nothing moved; so does each state argument that stays on the device
-    under `offload=optimizer`, naming the op that reads it, or the loop
-    that carries it from step to step (an argument a training loop starts
-    from and returns the last value of). The numbers do
-    not change: the same loops run, on the host instead of the device, with
-    the same arithmetic (see `zero-offload-to-host`).
+    State that a training loop (`scf.for`) carries from step to step (an
+    argument the loop starts from, whose last value the function returns)
+    qualifies where the loop's body reads what it carries only as the
+    update does, and what follows the loop reads its result so too: the
+    argument is marked, and so is the loop, with the positions of the
+    iter_args that carry it in host memory (`zero.host_iter_args`, which
+    `zero-offload-to-host` reads to place the loop's buffers there). Under
+    `offload=params` an argument the forward pass reads goes to host memory
+    all the same, but the loop carries it on the device.
+
+    A function with no state arguments gets a remark that says why nothing
+    moved; so does each state argument that stays on the device under
+    `offload=optimizer`, naming the op that reads it (an `scf.while` that
+    carries it: offload follows what a loop carries through an `scf.for`'s
+    iter_args only), and each loop that carries state in host memory. The
+    numbers do not change: the same loops run, on the host instead of the
+    device, with the same arithmetic (see `zero-offload-to-host`).
 
     `zero-weight-update-sharding{offload=optimizer}` runs it last; a CPU
     lowering (`zero-to-llvm` without `gpu-loops`) refuses a program it
