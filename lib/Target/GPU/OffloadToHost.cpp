@@ -925,41 +925,62 @@ void placeInHostMemory(memref::AllocOp alloc) {
 
 /// Places in host memory what `fn`'s loops carry there from step to step
 /// (zero-offload-state's `zero.host_iter_args`): for each such iter_arg,
-/// the buffer it starts from and the one the body yields for it (a new
-/// allocation each step, as bufferization makes it, or the iter_arg's own
-/// buffer). An iter_arg whose buffers cannot be placed so stays on the
-/// device, with a remark.
+/// the buffer the body yields for it (a new allocation each step, as
+/// bufferization makes it, or the iter_arg's own buffer) and the one the
+/// loop starts from. That one is an allocation placed there too where the
+/// iter_arg is all of it; where it is a view of part of one (a rank's shard
+/// of the padded whole) or a device argument, a host buffer of the
+/// iter_arg's shape takes a copy of it before a loop of at least one step,
+/// and is freed after it (the loop does not own what it starts from). An
+/// iter_arg whose buffers cannot be placed so stays on the device, with a
+/// remark.
 void placeLoopCarriedState(func::FuncOp fn) {
   fn.walk([&](scf::ForOp loop) {
     auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    std::optional<APInt> trips = loop.getStaticTripCount();
     for (unsigned k = 0; k < loop.getNumRegionIterArgs(); ++k) {
       if (!zero::isHostIterArg(loop, k))
         continue;
-      // Each in host memory already (the iter_arg itself, as the mark
-      // makes it), or an allocation to place there; both, or neither.
-      SmallVector<memref::AllocOp> allocs;
-      bool placeable =
-          llvm::all_of(ValueRange{loop.getInitArgs()[k], yield.getOperand(k)},
-                       [&](Value buffer) {
-                         if (!isa<MemRefType>(buffer.getType()))
-                           return false;
-                         if (zero::inHostMemory(buffer))
-                           return true;
-                         allocs.push_back(allocationToPlace(buffer));
-                         return bool(allocs.back());
-                       });
-      if (placeable) {
-        llvm::SetVector<memref::AllocOp> unique(allocs.begin(), allocs.end());
-        for (memref::AllocOp alloc : unique)
-          placeInHostMemory(alloc);
+      Value init = loop.getInitArgs()[k], next = yield.getOperand(k);
+      auto type = dyn_cast<MemRefType>(init.getType());
+      memref::AllocOp nextAlloc, initAlloc;
+      bool nextPlaceable = type && (zero::inHostMemory(next) ||
+                                    (nextAlloc = allocationToPlace(next)));
+      bool initInHost = type && zero::inHostMemory(init);
+      if (type && !initInHost)
+        if ((initAlloc = allocationToPlace(init)) &&
+            initAlloc.getType().getNumElements() != type.getNumElements())
+          initAlloc = {};
+      bool copyInit = type && !initInHost && !initAlloc &&
+                      type.hasStaticShape() && trips && !trips->isZero() &&
+                      type.getElementType().isIntOrIndexOrFloat();
+      if (!nextPlaceable || !(initInHost || initAlloc || copyInit)) {
+        zero::setHostIterArg(loop, k, /*host=*/false);
+        emitRemark(loop.getLoc())
+            << "zero-offload-to-host: @" << fn.getName() << ": iter_arg " << k
+            << " of the loop stays on the device: the buffer its body yields "
+               "is not an allocation of static shape and layout, or the one "
+               "it starts from cannot be copied to the host (a dynamic "
+               "shape, or a loop that may not run)";
         continue;
       }
-      zero::setHostIterArg(loop, k, /*host=*/false);
-      emitRemark(loop.getLoc())
-          << "zero-offload-to-host: @" << fn.getName() << ": iter_arg " << k
-          << " of the loop stays on the device: the buffer it starts from "
-             "or the one its body yields is not an allocation of static "
-             "shape and layout";
+      if (nextAlloc)
+        placeInHostMemory(nextAlloc);
+      if (initAlloc && initAlloc != nextAlloc)
+        placeInHostMemory(initAlloc);
+      if (copyInit) {
+        OpBuilder b(loop);
+        Location loc = loop.getLoc();
+        auto host = zero::HostAllocOp::create(
+            b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+        memref::CopyOp::create(b, loc, init, host);
+        Value start = host;
+        if (host.getType() != type)
+          start = memref::CastOp::create(b, loc, type, host);
+        loop.getInitArgsMutable()[k].set(start);
+        b.setInsertionPointAfter(loop);
+        memref::DeallocOp::create(b, loc, host);
+      }
     }
   });
 }

@@ -660,7 +660,7 @@ func.func @carried_view(%m0: memref<4xf32> {zero.memory = "host"}, %d: memref<4x
   %c4 = arith.constant 4 : index
   %start = memref.alloc() : memref<4xf32>
   memref.copy %m0, %start : memref<4xf32> to memref<4xf32>
-  // expected-remark @below {{zero-offload-to-host: @carried_view: iter_arg 0 of the loop stays on the device: the buffer it starts from or the one its body yields is not an allocation of static shape and layout}}
+  // expected-remark @below {{zero-offload-to-host: @carried_view: iter_arg 0 of the loop stays on the device: the buffer its body yields is not an allocation of static shape and layout, or the one it starts from cannot be copied to the host (a dynamic shape, or a loop that may not run)}}
   %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%m = %start) -> memref<4xf32> {
     scf.parallel (%j) = (%c0) to (%c4) step (%c1) {
       %a = memref.load %m[%j] : memref<4xf32>
@@ -670,5 +670,50 @@ func.func @carried_view(%m0: memref<4xf32> {zero.memory = "host"}, %d: memref<4x
     scf.yield %d : memref<4xf32>
   } {zero.host_iter_args = array<i64: 0>}
   memref.copy %r, %m0 : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// A loop that starts from a view of part of an allocation (a rank's shard
+// of the padded whole): the whole stays where it is, and a host buffer of
+// the shard's shape takes a copy of it before the loop, which carries it
+// from there, and is freed after the loop.
+// CHECK-LABEL: func.func @carried_shard
+// CHECK: %[[WHOLE:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[SHARD:.*]] = memref.subview %[[WHOLE]][4] [4] [1]
+// CHECK: %[[VIEW:.*]] = memref.cast %[[SHARD]]
+// CHECK: %[[START:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: memref.copy %[[VIEW]], %[[START]]
+// CHECK: %[[CAST:.*]] = memref.cast %[[START]]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[CAST]])
+// CHECK: zero.host_alloc : memref<4xf32>
+// CHECK: } {zero.host_iter_args = array<i64: 0>}
+// CHECK-NEXT: memref.dealloc %[[START]]
+// expected-remark @below {{zero-offload-to-host: @carried_shard: 1 loop nest(s) on the host}}
+func.func @carried_shard(%m0: memref<8xf32> {zero.memory = "host"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %half = arith.constant 0.5 : f32
+  %whole = memref.alloc() : memref<8xf32>
+  memref.copy %m0, %whole : memref<8xf32> to memref<8xf32>
+  %shard = memref.subview %whole[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %start = memref.cast %shard : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32, strided<[?], offset: ?>>
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%m = %start) -> memref<4xf32, strided<[?], offset: ?>> {
+    %next = memref.alloc() : memref<4xf32>
+    scf.parallel (%j) = (%c0) to (%c4) step (%c1) {
+      %a = memref.load %m[%j] : memref<4xf32, strided<[?], offset: ?>>
+      %p = arith.mulf %a, %half : f32
+      memref.store %p, %next[%j] : memref<4xf32>
+      scf.reduce
+    }
+    %cast = memref.cast %next : memref<4xf32> to memref<4xf32, strided<[?], offset: ?>>
+    scf.yield %cast : memref<4xf32, strided<[?], offset: ?>>
+  } {zero.host_iter_args = array<i64: 0>}
+  %out = memref.subview %m0[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  memref.copy %r, %out : memref<4xf32, strided<[?], offset: ?>> to memref<4xf32, strided<[1]>>
+  memref.dealloc %whole : memref<8xf32>
   return
 }

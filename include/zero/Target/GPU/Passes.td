@@ -219,13 +219,16 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
     across the link:
 
     - what a loop carries in host memory (`zero.host_iter_args`) lives
-      there: the buffer it starts from and the one its body yields for the
-      next step (an allocation each step, as bufferization makes it)
-      become `zero.host_alloc`s, so that the iter_arg and the loop's result
-      are host memory, and the nests that write them run on the host
-      within each step; an iter_arg whose buffers are not allocations of
-      static shape and layout stays on the device, its mark removed, with
-      a remark;
+      there: the buffer its body yields for the next step (an allocation
+      each step, as bufferization makes it) becomes a `zero.host_alloc`,
+      and so does the one it starts from where the iter_arg is all of it;
+      where that is a view of part of an allocation (a rank's shard of the
+      padded whole) or a device argument, a host buffer of the iter_arg's
+      shape takes a copy of it before a loop of at least one step and is
+      freed after it. The iter_arg and the loop's result are then host
+      memory, and the nests that write them run on the host within each
+      step. An iter_arg whose buffers cannot be placed so stays on the
+      device, its mark removed, with a remark;
     - each such top-level `scf.parallel` becomes a nest of `scf.for` (so it
       never becomes a kernel), marked `zero.host`;
     - a temporary that only host loops use is allocated in host memory
