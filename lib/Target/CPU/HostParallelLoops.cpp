@@ -110,15 +110,12 @@ struct ZeroHostParallelLoopsPass
         flat = cast<scf::ParallelOp>(next);
       }
       scf::ForOp loop = zero::toSequentialLoops(flat);
-      if (Value untaken = zero::valueTaskCannotTake(loop))
+      if (!zero::runAcrossCores(loop, fn, tasks[fn]++, /*queued=*/false, grain))
         mlir::emitRemark(loc)
             << "zero-host-parallel-loops: stays on one thread: it uses a "
                "value of type "
-            << untaken.getType()
-            << ", which a task cannot take (a number or a buffer of static "
-               "shape and layout)";
-      else
-        zero::runAcrossCores(loop, fn, tasks[fn]++, /*queued=*/false, grain);
+            << zero::valueTaskCannotTake(loop).getType()
+            << ", which a task cannot take (" << zero::kTaskValues << ")";
     }
   }
 };

@@ -259,6 +259,14 @@ bool onlyCopiedInto(Value buffer, func::ReturnOp ret) {
   return returned == 1;
 }
 
+/// `alloc` as a `zero.host_alloc`.
+void placeInHostMemory(memref::AllocOp alloc) {
+  OpBuilder b(alloc);
+  auto host = zero::HostAllocOp::create(b, alloc.getLoc(), alloc.getType());
+  alloc.replaceAllUsesWith(host.getResult());
+  alloc.erase();
+}
+
 /// Puts each of `results` in host memory: a buffer only copies write is
 /// allocated there; any other (a collective's output, which NCCL writes on
 /// the device) is copied there before the return, and its device buffer
@@ -272,11 +280,7 @@ placeHostStateResults(func::FuncOp fn,
     Value value = ret.getOperand(i);
     auto type = cast<MemRefType>(fn.getResultTypes()[i]);
     if (onlyCopiedInto(value, ret)) {
-      auto alloc = value.getDefiningOp<memref::AllocOp>();
-      OpBuilder b(alloc);
-      auto host = zero::HostAllocOp::create(b, alloc.getLoc(), type);
-      alloc.replaceAllUsesWith(host.getResult());
-      alloc.erase();
+      placeInHostMemory(value.getDefiningOp<memref::AllocOp>());
       continue;
     }
     OpBuilder b(ret);
@@ -915,14 +919,6 @@ memref::AllocOp allocationToPlace(Value buffer) {
   return alloc;
 }
 
-/// `alloc` as a `zero.host_alloc`.
-void placeInHostMemory(memref::AllocOp alloc) {
-  OpBuilder b(alloc);
-  auto host = zero::HostAllocOp::create(b, alloc.getLoc(), alloc.getType());
-  alloc.replaceAllUsesWith(host.getResult());
-  alloc.erase();
-}
-
 /// Places in host memory what `fn`'s loops carry there from step to step
 /// (zero-offload-state's `zero.host_iter_args`): for each such iter_arg,
 /// the buffer the body yields for it (a new allocation each step, as
@@ -1199,12 +1195,8 @@ struct ZeroOffloadToHostPass
     DenseMap<Operation *, SmallVector<memref::CopyOp>> copiesIn, copiesOut;
     for (const DeviceRecompute &recompute : recomputes)
       copiesOut[recompute.nest].push_back(rewriteDeviceRecompute(recompute));
-    for (memref::AllocOp alloc : temporaries) {
-      OpBuilder b(alloc);
-      auto host = zero::HostAllocOp::create(b, alloc.getLoc(), alloc.getType());
-      alloc.replaceAllUsesWith(host.getResult());
-      alloc.erase();
-    }
+    for (memref::AllocOp alloc : temporaries)
+      placeInHostMemory(alloc);
     // Those that share a host buffer after the one whose buffer they share.
     SmallVector<Value> hostOf(stagings.size());
     auto inOrder = llvm::to_vector(llvm::seq<int>(0, stagings.size()));
@@ -1314,8 +1306,7 @@ struct ZeroOffloadToHostPass
              "beside its stream: ";
       if (untaken)
         remark << "a host loop uses a value of type " << untaken.getType()
-               << ", which its task cannot take (a number or a buffer of "
-                  "static shape and layout)";
+               << ", which its task cannot take (" << zero::kTaskValues << ")";
       else
         remark << "a host nest of no loops runs in its place";
     }

@@ -126,7 +126,7 @@ func.func @dynamic_layout(%a: memref<65536xf32, strided<[?], offset: ?>>) {
 // CHECK-NOT: zero_rt_parallel_for
 #map = affine_map<(i) -> (i)>
 func.func @vector_value(%a: memref<65536xf32>, %v: vector<4xf32>) {
-  // expected-remark @+1 {{zero-host-parallel-loops: stays on one thread: it uses a value of type 'vector<4xf32>', which a task cannot take (a number or a buffer of static shape and layout)}}
+  // expected-remark @+1 {{zero-host-parallel-loops: stays on one thread: it uses a value of type 'vector<4xf32>', which a task cannot take (a number or a buffer of static shape)}}
   linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]}
       outs(%a : memref<65536xf32>) {
   ^bb0(%b: f32):

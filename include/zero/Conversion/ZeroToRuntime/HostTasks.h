@@ -37,9 +37,13 @@ mlir::scf::ForOp toSequentialLoops(mlir::scf::ParallelOp nest);
 /// once they have (zero_rt_gpu_free_after_copies, zero_rt_host_queue_free).
 inline constexpr llvm::StringLiteral kQueuedAttrName = "zero.queued";
 
+/// What a task's context takes (runAcrossCores), as remarks say it.
+inline constexpr llvm::StringLiteral kTaskValues =
+    "a number or a buffer of static shape";
+
 /// What keeps runAcrossCores from making `loop` a task: the first value its
-/// body uses from outside that neither passes through the context (a
-/// number, a buffer of static layout) nor is a constant; null when none.
+/// body uses from outside that neither passes through the context
+/// (kTaskValues) nor is a constant; null when none.
 mlir::Value valueTaskCannotTake(mlir::scf::ForOp loop);
 
 /// A loop made a task (outlineTask): what a runtime call that runs it
@@ -64,9 +68,9 @@ std::optional<HostTask> outlineTask(mlir::scf::ForOp loop,
 /// chunks' size), or with `queued` of `zero_rt_host_queue_for` (the rank's
 /// host queue runs it later; `grain` must be 1). The
 /// values the body uses from outside go through the context, a slot each (a
-/// number, or a buffer of static layout as its address), constants are
-/// copied into the task. Leaves the loop as it is, and returns false, when a
-/// value cannot pass.
+/// number, or a buffer of static shape as its address, with its offset and
+/// strides where those are dynamic), constants are copied into the task. Leaves
+/// the loop as it is, and returns false, when a value cannot pass.
 bool runAcrossCores(mlir::scf::ForOp loop, mlir::func::FuncOp fn,
                     unsigned index, bool queued = false, int64_t grain = 1);
 

@@ -267,12 +267,13 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       `zero.host_task`, over a range of its iterations, and the loop a call
       of `zero_rt_parallel_for`, which gives each rank its share of the
       cores; the values the body uses from outside go through the context,
-      a 64-bit slot each (a buffer as its address), and constants are
+      a 64-bit slot each (a buffer as its address, with its offset and
+      strides where those are dynamic), and constants are
       copied into the task. Iterations are independent (the nest was
       parallel), so the split changes no result;
     - with `overlap` (the default, which needs `parallel` and every host
       loop a task: each value its body uses from outside a number or a
-      buffer of static shape and layout, else a remark at the value says
+      buffer of static shape, else a remark at the value says
       the host's work stays in order on the rank's thread), the host's
       work goes to the rank's host queue
       (`zero_rt_host_queue_*`), a thread that runs it in order while the

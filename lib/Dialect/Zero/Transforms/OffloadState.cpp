@@ -85,87 +85,107 @@ bool sumsWhatItReads(Operation *op) {
   return readsEveryLoop && kept.isProjectedPermutation();
 }
 
-/// Whether `op` is a norm's sum of squares, whole or the partial sums a
-/// sharded norm gathers (LAMB's trust ratio): it sums what it reads, and
-/// what it reads comes from the step's state, what collectives give (the
-/// reduced gradients, a norm's gathered partial sums) and scalars alone. A
-/// backward pass's sum over the batch, which reads the data, is not one.
-bool isNormSum(Operation *op, func::FuncOp fn,
-               const llvm::SmallSetVector<unsigned, 8> &state) {
-  if (!sumsWhatItReads(op))
-    return false;
-  SmallVector<Value> work(op->getOperands());
-  llvm::SmallPtrSet<Value, 32> seen;
-  while (!work.empty()) {
-    Value value = work.pop_back_val();
-    if (!isa<ShapedType>(value.getType()) || !seen.insert(value).second)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      if (arg.getOwner() == &fn.getFunctionBody().front()) {
-        if (!state.contains(arg.getArgNumber()))
-          return false;
-        continue;
-      }
-    }
-    Operation *def = value.getDefiningOp();
-    if (!def) // a region's argument: a payload's, read as its operands are
-      continue;
-    if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp, AwaitOp>(
-            def))
-      continue;
-    llvm::append_range(work, def->getOperands());
-  }
-  return true;
-}
-
 /// A loop and the position of an iter_arg it carries in host memory.
 using CarriedState = std::pair<scf::ForOp, unsigned>;
 
-/// The first op, breadth first from `value` (a state argument, or what a
-/// loop carries of it), that reads it (or what the update computes from
-/// it) other than as an update does: a matmul, a call. Null when only the
-/// update reads it, with its norms (LAMB's, which scale the update and are
-/// part of it). The function's return ends the walk, and so does the yield
-/// of `carrier`, the loop whose iter_arg `value` is. A loop that takes it
-/// as an initial value carries it from step to step: where the loop's body
-/// reads what it carries only as the update does, and what follows the
-/// loop reads its result so too, the walk goes on past the loop and adds
-/// the iter_arg to `carried`.
-Operation *
-firstReaderOutsideUpdate(func::FuncOp fn, Value value,
-                         const llvm::SmallSetVector<unsigned, 8> &state,
-                         SmallVectorImpl<CarriedState> &carried,
-                         Operation *carrier = nullptr) {
-  SmallVector<Value> work = {value};
-  llvm::SetVector<Operation *> seen;
-  while (!work.empty()) {
-    Value value = work.pop_back_val();
-    for (OpOperand &use : value.getUses()) {
-      Operation *user = use.getOwner();
-      if (user->hasTrait<OpTrait::ReturnLike>() &&
-          (isa<func::FuncOp>(user->getParentOp()) ||
-           user->getParentOp() == carrier))
-        continue;
-      if (auto loop = dyn_cast<scf::ForOp>(user)) {
-        BlockArgument iterArg = loop.getTiedLoopRegionIterArg(&use);
-        if (!iterArg)
-          return loop; // a bound
-        if (Operation *reader =
-                firstReaderOutsideUpdate(fn, iterArg, state, carried, loop))
-          return reader;
-        OpResult result = loop.getTiedLoopResult(&use);
-        carried.push_back({loop, result.getResultNumber()});
-        work.push_back(result);
-        continue;
+/// What reads the state of `fn` (its arguments among `state`) other than
+/// as the update does. The state arguments' walks meet the same norms (a
+/// weight's and its moments' reach one trust ratio): each is judged once.
+class StateReaders {
+public:
+  StateReaders(func::FuncOp fn, const llvm::SmallSetVector<unsigned, 8> &state)
+      : fn(fn), state(state) {}
+
+  /// The first op, breadth first from `value` (a state argument, or what a
+  /// loop carries of it), that reads it (or what the update computes from
+  /// it) other than as an update does: a matmul, a call. Null when only the
+  /// update reads it, with its norms (LAMB's, which scale the update and
+  /// are part of it). The function's return ends the walk, and so does the
+  /// yield of `carrier`, the loop whose iter_arg `value` is. A loop that
+  /// takes it as an initial value carries it from step to step: where the
+  /// loop's body reads what it carries only as the update does, and what
+  /// follows the loop reads its result so too, the walk goes on past the
+  /// loop and adds the iter_arg to `carried`.
+  Operation *firstOutsideUpdate(Value value,
+                                SmallVectorImpl<CarriedState> &carried,
+                                Operation *carrier = nullptr) {
+    SmallVector<Value> work = {value};
+    llvm::SetVector<Operation *> seen;
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      for (OpOperand &use : value.getUses()) {
+        Operation *user = use.getOwner();
+        if (user->hasTrait<OpTrait::ReturnLike>() &&
+            (isa<func::FuncOp>(user->getParentOp()) ||
+             user->getParentOp() == carrier))
+          continue;
+        if (auto loop = dyn_cast<scf::ForOp>(user)) {
+          BlockArgument iterArg = loop.getTiedLoopRegionIterArg(&use);
+          if (!iterArg)
+            return loop; // a bound
+          if (Operation *reader = firstOutsideUpdate(iterArg, carried, loop))
+            return reader;
+          OpResult result = loop.getTiedLoopResult(&use);
+          carried.push_back({loop, result.getResultNumber()});
+          work.push_back(result);
+          continue;
+        }
+        if (!isUpdateStep(user) && !isNormSum(user))
+          return user;
+        if (seen.insert(user))
+          llvm::append_range(work, user->getResults());
       }
-      if (!isUpdateStep(user) && !isNormSum(user, fn, state))
-        return user;
-      if (seen.insert(user))
-        llvm::append_range(work, user->getResults());
     }
+    return nullptr;
   }
-  return nullptr;
-}
+
+private:
+  /// Whether `op` is a norm's sum of squares, whole or the partial sums a
+  /// sharded norm gathers (LAMB's trust ratio): it sums what it reads, and
+  /// what it reads comes from the step's state, what collectives give (the
+  /// reduced gradients, a norm's gathered partial sums) and scalars alone.
+  /// A backward pass's sum over the batch, which reads the data, is not
+  /// one.
+  bool isNormSum(Operation *op) {
+    if (!sumsWhatItReads(op))
+      return false;
+    auto [known, inserted] = normSums.try_emplace(op, false);
+    if (inserted)
+      known->second = readsOnlyStateAndCollectives(op);
+    return known->second;
+  }
+
+  /// Whether what `op` reads comes from the step's state, collectives'
+  /// results and scalars alone.
+  bool readsOnlyStateAndCollectives(Operation *op) {
+    SmallVector<Value> work(op->getOperands());
+    llvm::SmallPtrSet<Value, 32> seen;
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      if (!isa<ShapedType>(value.getType()) || !seen.insert(value).second)
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(value)) {
+        if (arg.getOwner() == &fn.getFunctionBody().front()) {
+          if (!state.contains(arg.getArgNumber()))
+            return false;
+          continue;
+        }
+      }
+      Operation *def = value.getDefiningOp();
+      if (!def) // a region's argument: a payload's, read as its operands are
+        continue;
+      if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp, AwaitOp>(
+              def))
+        continue;
+      llvm::append_range(work, def->getOperands());
+    }
+    return true;
+  }
+
+  func::FuncOp fn;
+  const llvm::SmallSetVector<unsigned, 8> &state;
+  DenseMap<Operation *, bool> normSums;
+};
 
 /// When `update` can start: the latest, by `at`, of the ops of `body` that
 /// hold what it reads from outside itself (its gradient's reduce-scatter,
@@ -269,10 +289,11 @@ struct ZeroOffloadStatePass
     }
     SmallVector<unsigned> offloadable;
     DenseMap<unsigned, SmallVector<CarriedState>> carriedOf;
+    StateReaders readers(fn, state);
     for (unsigned i : state) {
       SmallVector<CarriedState> carried;
       Operation *reader =
-          firstReaderOutsideUpdate(fn, fn.getArgument(i), state, carried);
+          readers.firstOutsideUpdate(fn.getArgument(i), carried);
       if (reader && offload == Offload::Optimizer) {
         emitRemark(reader->getLoc())
             << "zero-offload-state: argument " << i << " of @" << fn.getName()
