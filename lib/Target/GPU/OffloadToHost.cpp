@@ -33,6 +33,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROOFFLOADTOHOST
@@ -906,6 +907,163 @@ memref::CopyOp rewriteDeviceRecompute(const DeviceRecompute &recompute) {
                                 recompute.device);
 }
 
+/// A temporary that several host nests write and kernels then only read
+/// (a sum's accumulator, which the host's loop starts and the host's sum
+/// finishes, that a kernel copies into a collective's buffer): one host
+/// buffer stands in for it in each of those nests, copied up once after the
+/// last of them, not down and up again between them.
+struct SharedStaging {
+  memref::AllocOp alloc;
+  SmallVector<scf::ParallelOp> nests; // the host nests that use it, in order
+};
+
+/// `alloc`'s SharedStaging, where each of its uses is a free, a host nest's
+/// or, after every such nest, a kernel's read, directly of the buffer, and
+/// two host nests or more use it.
+std::optional<SharedStaging>
+sharedStaging(memref::AllocOp alloc, ArrayRef<scf::ParallelOp> hostNests) {
+  MemRefType type = alloc.getType();
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+    return std::nullopt;
+  Block *block = alloc->getBlock();
+  SmallVector<scf::ParallelOp> host;
+  SmallVector<Operation *> kernels;
+  for (Operation *user : alloc->getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    Operation *top = block->findAncestorOpInBlock(*user);
+    auto nest = dyn_cast_or_null<scf::ParallelOp>(top);
+    if (!nest || !nest->isAncestor(user) || isa<ViewLikeOpInterface>(user) ||
+        !isa<MemoryEffectOpInterface>(user))
+      return std::nullopt;
+    if (llvm::is_contained(hostNests, nest)) {
+      if (!llvm::is_contained(host, nest))
+        host.push_back(nest);
+      continue;
+    }
+    Operation *other = nullptr;
+    if (accesses(nest, alloc.getResult(), /*read=*/false, other) || other)
+      return std::nullopt;
+    kernels.push_back(nest);
+  }
+  if (host.size() < 2)
+    return std::nullopt;
+  llvm::sort(host, [](scf::ParallelOp a, scf::ParallelOp b) {
+    return a->isBeforeInBlock(b);
+  });
+  for (Operation *kernel : kernels)
+    if (kernel->isBeforeInBlock(host.back()))
+      return std::nullopt;
+  return SharedStaging{alloc, std::move(host)};
+}
+
+/// Rewrites `shared`: a host buffer in place of the temporary in its host
+/// nests, made before the first, and after the last the copy up (which it
+/// returns, for that nest's copies out) and the host buffer's free.
+memref::CopyOp rewriteSharedStaging(SharedStaging &shared) {
+  memref::AllocOp alloc = shared.alloc;
+  OpBuilder b(shared.nests.front());
+  Location loc = alloc.getLoc();
+  Value host = zero::HostAllocOp::create(b, loc, alloc.getType());
+  alloc.getResult().replaceUsesWithIf(host, [&](OpOperand &use) {
+    return llvm::any_of(shared.nests, [&](scf::ParallelOp nest) {
+      return nest->isAncestor(use.getOwner());
+    });
+  });
+  b.setInsertionPointAfter(shared.nests.back());
+  auto copy = memref::CopyOp::create(b, loc, host, alloc.getResult());
+  memref::DeallocOp::create(b, loc, host);
+  return copy;
+}
+
+/// The device temporary `copy` uploads into from host memory, when only
+/// kernels (loop nests that are not among `hostNests`) read it, through
+/// views or not, and nothing else uses it but its frees: LAMB's update
+/// direction, which the weight's kernel reads once its norms are gathered,
+/// or AdamW's bias-corrected moments that a kernel computes from the new
+/// host state. Null otherwise.
+memref::AllocOp uploadOnlyKernelsRead(memref::CopyOp copy,
+                                      ArrayRef<scf::ParallelOp> hostNests) {
+  auto alloc = copy.getTarget().getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != copy->getBlock() ||
+      !zero::inHostMemory(copy.getSource()))
+    return {};
+  std::function<bool(Value)> onlyKernelsRead = [&](Value buffer) {
+    for (Operation *user : buffer.getUsers()) {
+      if (user == copy || isa<memref::DeallocOp>(user))
+        continue;
+      if (isa<ViewLikeOpInterface>(user)) {
+        if (!llvm::all_of(user->getResults(), onlyKernelsRead))
+          return false;
+        continue;
+      }
+      auto kernel = user->getParentOfType<scf::ParallelOp>();
+      while (kernel && kernel->getParentOfType<scf::ParallelOp>())
+        kernel = kernel->getParentOfType<scf::ParallelOp>();
+      if (!kernel || llvm::is_contained(hostNests, kernel))
+        return false;
+      Operation *other = nullptr;
+      if (accesses(kernel, buffer, /*read=*/false, other) || other)
+        return false;
+    }
+    return true;
+  };
+  return onlyKernelsRead(alloc.getResult()) ? alloc : memref::AllocOp();
+}
+
+/// Moves each device allocation of `fn`, with the views of it that its
+/// block makes, down to just before the first op of the block that uses
+/// them, so that the buffer is taken where the rank first needs it. Every
+/// position is the block's order before any move (an allocation or a view
+/// is never another one's first use), so that no move makes the next one
+/// number the block again.
+void sinkAllocations(func::FuncOp fn) {
+  DenseMap<Block *, DenseMap<Operation *, unsigned>> positions;
+  auto positionIn = [&](Block *block, Operation *op) {
+    DenseMap<Operation *, unsigned> &order = positions[block];
+    if (order.empty())
+      for (Operation &each : *block)
+        order.try_emplace(&each, order.size());
+    return order.lookup(op);
+  };
+  SmallVector<memref::AllocOp> allocations;
+  fn.walk([&](memref::AllocOp alloc) { allocations.push_back(alloc); });
+  for (memref::AllocOp alloc : allocations) {
+    Block *block = alloc->getBlock();
+    llvm::SetVector<Operation *> group;
+    group.insert(alloc);
+    Operation *first = nullptr;
+    unsigned firstPosition = 0;
+    for (unsigned i = 0; i < group.size(); ++i)
+      for (Operation *user : group[i]->getUsers()) {
+        Operation *inBlock = block->findAncestorOpInBlock(*user);
+        if (!inBlock)
+          continue;
+        if (inBlock == user && isa<ViewLikeOpInterface>(user) &&
+            user->getNumRegions() == 0) {
+          group.insert(user);
+          continue;
+        }
+        unsigned position = positionIn(block, inBlock);
+        if (!first || position < firstPosition) {
+          first = inBlock;
+          firstPosition = position;
+        }
+      }
+    if (!first)
+      continue;
+    SmallVector<Operation *> moving;
+    for (Operation *op : group)
+      if (positionIn(block, op) < firstPosition)
+        moving.push_back(op);
+    llvm::sort(moving, [&](Operation *a, Operation *b) {
+      return positionIn(block, a) < positionIn(block, b);
+    });
+    for (Operation *op : moving)
+      op->moveBefore(first);
+  }
+}
+
 /// The allocation that `buffer` is (a view of), of static shape and the
 /// identity layout, that a `zero.host_alloc` can replace to put it in host
 /// memory; null where there is none.
@@ -1073,9 +1231,12 @@ struct ZeroOffloadToHostPass
          b.getNamedAttr("results", b.getDenseI64ArrayAttr(results))});
   }
 
-  /// The nests the host runs: those that write host memory, and those that
+  /// The nests the host runs: those that write host memory; those that
   /// write a temporary that only host nests read (so that it can live in
-  /// host memory too), until no more join.
+  /// host memory too); and those that use nothing but temporaries, reading
+  /// what host nests write (a sum of the host's products, as LAMB's norm
+  /// of its update direction is, so that the products need not go up to
+  /// the device), until no more join.
   SmallVector<scf::ParallelOp> findHostNests(func::FuncOp fn) {
     SmallVector<scf::ParallelOp> nests = topLevelNests(fn);
     llvm::SetVector<Operation *> host;
@@ -1083,27 +1244,73 @@ struct ZeroOffloadToHostPass
       if (writesHostMemory(nest))
         host.insert(nest);
     SmallVector<memref::AllocOp> temporaries = temporariesOnlyOf(fn, nests);
+    // Each temporary's readers and writers, and each nest's temporaries.
+    DenseMap<Operation *, SmallVector<Operation *>> readers, writers;
+    DenseMap<Operation *, SmallVector<Operation *>> readsOf;
+    DenseSet<Operation *> readsOther, writesOther, readsAny;
+    for (scf::ParallelOp nest : nests)
+      for (Value buffer : outsideBuffers(nest)) {
+        Operation *other = nullptr;
+        bool read = accesses(nest, buffer, /*read=*/true, other);
+        bool written = accesses(nest, buffer, /*read=*/false, other);
+        if (read)
+          readsAny.insert(nest);
+        Value root = memref::skipViewLikeOps(cast<MemrefValue>(buffer));
+        auto alloc = root.getDefiningOp<memref::AllocOp>();
+        bool temporary = alloc && llvm::is_contained(temporaries, alloc);
+        if (other || !cast<MemRefType>(buffer.getType()).hasStaticShape() ||
+            (read && !temporary))
+          readsOther.insert(nest);
+        if (written && !temporary)
+          writesOther.insert(nest);
+        if (!temporary)
+          continue;
+        if (read) {
+          readers[alloc].push_back(nest);
+          readsOf[nest].push_back(alloc);
+        }
+        if (written)
+          writers[alloc].push_back(nest);
+      }
+    auto onlyHost = [&](ArrayRef<Operation *> ops) {
+      return llvm::all_of(ops,
+                          [&](Operation *op) { return host.contains(op); });
+    };
+    // Whether `nest` only reads what the host made and only writes
+    // temporaries: each temporary it reads is written by host nests, by
+    // itself, or by a nest that reads nothing (its initial value), and one
+    // at least by a host nest. A nest that writes other device buffers (a
+    // copy into a collective's bucket) stays a kernel: the host's product
+    // goes up to it, and the bucket is not written across the link piece
+    // by piece.
+    auto readsOnlyHostProducts = [&](scf::ParallelOp nest) {
+      if (writesOther.contains(nest))
+        return false;
+      bool fromHost = false;
+      for (Operation *alloc : readsOf.lookup(nest))
+        for (Operation *writer : writers.lookup(alloc)) {
+          if (host.contains(writer))
+            fromHost = true;
+          else if (writer != nest && readsAny.contains(writer))
+            return false;
+        }
+      return fromHost;
+    };
     for (bool changed = true; changed;) {
       changed = false;
       for (memref::AllocOp alloc : temporaries) {
-        SmallVector<Operation *> readers, writers;
-        for (scf::ParallelOp nest : nests)
-          for (Value buffer : outsideBuffers(nest)) {
-            if (memref::skipViewLikeOps(cast<MemrefValue>(buffer)) !=
-                alloc.getResult())
-              continue;
-            Operation *other = nullptr;
-            if (accesses(nest, buffer, /*read=*/true, other))
-              readers.push_back(nest);
-            if (accesses(nest, buffer, /*read=*/false, other))
-              writers.push_back(nest);
-          }
-        if (readers.empty() || !llvm::all_of(readers, [&](Operation *r) {
-              return host.contains(r);
-            }))
+        SmallVector<Operation *> read = readers.lookup(alloc);
+        if (read.empty() || !onlyHost(read))
           continue;
-        for (Operation *writer : writers)
+        for (Operation *writer : writers.lookup(alloc))
           changed |= host.insert(writer);
+      }
+      for (scf::ParallelOp nest : nests) {
+        if (host.contains(nest) || readsOther.contains(nest) ||
+            nest.getNumResults() != 0 || !readsOnlyHostProducts(nest))
+          continue;
+        host.insert(nest);
+        changed = true;
       }
     }
     SmallVector<scf::ParallelOp> hostNests;
@@ -1135,6 +1342,19 @@ struct ZeroOffloadToHostPass
     };
     // Temporaries only host loops touch: host memory.
     SmallVector<memref::AllocOp> temporaries = temporariesOnlyOf(fn, hostNests);
+    // Temporaries host loops write, one after another, for kernels to read.
+    SmallVector<SharedStaging> shares;
+    fn.walk([&](memref::AllocOp alloc) {
+      if (!llvm::is_contained(temporaries, alloc))
+        if (std::optional<SharedStaging> shared =
+                sharedStaging(alloc, hostNests))
+          shares.push_back(std::move(*shared));
+    });
+    auto sharedAcrossNests = [&](Value buffer) {
+      return llvm::any_of(shares, [&](SharedStaging &shared) {
+        return shared.alloc.getResult() == buffer;
+      });
+    };
     // Every other buffer a host loop reads or writes: a host copy.
     struct Staging {
       scf::ParallelOp nest;
@@ -1148,6 +1368,7 @@ struct ZeroOffloadToHostPass
     for (scf::ParallelOp nest : hostNests)
       for (Value buffer : outsideBuffers(nest)) {
         if (zero::inHostMemory(buffer) || recomputed(nest, buffer) ||
+            sharedAcrossNests(buffer) ||
             llvm::any_of(temporaries, [&](memref::AllocOp alloc) {
               return memref::skipViewLikeOps(cast<MemrefValue>(buffer)) ==
                      alloc.getResult();
@@ -1197,6 +1418,8 @@ struct ZeroOffloadToHostPass
       copiesOut[recompute.nest].push_back(rewriteDeviceRecompute(recompute));
     for (memref::AllocOp alloc : temporaries)
       placeInHostMemory(alloc);
+    for (SharedStaging &shared : shares)
+      copiesOut[shared.nests.back()].push_back(rewriteSharedStaging(shared));
     // Those that share a host buffer after the one whose buffer they share.
     SmallVector<Value> hostOf(stagings.size());
     auto inOrder = llvm::to_vector(llvm::seq<int>(0, stagings.size()));
@@ -1239,6 +1462,17 @@ struct ZeroOffloadToHostPass
       if (!contiguous)
         memref::DeallocOp::create(b, loc, device);
     }
+    // A device temporary that only kernels read after the host made it is
+    // uploaded on the rank's stream when it follows the host's work, not
+    // with that work: until then its kernel waits anyway (LAMB's update
+    // direction waits for the gather of its norms, which follow the host's
+    // sums), and the device holds one such buffer at a time rather than
+    // every one the host has made. Its allocation moves down with it
+    // (below).
+    for (auto &entry : copiesOut)
+      llvm::erase_if(entry.second, [&](memref::CopyOp copy) {
+        return bool(uploadOnlyKernelsRead(copy, hostNests));
+      });
     SmallVector<scf::ForOp> loops;
     SmallVector<SmallVector<memref::CopyOp>> loopCopiesIn, loopCopiesOut;
     for (scf::ParallelOp nest : hostNests) {
@@ -1310,6 +1544,12 @@ struct ZeroOffloadToHostPass
       else
         remark << "a host nest of no loops runs in its place";
     }
+    // What waits for the host's work moved down past the rank's wait, and
+    // the buffers it writes were allocated where the program made them:
+    // each device allocation now moves down to its first use, so that the
+    // step does not hold what it allocated for after the wait during the
+    // backward pass before it.
+    sinkAllocations(fn);
     for (scf::ForOp loop : loops) {
       if (grouped.contains(loop))
         continue; // lowered with its group
@@ -1320,7 +1560,7 @@ struct ZeroOffloadToHostPass
     InFlightDiagnostic remark = emitRemark(fn.getLoc());
     remark << "zero-offload-to-host: @" << fn.getName() << ": "
            << hostNests.size() << " loop nest(s) on the host, "
-           << stagings.size() << " device buffer(s) copied";
+           << stagings.size() + shares.size() << " device buffer(s) copied";
     if (!shared.empty())
       remark << " (" << shared.size()
              << " back through the host buffer of one read)";

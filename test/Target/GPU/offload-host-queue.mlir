@@ -173,6 +173,61 @@ func.func private @opaque()
 
 // -----
 
+// A device temporary that the host's update writes and only a kernel reads
+// after it (LAMB's update direction, which the weight's kernel reads): it
+// goes up (through the gradient's host buffer) on the rank's stream after
+// the wait, not with the update on the queue, into a buffer allocated
+// there, and the buffer the kernel writes for the gather is allocated
+// where the kernel runs: the device holds neither while the queue works.
+// CHECK-LABEL: func.func @late_upload
+// CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[G:.*]]: memref<4xf32>, %[[W:.*]]: memref<4xf32>, %[[FULL:.*]]: memref<8xf32>)
+// CHECK-NOT: memref.alloc()
+// CHECK: %[[DH:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK-NOT: memref.alloc()
+// CHECK: call @zero_rt_host_queue_update
+// CHECK-NOT: memref.alloc()
+// CHECK: call @zero_rt_host_queue_join() : () -> ()
+// CHECK: %[[D:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: memref.copy %[[DH]], %[[D]]
+// CHECK: %[[NEW:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: scf.parallel
+// CHECK: memref.load %[[D]]
+// CHECK: memref.store %{{.*}}, %[[NEW]]
+// CHECK: zero.all_gather_buffer %[[NEW]], %[[FULL]]
+// expected-remark @below {{zero-offload-to-host: @late_upload: 1 loop nest(s) on the host, 2 device buffer(s) copied (1 back through the host buffer of one read); 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s)}}
+func.func @late_upload(%m: memref<4xf32> {zero.memory = "host"},
+                       %g: memref<4xf32>, %w: memref<4xf32>,
+                       %full: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %d = memref.alloc() : memref<4xf32>
+  %new = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32>
+    %m2 = arith.addf %mi, %gi : f32
+    %di = arith.mulf %m2, %gi : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %di, %d[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %di = memref.load %d[%i] : memref<4xf32>
+    %wi = memref.load %w[%i] : memref<4xf32>
+    %n = arith.subf %wi, %di : f32
+    memref.store %n, %new[%i] : memref<4xf32>
+    scf.reduce
+  }
+  memref.dealloc %d : memref<4xf32>
+  zero.all_gather_buffer %new, %full on @dp : memref<4xf32>, memref<8xf32>
+  memref.dealloc %new : memref<4xf32>
+  return
+}
+zero.mesh @dp(shape = [2])
+
+// -----
+
 // Not every gradient bucket is freed once copied down: one aligned beyond
 // the runtime's 64 bytes (whose aligned pointer may not be the allocated
 // one), and one that an op after the wait touches, are freed after the

@@ -299,12 +299,15 @@ func.func @dynamic_state(%g: memref<?xf32> {zero.memory = "host"},
 // -----
 
 // AdamW's bias-corrected moment, f(m) = m * c of the new moment m, read by
-// the weight's kernel: the queue copies the new moment up into the
-// temporary after the host's loop, and the kernel computes f of it, lane by
-// lane. The host no longer stores f, and the temporary needs no host copy.
+// the weight's kernel: the new moment is copied up into the temporary after
+// the host's loop, and the kernel computes f of it, lane by lane. The host
+// no longer stores f, and the temporary needs no host copy. Only a kernel
+// reads it, so the temporary is taken where it is copied up, not where the
+// program made it: with the rank's host queue (CORES), after the rank waits
+// for the host's loop.
 // CHECK-LABEL: func.func @bias_corrected
 // CHECK-SAME: (%[[M:.*]]: memref<8xf32> {zero.memory = "host"}, %[[G:.*]]: memref<8xf32>, %[[W:.*]]: memref<8xf32>, %[[C:.*]]: f32)
-// CHECK: %[[T:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NOT: memref.alloc
 // CHECK: %[[GH:.*]] = zero.host_alloc : memref<8xf32>
 // CHECK: memref.copy %[[G]], %[[GH]]
 // CHECK-NOT: zero.host_alloc
@@ -312,7 +315,8 @@ func.func @dynamic_state(%g: memref<?xf32> {zero.memory = "host"},
 // CHECK: vector.store %{{.*}}, %[[M]]
 // CHECK-NOT: vector.store
 // CHECK: } {zero.host}
-// CHECK: memref.copy %[[M]], %[[T]]
+// CHECK: %[[T:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT: memref.copy %[[M]], %[[T]]
 // CHECK: scf.parallel
 // CHECK: %[[L:.*]] = vector.load %[[T]]
 // CHECK: %[[L0:.*]] = vector.extract %[[L]][0]
@@ -370,11 +374,11 @@ func.func @bias_corrected(%m: memref<8xf32> {zero.memory = "host"},
 // the host's loop no longer does.
 // CHECK-LABEL: func.func @denominator
 // CHECK-SAME: (%[[V:.*]]: memref<4xf32> {zero.memory = "host"}, %{{.*}}: memref<4xf32>, %[[W:.*]]: memref<4xf32>, %[[C:.*]]: f32)
-// CHECK: %[[T:.*]] = memref.alloc() : memref<4xf32>
 // CHECK: scf.for
 // CHECK-NOT: math.sqrt
 // CHECK: } {zero.host}
-// CHECK: memref.copy %[[V]], %[[T]]
+// CHECK: %[[T:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: memref.copy %[[V]], %[[T]]
 // CHECK: scf.parallel
 // CHECK: %[[L:.*]] = memref.load %[[T]]
 // CHECK: %[[S:.*]] = arith.mulf %[[L]], %[[C]] : f32
@@ -419,17 +423,20 @@ func.func @denominator(%v: memref<4xf32> {zero.memory = "host"},
 // Not f of the new state: a temporary whose lanes are different functions
 // of it, and one that reads the gradient too, are written on the host and
 // copied up, as before (one through the gradient's host buffer, which each
-// iteration reads before it writes).
+// iteration reads before it writes), each into a temporary taken there.
+// The kernel that reads them reads the weight too: it stays a kernel.
 // CHECK-LABEL: func.func @not_of_the_state
-// CHECK: %[[T:.*]] = memref.alloc() : memref<4xf32>
-// CHECK: %[[U:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NOT: memref.alloc
 // CHECK-COUNT-2: zero.host_alloc
 // CHECK-NOT: zero.host_alloc
 // CHECK: } {zero.host}
+// CHECK-DAG: %[[U:.*]] = memref.alloc() : memref<4xf32>
 // CHECK-DAG: memref.copy %{{.*}}, %[[U]]
+// CHECK-DAG: %[[T:.*]] = memref.alloc() : memref<4xf32>
 // CHECK-DAG: memref.copy %{{.*}}, %[[T]]
 // CHECK-NOT: memref.copy
 // CHECK: scf.parallel
+// CHECK: vector.load %[[T]]
 // expected-remark @below {{zero-offload-to-host: @not_of_the_state: 1 loop nest(s) on the host, 3 device buffer(s) copied (1 back through the host buffer of one read)}}
 func.func @not_of_the_state(%m: memref<4xf32> {zero.memory = "host"},
                             %g: memref<4xf32>, %w: memref<4xf32>, %c: f32)
@@ -466,8 +473,10 @@ func.func @not_of_the_state(%m: memref<4xf32> {zero.memory = "host"},
     %k = arith.muli %i, %c2 : index
     %tv = vector.load %t[%k] : memref<4xf32>, vector<2xf32>
     %uv = vector.load %u[%k] : memref<4xf32>, vector<2xf32>
+    %wv = vector.load %w[%k] : memref<4xf32>, vector<2xf32>
     %d = arith.subf %tv, %uv : vector<2xf32>
-    vector.store %d, %w[%k] : memref<4xf32>, vector<2xf32>
+    %e = arith.subf %wv, %d : vector<2xf32>
+    vector.store %e, %w[%k] : memref<4xf32>, vector<2xf32>
     scf.reduce
   }
   memref.dealloc %u : memref<4xf32>
@@ -477,13 +486,82 @@ func.func @not_of_the_state(%m: memref<4xf32> {zero.memory = "host"},
 
 // -----
 
+// LAMB's norm of its update direction: the host's loop writes the squares
+// of its new values into a temporary (and, in an iteration of its own, the
+// sum's initial value), and the sum reads nothing else and writes only its
+// temporary. The sum joins the host, so the squares stay in host memory;
+// the sum's one element goes up to the kernel that copies it into the
+// collective's buffer (a kernel: it writes a device buffer).
+// CHECK-LABEL: func.func @host_sum
+// CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[G:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<1xf32>)
+// CHECK: %[[SQ:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: %[[ACCH:.*]] = zero.host_alloc : memref<1xf32>
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[SQ]]
+// CHECK: memref.store %{{.*}}, %[[ACCH]]
+// CHECK: } {zero.host}
+// CHECK: scf.for
+// CHECK: memref.load %[[SQ]]
+// CHECK: memref.store %{{.*}}, %[[ACCH]]
+// CHECK: } {zero.host}
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<1xf32>
+// CHECK-NEXT: memref.copy %[[ACCH]], %[[ACC]]
+// CHECK: scf.parallel
+// CHECK: memref.load %[[ACC]]
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// expected-remark @below {{zero-offload-to-host: @host_sum: 2 loop nest(s) on the host, 2 device buffer(s) copied}}
+func.func @host_sum(%m: memref<4xf32> {zero.memory = "host"},
+                    %g: memref<4xf32>, %out: memref<1xf32>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %zero = arith.constant 0.0 : f32
+  %sq = memref.alloc() : memref<4xf32>
+  %acc = memref.alloc() : memref<1xf32>
+  scf.parallel (%i) = (%c0) to (%c5) step (%c1) {
+    %update = arith.cmpi ult, %i, %c4 : index
+    scf.if %update {
+      %mi = memref.load %m[%i] : memref<4xf32>
+      %gi = memref.load %g[%i] : memref<4xf32>
+      %n = arith.addf %mi, %gi : f32
+      %s = arith.mulf %n, %n : f32
+      memref.store %n, %m[%i] : memref<4xf32>
+      memref.store %s, %sq[%i] : memref<4xf32>
+    } else {
+      %j = arith.subi %i, %c4 : index
+      memref.store %zero, %acc[%j] : memref<1xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c1) step (%c1) {
+    scf.for %j = %c0 to %c4 step %c1 {
+      %x = memref.load %sq[%j] : memref<4xf32>
+      %a = memref.load %acc[%i] : memref<1xf32>
+      %y = arith.addf %x, %a : f32
+      memref.store %y, %acc[%i] : memref<1xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c1) step (%c1) {
+    %a = memref.load %acc[%i] : memref<1xf32>
+    memref.store %a, %out[%i] : memref<1xf32>
+    scf.reduce
+  }
+  memref.dealloc %sq : memref<4xf32>
+  memref.dealloc %acc : memref<1xf32>
+  return %m : memref<4xf32>
+}
+
+// -----
+
 // A buffer the nest only reads (the gradient's shard) and one it only
 // writes (the weight's new value), each element read before it is written
 // and every iteration on its own elements: one host buffer carries both,
-// copied in from the first and back out to the second.
+// copied in from the first and back out to the second, which is allocated
+// there: each device allocation moves down to its first use.
 // CHECK-LABEL: func.func @shared_staging
 // CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[G:.*]]: memref<4xf32>, %[[W:.*]]: memref<4xf32>)
-// CHECK: %[[NEW:.*]] = memref.alloc() : memref<4xf32>
 // CHECK: %[[GH:.*]] = zero.host_alloc : memref<4xf32>
 // CHECK: memref.copy %[[G]], %[[GH]]
 // CHECK: %[[WH:.*]] = zero.host_alloc : memref<4xf32>
@@ -493,7 +571,8 @@ func.func @not_of_the_state(%m: memref<4xf32> {zero.memory = "host"},
 // CHECK: memref.load %[[GH]][%[[I]]]
 // CHECK: memref.store %{{.*}}, %[[GH]][%[[I]]]
 // CHECK: } {zero.host}
-// CHECK: memref.copy %[[GH]], %[[NEW]]
+// CHECK: %[[NEW:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: memref.copy %[[GH]], %[[NEW]]
 // CHECK: memref.dealloc %[[WH]]
 // CHECK: memref.dealloc %[[GH]]
 // CHECK-NOT: memref.dealloc

@@ -216,7 +216,13 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
     the host runs every loop nest that writes one (the update of that
     state); a nest that only reads one (a copy of the new state into a
     gather's bucket) stays a kernel and reads the mapped pinned memory
-    across the link:
+    across the link. So does, until no more join, a nest that writes a
+    temporary only host loops read, and a nest that uses nothing but
+    temporaries, reading what host loops write (LAMB's sum of its update
+    direction's squares, which the host's loop makes: they stay in host
+    memory rather than go up for a kernel to add up); a nest that writes a
+    device buffer other than a temporary (a copy into a collective's
+    bucket) stays a kernel:
 
     - what a loop carries in host memory (`zero.host_iter_args`) lives
       there: the buffer its body yields for the next step (an allocation
@@ -232,7 +238,10 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
     - each such top-level `scf.parallel` becomes a nest of `scf.for` (so it
       never becomes a kernel), marked `zero.host`;
     - a temporary that only host loops use is allocated in host memory
-      (`zero.host_alloc`);
+      (`zero.host_alloc`); one that several host loops write in turn and
+      kernels then only read (a sum's accumulator, which the host's update
+      starts and its sum finishes) has one host buffer in all of those
+      loops, copied up once after the last;
     - each other buffer such a loop reads or writes (the reduce-scatter's
       gradient shard, a weight on the device, the forward pass's copy) is
       copied to a host buffer before the loop (when it reads it) and back
@@ -259,6 +268,15 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       brings u up from host memory into the temporary instead, and each
       load is followed by f. The loop stores less, the temporary needs no
       host buffer, and f rounds alike on both sides (below);
+    - a device temporary that only kernels read once a host loop has
+      written it (LAMB's update direction, which the weight's kernel reads
+      once the gather of its norms is done; AdamW's bias-corrected moments
+      under clipping, which wait for the clipping factor) is copied up on
+      the rank's stream rather than with the host's work on the queue, and
+      its allocation moves down to just before that copy: the copy follows
+      the rank's wait for the host loop, which its kernel follows anyway,
+      and the device holds one such temporary at a time, not every one the
+      host has made since the backward pass began;
     - each host loop runs across the host's cores (`parallel`, the
       default), its outermost loop split (what its body nests, such as
       the sequential loop of a norm's partial sums, runs within an
