@@ -12,13 +12,19 @@ machine, beside the peer and the limit, in one run:
   - torch foreach / torch for-loop: torch.optim.AdamW(foreach=True/False)
     .step() on the same shapes (benchmarks/peer/torch_adamw.py), with the
     same number of intra-op threads;
+  - hand-written: a fused AdamW loop in C++ (benchmarks/adamw_reference.cpp,
+    the kind DeepSpeed's CPU Adam is), vectorized for this machine, its
+    tensors split across the same threads: how fast an update written by
+    hand goes here, so that zero's speed over PyTorch's reads against what
+    the hardware allows;
   - the roofline: the update's bytes (28 per parameter: w, m, v read and
     written, g read) over a STREAM-like triad's bandwidth on those threads.
 Each time is a median over steps 2..K (zero: the best of --repeat runs).
 Then the device state per rank that offload=optimizer saves (zero-report),
 against its formula, and the most device memory the step holds at once on
-the stand-in CUDA driver, with and without the gradient shards freed once
-the host queue has copied them down.
+the stand-in CUDA driver: AdamW's with and without offload, and with and
+without the gradient shards freed once the host queue has copied them
+down; LAMB's with and without offload.
 
   benchmarks/host_update.py [--build build] [--model gpt2] [--steps 6]
                             [--threads 1] [--no-torch]
@@ -42,6 +48,17 @@ def torch_adamw(python, shapes, threads, foreach, steps):
     out = run([python, script, "--shapes", shapes, "--threads", str(threads),
                "--foreach", "true" if foreach else "false", "--steps",
                str(steps - 1)]).stdout
+    step = float(re.search(r"step_ms=([0-9.]+)", out).group(1))
+    peak = float(re.search(r"peak_mb=([0-9.]+)", out).group(1))
+    return step, peak
+
+
+def adamw_reference(bin_dir, shapes, threads, steps):
+    """The hand-written AdamW's median step (ms) and peak memory (MB) on
+    the same shapes and threads (zero-bench-adamw-reference)."""
+    out = run([os.path.join(bin_dir, "zero-bench-adamw-reference"),
+               "--shapes", shapes, "--threads", str(threads), "--steps",
+               str(steps)]).stdout
     step = float(re.search(r"step_ms=([0-9.]+)", out).group(1))
     peak = float(re.search(r"peak_mb=([0-9.]+)", out).group(1))
     return step, peak
@@ -80,35 +97,29 @@ def offloaded_state(bin_dir, work, ranks=4):
            (states[0]["device"] - states[1]["device"]) / formula))
 
 
-def standin_device_peaks(build, bin_dir, work, ranks=4, steps=3):
+def standin_device_peaks(build, bin_dir, work, optimizer, variants, ranks=4,
+                         steps=3):
     """The most device memory held at once by GPT-2 small with its forward
-    and backward on `ranks` ranks, compiled for CUDA (matmuls as kernels:
-    the stand-in has no cuBLAS) and run on the stand-in CUDA driver
-    (test/FakeCuda, ZERO_FAKE_CUDA_REPORT): without offload, and with
-    offload=optimizer with and without the gradient shards freed once
-    copied down (queue-frees). The stand-in runs no kernel, so each rank
-    runs as far ahead of the device as it can: where the allocator's peak is
-    highest for a given order of allocations and frees. None where the
-    stand-in is not built."""
+    and backward and `optimizer` on `ranks` ranks, compiled for CUDA
+    (matmuls as kernels: the stand-in has no cuBLAS) and run on the stand-in
+    CUDA driver (test/FakeCuda, ZERO_FAKE_CUDA_REPORT), for each of
+    `variants` (name, sharding options, lowering options). The stand-in runs
+    no kernel, so each rank runs as far ahead of the device as it can: where
+    the allocator's peak is highest for a given order of allocations and
+    frees. None where the stand-in is not built."""
     fake = os.path.join(build, "test", "fake-cuda")
     if not os.path.exists(os.path.join(fake, "libcuda.so.1")):
         return None
     gen = os.path.join(bin_dir, "zero-gen-step")
-    program = os.path.join(work, "forward.mlir")
+    program = os.path.join(work, "forward-%s.mlir" % optimizer)
     with open(program, "w") as f:
-        f.write(run([gen, "--model=gpt2", "--batch", "2", "--mesh",
-                     str(ranks)]).stdout)
+        f.write(run([gen, "--model=gpt2", "--optimizer", optimizer, "--batch",
+                     "2", "--mesh", str(ranks)]).stdout)
     env = dict(os.environ, LD_LIBRARY_PATH=fake, ZERO_FAKE_CUDA_REPORT="1",
                ZERO_FAKE_CUDA_MEMORY=str(1 << 40),
                ZERO_FAKE_CUDA_HOST_MEMORY=str(1 << 40))
     peaks = []
-    for name, passes, lowering in [
-            ("without offload", "shard-function-boundary", "cublas=false"),
-            ("offload=optimizer, shards freed after the wait",
-             "shard-function-boundary offload=optimizer",
-             "cublas=false queue-frees=false"),
-            ("offload=optimizer, shards freed once copied down",
-             "shard-function-boundary offload=optimizer", "cublas=false")]:
+    for name, passes, lowering in variants:
         artifact = os.path.join(work, "step.so")
         run([os.path.join(bin_dir, "zero-compile"), "--target=cuda",
              "--gpu-format=isa", program,
@@ -122,6 +133,16 @@ def standin_device_peaks(build, bin_dir, work, ranks=4, steps=3):
                           r"([0-9]+) bytes", out)
         peaks.append((name, int(match.group(1)), int(match.group(2))))
     return peaks
+
+
+def print_peaks(optimizer, peaks, ranks=4, steps=3):
+    mb = 1 / (1 << 20)
+    print("\nmost memory held at once, gpt2 with forward and backward, %s, "
+          "N = %d, %d steps, on the stand-in CUDA driver (no kernel runs: "
+          "each rank as far ahead as it goes):" % (optimizer, ranks, steps))
+    for name, device, pinned in peaks:
+        print("  %-50s device %8.1f MB, pinned host %7.1f MB" %
+              (name, device * mb, pinned * mb))
 
 
 def main():
@@ -138,7 +159,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-torch", action="store_true")
     args = parser.parse_args()
-    bin_dir = vs_pytorch.require_tools(args.build, "host_update")
+    bin_dir = vs_pytorch.require_tools(args.build, "host_update",
+                                       ["zero-bench-adamw-reference"])
     # zero-launch's update splits its loops across this many threads.
     os.environ["ZERO_HOST_THREADS"] = str(args.threads)
     python = None if args.no_torch else vs_pytorch.torch_python()
@@ -162,6 +184,10 @@ def main():
         bandwidth = triad(bin_dir, args.threads)
         roof = ADAMW_BYTES * params / bandwidth / 1e6
         rows = [("zero (%d)" % args.threads, zero_ms, zero_mb)]
+        reference_ms, reference_mb = adamw_reference(bin_dir, shapes,
+                                                     args.threads, args.steps)
+        rows.append(("hand-written (%d)" % args.threads, reference_ms,
+                     reference_mb))
         if python:
             for foreach, label in [(True, "torch AdamW foreach"),
                                    (False, "torch AdamW for-loop")]:
@@ -178,24 +204,48 @@ def main():
         print("  %-28s %9.1f %9.1f %10.2f %12.0f" % (
             label, step, ADAMW_BYTES * params / step / 1e6, roof / step,
             peak))
-    for label, step, _ in rows[1:]:
-        print("  zero vs %s: %.2fx faster" % (label, step / zero_ms))
+    for label, step, _ in rows[2:]:
+        print("  zero vs %s: %.2fx faster; the hand-written loop: %.2fx" %
+              (label, step / zero_ms, step / reference_ms))
+    print("  zero vs the hand-written loop: %.2f of its speed" %
+          (reference_ms / zero_ms))
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
         offloaded_state(bin_dir, work)
+    mb = 1 / (1 << 20)
+    params = sum(math.prod(int(d) for d in shape.split("x")) for shape in
+                 run([os.path.join(bin_dir, "zero-gen-step"), "--model=gpt2",
+                      "--shapes"]).stdout.split())
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
-        peaks = standin_device_peaks(args.build, bin_dir, work)
+        peaks = standin_device_peaks(args.build, bin_dir, work, "adamw", [
+            ("without offload", "shard-function-boundary", "cublas=false"),
+            ("offload=optimizer, shards freed after the wait",
+             "shard-function-boundary offload=optimizer",
+             "cublas=false queue-frees=false"),
+            ("offload=optimizer, shards freed once copied down",
+             "shard-function-boundary offload=optimizer", "cublas=false")])
     if peaks:
-        mb = 1 / (1 << 20)
-        print("\nmost memory held at once, gpt2 with forward and backward, "
-              "N = 4, 3 steps, on the stand-in CUDA driver (no kernel "
-              "runs: each rank as far ahead as it goes):")
-        for name, device, pinned in peaks:
-            print("  %-50s device %8.1f MB, pinned host %7.1f MB" %
-                  (name, device * mb, pinned * mb))
+        print_peaks("AdamW", peaks)
         print("  freed once copied down: %.1f MB less device memory than "
               "after the wait (%.1f MB a rank)" %
               ((peaks[1][1] - peaks[2][1]) * mb,
                (peaks[1][1] - peaks[2][1]) * mb / 4))
+        print("  offload=optimizer: %.1f MB less than without, against the "
+              "moments' K * 4 * S = %.1f MB on the 4 ranks: %.2f" %
+              ((peaks[0][1] - peaks[2][1]) * mb, 2 * 4 * params * mb,
+               (peaks[0][1] - peaks[2][1]) / (2 * 4 * params)))
+    # LAMB's host loops also make its update direction, which the weight's
+    # kernel reads once the norms are gathered.
+    with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
+        peaks = standin_device_peaks(args.build, bin_dir, work, "lamb", [
+            ("without offload", "shard-function-boundary", "cublas=false"),
+            ("offload=optimizer", "shard-function-boundary offload=optimizer",
+             "cublas=false")])
+    if peaks:
+        print_peaks("LAMB", peaks)
+        print("  offload=optimizer: %.1f MB less than without, against the "
+              "moments' K * 4 * S = %.1f MB on the 4 ranks: %.2f" %
+              ((peaks[0][1] - peaks[1][1]) * mb, 2 * 4 * params * mb,
+               (peaks[0][1] - peaks[1][1]) / (2 * 4 * params)))
     return 0
 
 

@@ -110,12 +110,12 @@ def triad(bin_dir, threads):
     return float(re.search(r"GB/s=([0-9.]+)", out).group(1))
 
 
-def require_tools(build, caller):
-    """The build's bin directory, once every tool these benchmarks run is
-    there; else exits naming the one to build."""
+def require_tools(build, caller, extra=()):
+    """The build's bin directory, once every tool these benchmarks run (and
+    `extra`) is there; else exits naming the one to build."""
     bin_dir = os.path.join(build, "bin")
     for tool in ["zero-gen-step", "zero-compile", "zero-launch",
-                 "zero-bench-triad"]:
+                 "zero-bench-triad", *extra]:
         if not os.path.exists(os.path.join(bin_dir, tool)):
             sys.exit("%s: %s is not built (ninja -C %s %s)" %
                      (caller, tool, build, tool))
