@@ -84,6 +84,10 @@ static void addBufferizationPasses(OpPassManager &pm) {
   pm.addPass(zero::createZeroVerifyCollectives(verify));
   // A program from upstream's shard-partition, in zero's ops.
   pm.addPass(zero::createConvertShardToZero());
+  // Which results are the next state, on the program as given: folding
+  // (a one-rank all-reduce) can make a gradient as near to a moment's next
+  // value as the moment is, and the donation below would lose the pair.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroMarkStateResults());
   // Block quantization as loop nests, which fuse with their neighbours.
   pm.addPass(zero::createZeroQuantizeToLinalg());
   // Futures that loops carry get buffers that outlive an iteration.

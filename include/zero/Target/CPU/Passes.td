@@ -37,6 +37,44 @@ def ZeroUnshareInits : Pass<"zero-unshare-inits"> {
   }];
 }
 
+def ZeroMarkStateResults
+    : Pass<"zero-mark-state-results", "mlir::func::FuncOp"> {
+  let summary = "Marks each result that is the next value of an argument "
+                "(`zero.state_of`) on the program as the lowering gets it";
+  let description = [{
+    Runs early in `zero-to-llvm` and `zero-to-nvvm`, before anything folds.
+    `zero/Analysis/StateResults` pairs each result of a step with the
+    argument it is the next value of, the nearest by the ops between them;
+    the launcher feeds each such result back as its argument, and
+    `zero-donate-state` (later, once the loops are fused) writes it into
+    that argument's buffer. But the lowering folds what tells some pairs
+    apart: on a mesh of one rank a gradient's all-reduce is the identity
+    and folds away, and AdamW's new first moment, `b1 * m + (1 - b1) * g`,
+    is then as near to the gradient's argument as to the moment's. The
+    pair was lost, and the moment went to a new buffer each step, which
+    costs the update a write-allocate read of a fifth stream of memory.
+
+    This pass marks the pairs on the program as given, as the artifact's
+    description takes them for the launcher: each result paired with an
+    argument gets `zero.state_of = <argument>`; a result already marked (by
+    the sharding pipeline) keeps its mark, and one that is no argument's
+    next value gets none.
+
+    ```mlir
+    func.func @step(%m: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
+      %r = zero.all_reduce %g on @one reduce = mean : tensor<4xf32>
+      %a = arith.mulf %m, %b1 : tensor<4xf32>
+      %b = arith.mulf %r, %c : tensor<4xf32>
+      %n = arith.addf %a, %b : tensor<4xf32>
+      return %n : tensor<4xf32>
+    }
+    // becomes
+    func.func @step(%m: tensor<4xf32>, %g: tensor<4xf32>)
+        -> (tensor<4xf32> {zero.state_of = 0 : i64}) { ... }
+    ```
+  }];
+}
+
 def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
   let summary = "Writes each state result into its argument's tensor, so "
                 "that One-Shot Bufferize can update the state in place";
