@@ -64,6 +64,13 @@ def adamw_reference(bin_dir, shapes, threads, steps):
     return step, peak
 
 
+def gpt2_parameters(bin_dir):
+    """S: GPT-2 small's parameters, as zero-gen-step makes it."""
+    return sum(math.prod(int(d) for d in shape.split("x")) for shape in
+               run([os.path.join(bin_dir, "zero-gen-step"), "--model=gpt2",
+                    "--shapes"]).stdout.split())
+
+
 def offloaded_state(bin_dir, work, ranks=4):
     """zero-report's state per rank for GPT-2 small with its forward and
     backward (zero-gen-step --batch 2) on `ranks` ranks, sharded at the
@@ -74,8 +81,7 @@ def offloaded_state(bin_dir, work, ranks=4):
     with open(program, "w") as f:
         f.write(run([gen, "--model=gpt2", "--batch", "2", "--mesh",
                      str(ranks)]).stdout)
-    params = sum(math.prod(int(d) for d in shape.split("x")) for shape in
-                 run([gen, "--model=gpt2", "--shapes"]).stdout.split())
+    params = gpt2_parameters(bin_dir)
     states = []
     for options in ["shard-function-boundary",
                     "shard-function-boundary offload=optimizer"]:
@@ -145,6 +151,17 @@ def print_peaks(optimizer, peaks, ranks=4, steps=3):
               (name, device * mb, pinned * mb))
 
 
+def print_saving(without, offloaded, params, ranks=4):
+    """What offload saves at the peak (bytes `without` - `offloaded`)
+    against the moments' K * 4 * S bytes on the `ranks` ranks."""
+    mb = 1 / (1 << 20)
+    moments = 2 * 4 * params
+    print("  offload=optimizer: %.1f MB less than without, against the "
+          "moments' K * 4 * S = %.1f MB on the %d ranks: %.2f" %
+          ((without - offloaded) * mb, moments * mb, ranks,
+           (without - offloaded) / moments))
+
+
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
@@ -212,9 +229,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
         offloaded_state(bin_dir, work)
     mb = 1 / (1 << 20)
-    params = sum(math.prod(int(d) for d in shape.split("x")) for shape in
-                 run([os.path.join(bin_dir, "zero-gen-step"), "--model=gpt2",
-                      "--shapes"]).stdout.split())
+    params = gpt2_parameters(bin_dir)
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
         peaks = standin_device_peaks(args.build, bin_dir, work, "adamw", [
             ("without offload", "shard-function-boundary", "cublas=false"),
@@ -229,10 +244,7 @@ def main():
               "after the wait (%.1f MB a rank)" %
               ((peaks[1][1] - peaks[2][1]) * mb,
                (peaks[1][1] - peaks[2][1]) * mb / 4))
-        print("  offload=optimizer: %.1f MB less than without, against the "
-              "moments' K * 4 * S = %.1f MB on the 4 ranks: %.2f" %
-              ((peaks[0][1] - peaks[2][1]) * mb, 2 * 4 * params * mb,
-               (peaks[0][1] - peaks[2][1]) / (2 * 4 * params)))
+        print_saving(peaks[0][1], peaks[2][1], params)
     # LAMB's host loops also make its update direction, which the weight's
     # kernel reads once the norms are gathered.
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
@@ -242,10 +254,7 @@ def main():
              "cublas=false")])
     if peaks:
         print_peaks("LAMB", peaks)
-        print("  offload=optimizer: %.1f MB less than without, against the "
-              "moments' K * 4 * S = %.1f MB on the 4 ranks: %.2f" %
-              ((peaks[0][1] - peaks[1][1]) * mb, 2 * 4 * params * mb,
-               (peaks[0][1] - peaks[1][1]) / (2 * 4 * params)))
+        print_saving(peaks[0][1], peaks[1][1], params)
     return 0
 
 

@@ -933,7 +933,7 @@ sharedStaging(memref::AllocOp alloc, ArrayRef<scf::ParallelOp> hostNests) {
       continue;
     Operation *top = block->findAncestorOpInBlock(*user);
     auto nest = dyn_cast_or_null<scf::ParallelOp>(top);
-    if (!nest || !nest->isAncestor(user) || isa<ViewLikeOpInterface>(user) ||
+    if (!nest || isa<ViewLikeOpInterface>(user) ||
         !isa<MemoryEffectOpInterface>(user))
       return std::nullopt;
     if (llvm::is_contained(hostNests, nest)) {
@@ -976,18 +976,18 @@ memref::CopyOp rewriteSharedStaging(SharedStaging &shared) {
   return copy;
 }
 
-/// The device temporary `copy` uploads into from host memory, when only
-/// kernels (loop nests that are not among `hostNests`) read it, through
-/// views or not, and nothing else uses it but its frees: LAMB's update
+/// Whether `copy` uploads from host memory into a device temporary that
+/// only kernels (loop nests that are not among `hostNests`) read, through
+/// views or not, and that nothing else uses but its frees: LAMB's update
 /// direction, which the weight's kernel reads once its norms are gathered,
 /// or AdamW's bias-corrected moments that a kernel computes from the new
-/// host state. Null otherwise.
-memref::AllocOp uploadOnlyKernelsRead(memref::CopyOp copy,
-                                      ArrayRef<scf::ParallelOp> hostNests) {
+/// host state.
+bool uploadsForKernelsOnly(memref::CopyOp copy,
+                           ArrayRef<scf::ParallelOp> hostNests) {
   auto alloc = copy.getTarget().getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != copy->getBlock() ||
       !zero::inHostMemory(copy.getSource()))
-    return {};
+    return false;
   std::function<bool(Value)> onlyKernelsRead = [&](Value buffer) {
     for (Operation *user : buffer.getUsers()) {
       if (user == copy || isa<memref::DeallocOp>(user))
@@ -1008,7 +1008,7 @@ memref::AllocOp uploadOnlyKernelsRead(memref::CopyOp copy,
     }
     return true;
   };
-  return onlyKernelsRead(alloc.getResult()) ? alloc : memref::AllocOp();
+  return onlyKernelsRead(alloc.getResult());
 }
 
 /// Moves each device allocation of `fn`, with the views of it that its
@@ -1244,7 +1244,11 @@ struct ZeroOffloadToHostPass
       if (writesHostMemory(nest))
         host.insert(nest);
     SmallVector<memref::AllocOp> temporaries = temporariesOnlyOf(fn, nests);
-    // Each temporary's readers and writers, and each nest's temporaries.
+    // Each temporary's readers and writers, and each nest's temporaries;
+    // the nests that read a buffer other than a temporary or use one that
+    // staging cannot copy (readsOther), that write a buffer other than a
+    // temporary (writesOther), and that read any buffer (readsAny): what
+    // the rule for a sum of the host's products asks.
     DenseMap<Operation *, SmallVector<Operation *>> readers, writers;
     DenseMap<Operation *, SmallVector<Operation *>> readsOf;
     DenseSet<Operation *> readsOther, writesOther, readsAny;
@@ -1471,7 +1475,7 @@ struct ZeroOffloadToHostPass
     // (below).
     for (auto &entry : copiesOut)
       llvm::erase_if(entry.second, [&](memref::CopyOp copy) {
-        return bool(uploadOnlyKernelsRead(copy, hostNests));
+        return uploadsForKernelsOnly(copy, hostNests);
       });
     SmallVector<scf::ForOp> loops;
     SmallVector<SmallVector<memref::CopyOp>> loopCopiesIn, loopCopiesOut;
