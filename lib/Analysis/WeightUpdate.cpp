@@ -351,6 +351,26 @@ bool zero::isUpdateStep(Operation *op) {
   return false;
 }
 
+Type zero::truncatedElement(OpOperand *reader) {
+  Operation *op = reader->getOwner();
+  if (auto trunc = dyn_cast<arith::TruncFOp>(op))
+    return getElementTypeOrSelf(trunc.getType());
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumDpsInputs() != 1 || linalgOp.getNumDpsInits() != 1 ||
+      !linalgOp.isDpsInput(reader) ||
+      linalgOp.getNumParallelLoops() != linalgOp.getNumLoops() ||
+      !llvm::all_of(linalgOp.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return {};
+  Block *body = linalgOp.getBlock();
+  auto trunc = dyn_cast<arith::TruncFOp>(&body->front());
+  if (!trunc || trunc.getIn() != body->getArgument(0) ||
+      body->getTerminator()->getOperands() != trunc->getResults())
+    return {};
+  return trunc.getType();
+}
+
 llvm::SetVector<Operation *> zero::getUpdateOps(Value state) {
   llvm::SetVector<Operation *> update;
   SmallVector<Value> work = {state};

@@ -71,6 +71,13 @@ bool isSplat(mlir::Value value);
 /// ops. Its results are followed further.
 bool isUpdateStep(mlir::Operation *op);
 
+/// The element type that `reader` rounds the value it reads to, or null: an
+/// `arith.truncf` of the tensor, or the same in linalg form (a linalg op of
+/// parallel identity maps whose body only truncates its one input, as
+/// `convert-elementwise-to-linalg` makes of it). The bf16 copy of fp32
+/// master weights that a model reads is one.
+mlir::Type truncatedElement(mlir::OpOperand *reader);
+
 /// The ops of `state`'s update, breadth first: the update steps that read
 /// it or what they compute from it (not the function's return).
 llvm::SetVector<mlir::Operation *> getUpdateOps(mlir::Value state);

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "zero/Analysis/WeightUpdate.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/Loops/ReductionOrder.h"
 
@@ -85,30 +86,6 @@ ShardSliceOp matchSlice(OpOperand &use, AllGatherOp gather) {
       slice.getInput().getType() != gather.getType())
     return nullptr;
   return slice;
-}
-
-/// The element type that `reader` rounds the whole weight to, or null: an
-/// `arith.truncf` of the tensor, or the same in linalg form (a linalg op of
-/// parallel identity maps whose body only truncates its one input, as
-/// `convert-elementwise-to-linalg` makes of it).
-Type truncatedElement(OpOperand *reader) {
-  Operation *op = reader->getOwner();
-  if (auto trunc = dyn_cast<arith::TruncFOp>(op))
-    return getElementTypeOrSelf(trunc.getType());
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
-      linalgOp.getNumDpsInputs() != 1 || linalgOp.getNumDpsInits() != 1 ||
-      !linalgOp.isDpsInput(reader) ||
-      linalgOp.getNumParallelLoops() != linalgOp.getNumLoops() ||
-      !llvm::all_of(linalgOp.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
-    return {};
-  Block *body = linalgOp.getBlock();
-  auto trunc = dyn_cast<arith::TruncFOp>(&body->front());
-  if (!trunc || trunc.getIn() != body->getArgument(0) ||
-      body->getTerminator()->getOperands() != trunc->getResults())
-    return {};
-  return trunc.getType();
 }
 
 struct ZeroDeferAllGatherPass

@@ -100,12 +100,12 @@ public:
   /// loop carries of it), that reads it (or what the update computes from
   /// it) other than as an update does: a matmul, a call. Null when only the
   /// update reads it, with its norms (LAMB's, which scale the update and
-  /// are part of it). The function's return ends the walk, and so does the
-  /// yield of `carrier`, the loop whose iter_arg `value` is. A loop that
-  /// takes it as an initial value carries it from step to step: where the
-  /// loop's body reads what it carries only as the update does, and what
-  /// follows the loop reads its result so too, the walk goes on past the
-  /// loop and adds the iter_arg to `carried`.
+  /// are part of it), and other readers only read a rounded copy of it. The
+  /// function's return ends the walk, and so does the yield of `carrier`, the
+  /// loop whose iter_arg `value` is. A loop that takes it as an initial value
+  /// carries it from step to step: where the loop's body reads what it carries
+  /// only as the update does, and what follows the loop reads its result so
+  /// too, the walk goes on past the loop and adds the iter_arg to `carried`.
   Operation *firstOutsideUpdate(Value value,
                                 SmallVectorImpl<CarriedState> &carried,
                                 Operation *carrier = nullptr) {
@@ -130,6 +130,16 @@ public:
           work.push_back(result);
           continue;
         }
+        // The model reads a rounded copy (the bf16 copy of fp32 master
+        // weights): the device needs the copy, and the value itself only
+        // the update, as ZeRO-Offload keeps the masters with the moments.
+        // Not where a loop carries the value whole and rounds it every
+        // step: the device would read all of it across the link each step.
+        if (truncatedElement(&use)) {
+          if (roundsCarriedWhole(value, carrier))
+            return user;
+          continue;
+        }
         if (!isUpdateStep(user) && !isNormSum(user))
           return user;
         if (seen.insert(user))
@@ -137,6 +147,13 @@ public:
       }
     }
     return nullptr;
+  }
+
+  /// Whether `value` is what `carrier`, a loop, carries from step to step:
+  /// its iter_arg, read whole in its body.
+  static bool roundsCarriedWhole(Value value, Operation *carrier) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    return carrier && arg && arg.getOwner()->getParentOp() == carrier;
   }
 
 private:
@@ -301,6 +318,11 @@ struct ZeroOffloadStatePass
             << (isa<LoopLikeOpInterface>(reader)
                     ? "carries it from step to step, which offload follows "
                       "through an scf.for's iter_args only"
+                : truncatedElement(&reader->getOpOperand(0))
+                    ? "rounds it for the model in every step of a loop "
+                      "that carries it whole (its master goes to the host "
+                      "where the loop carries its shard: defer-all-gather, "
+                      "on more than one rank)"
                     : "reads it outside the update");
         continue;
       }

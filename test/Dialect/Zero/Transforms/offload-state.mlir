@@ -41,6 +41,48 @@ func.func @forward_reads_weight(%w: tensor<4x4xf32>, %m: tensor<8xf32>,
 
 // -----
 
+// Mixed precision: the forward pass reads a bf16 rounding of the weight
+// (here in linalg form, as convert-elementwise-to-linalg writes
+// arith.truncf), not the weight: the fp32 master goes to host memory with
+// its moment, and the device reads the rounded copy.
+// CHECK-LABEL: func.func @forward_reads_rounded_copy
+// CHECK-SAME: (%{{.*}}: tensor<4x4xf32> {zero.memory = "host"}, %{{.*}}: tensor<8xf32> {zero.memory = "host"}, %{{.*}}: tensor<2x4xbf16>)
+// PARAMS-LABEL: func.func @forward_reads_rounded_copy
+// PARAMS-SAME: (%{{.*}}: tensor<4x4xf32> {zero.memory = "host"}, %{{.*}}: tensor<8xf32> {zero.memory = "host"}, %{{.*}}: tensor<2x4xbf16>)
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-offload-state: 2 of 2 state arguments of @forward_reads_rounded_copy in host memory}}
+func.func @forward_reads_rounded_copy(%w: tensor<4x4xf32>, %m: tensor<8xf32>,
+                                      %x: tensor<2x4xbf16>)
+    -> (tensor<4x4xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e16 = tensor.empty() : tensor<4x4xbf16>
+  %wb = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<4x4xf32>) outs(%e16 : tensor<4x4xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x4xbf16>
+  %e = tensor.empty() : tensor<2x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = linalg.matmul ins(%x, %wb : tensor<2x4xbf16>, tensor<4x4xbf16>) outs(%f : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %flat = tensor.collapse_shape %y [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %g = zero.reduce_scatter %flat on @dp reduce = mean : tensor<8xf32> -> tensor<4xf32>
+  %ms = zero.shard_slice %m on @dp : tensor<8xf32> -> tensor<4xf32>
+  %b = arith.constant dense<0.9> : tensor<4xf32>
+  %mb = arith.mulf %ms, %b : tensor<4xf32>
+  %m2s = arith.addf %mb, %g : tensor<4xf32>
+  %m2 = zero.all_gather %m2s on @dp : tensor<4xf32> -> tensor<8xf32>
+  %wf = tensor.collapse_shape %w [[0, 1]] : tensor<4x4xf32> into tensor<16xf32>
+  %ws = zero.shard_slice %wf on @dp : tensor<16xf32> -> tensor<8xf32>
+  %w2s = arith.subf %ws, %m2 : tensor<8xf32>
+  %w2f = zero.all_gather %w2s on @dp : tensor<8xf32> -> tensor<16xf32>
+  %w2 = tensor.expand_shape %w2f [[0, 1]] output_shape [4, 4] : tensor<16xf32> into tensor<4x4xf32>
+  return %w2, %m2 : tensor<4x4xf32>, tensor<8xf32>
+}
+
+// -----
+
 // An update alone (no forward pass), at a function boundary of shards:
 // weight and moments are read only by the update, with a norm (a full
 // reduction) on the way.
@@ -277,6 +319,83 @@ func.func @loop_reads_weight(%w0: tensor<4x4xf32>, %m0: tensor<4x4xf32>,
     scf.yield %w2, %m2 : tensor<4x4xf32>, tensor<4x4xf32>
   }
   return %r#0, %r#1 : tensor<4x4xf32>, tensor<4x4xf32>
+}
+zero.mesh @dp(shape = [2])
+
+// -----
+
+// A mixed-precision training loop as zero-defer-all-gather leaves it: it
+// carries the fp32 master's shard, which only the update reads, and the
+// bf16 copy the forward pass reads, gathered from the new shard's
+// rounding. The master goes to host memory and the loop carries its shard
+// there; the copy stays on the device.
+// CHECK-LABEL: func.func @loop_carries_master_shard
+// CHECK-SAME: (%{{.*}}: tensor<4x4xf32> {zero.memory = "host"}, %{{.*}}: tensor<2x4xbf16>)
+// CHECK: } {zero.host_iter_args = array<i64: 0>}
+// PARAMS-LABEL: func.func @loop_carries_master_shard
+// PARAMS: } {zero.host_iter_args = array<i64: 0>}
+// expected-remark @below {{zero-offload-state: 1 of 1 state arguments of @loop_carries_master_shard in host memory}}
+func.func @loop_carries_master_shard(%w0: tensor<4x4xf32>, %x: tensor<2x4xbf16>)
+    -> (tensor<4x4xf32> {zero.state_of = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %wf = tensor.collapse_shape %w0 [[0, 1]] : tensor<4x4xf32> into tensor<16xf32>
+  %s0 = zero.shard_slice %wf on @dp : tensor<16xf32> -> tensor<8xf32>
+  %b0 = arith.truncf %w0 : tensor<4x4xf32> to tensor<4x4xbf16>
+  // expected-remark @below {{zero-offload-state: iter_arg 0 of the loop, which carries argument 0 of @loop_carries_master_shard from step to step, in host memory}}
+  %r:2 = scf.for %i = %c0 to %c2 step %c1 iter_args(%s = %s0, %b = %b0)
+      -> (tensor<8xf32>, tensor<4x4xbf16>) {
+    %y = linalg.matmul ins(%x, %b : tensor<2x4xbf16>, tensor<4x4xbf16>) outs(%f : tensor<2x4xf32>) -> tensor<2x4xf32>
+    %yf = tensor.collapse_shape %y [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+    %yy = tensor.concat dim(0) %yf, %yf : (tensor<8xf32>, tensor<8xf32>) -> tensor<16xf32>
+    %g = zero.reduce_scatter %yy on @dp reduce = mean : tensor<16xf32> -> tensor<8xf32>
+    %s2 = arith.subf %s, %g : tensor<8xf32>
+    %t = arith.truncf %s2 : tensor<8xf32> to tensor<8xbf16>
+    %n = zero.all_gather %t on @dp : tensor<8xbf16> -> tensor<16xbf16>
+    %b2 = tensor.expand_shape %n [[0, 1]] output_shape [4, 4] : tensor<16xbf16> into tensor<4x4xbf16>
+    scf.yield %s2, %b2 : tensor<8xf32>, tensor<4x4xbf16>
+  }
+  %last = zero.all_gather %r#0 on @dp : tensor<8xf32> -> tensor<16xf32>
+  %w = tensor.expand_shape %last [[0, 1]] output_shape [4, 4] : tensor<16xf32> into tensor<4x4xf32>
+  return %w : tensor<4x4xf32>
+}
+zero.mesh @dp(shape = [2])
+
+// -----
+
+// A loop that carries the fp32 master whole and rounds it for the forward
+// pass in every step keeps it on the device under offload=optimizer: the
+// device would read all of it across the link each step. The remark names
+// the rounding.
+// CHECK-LABEL: func.func @loop_rounds_master_whole
+// CHECK-SAME: (%{{.*}}: tensor<4x4xf32>, %{{.*}}: tensor<2x4xbf16>)
+// CHECK-NOT: zero.host_iter_args
+// PARAMS-LABEL: func.func @loop_rounds_master_whole
+// PARAMS-SAME: (%{{.*}}: tensor<4x4xf32> {zero.memory = "host"}, %{{.*}}: tensor<2x4xbf16>)
+// PARAMS-NOT: zero.host_iter_args
+// expected-remark @below {{zero-offload-state: 0 of 1 state arguments of @loop_rounds_master_whole in host memory}}
+func.func @loop_rounds_master_whole(%w0: tensor<4x4xf32>, %x: tensor<2x4xbf16>)
+    -> (tensor<4x4xf32> {zero.state_of = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%w = %w0) -> (tensor<4x4xf32>) {
+    // expected-remark @below {{zero-offload-state: argument 0 of @loop_rounds_master_whole stays on the device: 'arith.truncf' rounds it for the model in every step of a loop that carries it whole (its master goes to the host where the loop carries its shard: defer-all-gather, on more than one rank)}}
+    %b = arith.truncf %w : tensor<4x4xf32> to tensor<4x4xbf16>
+    %y = linalg.matmul ins(%x, %b : tensor<2x4xbf16>, tensor<4x4xbf16>) outs(%f : tensor<2x4xf32>) -> tensor<2x4xf32>
+    %yy = tensor.concat dim(0) %y, %y : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+    %g = zero.all_reduce %yy on @dp reduce = mean : tensor<4x4xf32>
+    %w2 = arith.subf %w, %g : tensor<4x4xf32>
+    scf.yield %w2 : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
 }
 zero.mesh @dp(shape = [2])
 

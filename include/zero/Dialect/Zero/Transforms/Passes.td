@@ -876,8 +876,10 @@ def ZeroOffloadState : Pass<"zero-offload-state", "mlir::ModuleOp"> {
       weight the forward pass reads (a matmul or a matrix-vector product,
       which contracts it with another operand; a convolution; a transpose
       feeding one) does not, and stays on the device. A weight that the
-      model reads only through another copy (an fp32 master beside the bf16
-      weights the forward pass takes) qualifies, as ZeRO-Offload keeps it.
+      model reads only through another copy qualifies, as ZeRO-Offload
+      keeps its fp32 masters: a copy the step returns as state of its own,
+      or a rounded copy the forward pass takes (`arith.truncf` to bf16, or
+      the same in linalg form), which the device then reads in its place.
     - `offload=params`: every state argument, the weights included.
     - `offload=none` marks nothing.
 
@@ -915,7 +917,15 @@ def ZeroOffloadState : Pass<"zero-offload-state", "mlir::ModuleOp"> {
     iter_args that carry it in host memory (`zero.host_iter_args`, which
     `zero-offload-to-host` reads to place the loop's buffers there). Under
     `offload=params` an argument the forward pass reads goes to host memory
-    all the same, but the loop carries it on the device.
+    all the same, but the loop carries it on the device. A mixed-precision
+    loop's fp32 masters qualify where the loop carries their shards
+    (`zero-defer-all-gather`): the shard goes round the loop in host
+    memory, where the update writes it, and its bf16 rounding goes up to
+    be gathered into the copy the next step's forward pass reads, which
+    the loop carries on the device. A loop that carries a master whole and
+    rounds it in every step (one rank, or no `defer-all-gather`) keeps it
+    on the device, with a remark: the device would read all of it across
+    the link each step.
 
     A function with no state arguments gets a remark that says why nothing
     moved; so does each state argument that stays on the device under
