@@ -1,4 +1,5 @@
-//===- adamw_reference.cpp - a hand-written CPU AdamW, the kind DeepSpeed's is //
+//===- adamw_reference.cpp - a hand-written CPU AdamW, the kind DeepSpeed's is
+////
 //
 // The CPU AdamW that DeepSpeed's CPU Adam stands for: one fused loop over
 // each tensor (w, m and v read and written once, g read once), vectorized
@@ -8,10 +9,16 @@
 // fast an update written by hand for this machine goes, so that the gap
 // between zero and PyTorch is read against what the hardware allows.
 //
+// With --kernel bytes it runs the same loads and stores with an add for each
+// store in place of AdamW's arithmetic (m += g, v += g, w += m): the least
+// time any loop that moves an fp32 AdamW's bytes takes on this machine, and
+// so the most any such update can be faster than another.
+//
 // Prints one line: the threads, the median step in ms over steps 2..K (the
 // first step touches the state), and the peak resident memory (MB).
 //
 //   zero-bench-adamw-reference --shapes FILE [--threads T] [--steps K]
+//                              [--kernel adamw|bytes]
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +39,7 @@
 namespace {
 struct Options {
   std::string shapes;
+  bool bytesOnly = false;
   int threads = 1;
   int steps = 6;
 };
@@ -43,6 +51,12 @@ bool parse(int argc, char **argv, Options &options) {
     const char *value = argv[++i];
     if (!std::strcmp(argv[i - 1], "--shapes")) {
       options.shapes = value;
+      continue;
+    }
+    if (!std::strcmp(argv[i - 1], "--kernel")) {
+      if (std::strcmp(value, "adamw") && std::strcmp(value, "bytes"))
+        return false;
+      options.bytesOnly = !std::strcmp(value, "bytes");
       continue;
     }
     char *end;
@@ -122,13 +136,29 @@ void update(Tensor &t, size_t begin, size_t end, int step) {
     w[i] = w[i] * (1 - lr * decay) - lr * (mi * correction1) / denominator;
   }
 }
+
+/// AdamW's loads and stores on elements [begin, end) of `t`, with an add
+/// for each store in place of its arithmetic.
+void moveBytes(Tensor &t, size_t begin, size_t end) {
+  float *__restrict w = t.w.get(), *__restrict m = t.m.get(),
+                    *__restrict v = t.v.get();
+  const float *__restrict g = t.g.get();
+  for (size_t i = begin; i < end; ++i) {
+    float gi = g[i];
+    float mi = m[i] + gi;
+    m[i] = mi;
+    v[i] += gi;
+    w[i] += mi;
+  }
+}
 } // namespace
 
 int main(int argc, char **argv) {
   Options options;
   if (!parse(argc, argv, options)) {
     std::fprintf(stderr, "usage: zero-bench-adamw-reference --shapes FILE "
-                         "[--threads T] [--steps K (>= 2)]\n");
+                         "[--threads T] [--steps K (>= 2)] "
+                         "[--kernel adamw|bytes]\n");
     return 2;
   }
   std::vector<size_t> sizes = readSizes(options.shapes);
@@ -152,9 +182,13 @@ int main(int argc, char **argv) {
     for (int step = 0; step < options.steps; ++step) {
       sync.arrive_and_wait();
       auto start = std::chrono::steady_clock::now();
-      for (Tensor &t : tensors)
-        update(t, t.size * id / threads, t.size * (id + 1) / threads,
-               step + 1);
+      for (Tensor &t : tensors) {
+        size_t begin = t.size * id / threads, end = t.size * (id + 1) / threads;
+        if (options.bytesOnly)
+          moveBytes(t, begin, end);
+        else
+          update(t, begin, end, step + 1);
+      }
       sync.arrive_and_wait();
       if (id == 0)
         seconds[step] = std::chrono::duration<double>(
@@ -180,8 +214,9 @@ int main(int argc, char **argv) {
   double checksum = 0;
   for (const Tensor &t : tensors)
     checksum += t.w[t.size / 2];
-  std::printf("adamw_reference threads=%d step_ms=%.3f peak_mb=%.1f "
+  std::printf("adamw_reference kernel=%s threads=%d step_ms=%.3f peak_mb=%.1f "
               "checksum=%.6g\n",
-              threads, median * 1e3, usage.ru_maxrss / 1024.0, checksum);
+              options.bytesOnly ? "bytes" : "adamw", threads, median * 1e3,
+              usage.ru_maxrss / 1024.0, checksum);
   return 0;
 }
