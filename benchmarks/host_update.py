@@ -35,7 +35,9 @@ Then the device state per rank that offload=optimizer saves (zero-report),
 against its formula, and the most device memory the step holds at once on
 the stand-in CUDA driver: AdamW's with and without offload, and with and
 without the gradient shards freed once the host queue has copied them
-down; LAMB's with and without offload.
+down, and with the staging of gradient shards and new weights held within
+32 MiB a rank (ZERO_STAGING_BYTES); LAMB's with and without offload, and
+with that staging bound.
 
   benchmarks/host_update.py [--build build] [--model gpt2] [--steps 6]
                             [--threads 1] [--no-torch]
@@ -126,10 +128,10 @@ def standin_device_peaks(build, bin_dir, work, optimizer, variants, ranks=4,
     and backward and `optimizer` on `ranks` ranks, compiled for CUDA
     (matmuls as kernels: the stand-in has no cuBLAS) and run on the stand-in
     CUDA driver (test/FakeCuda, ZERO_FAKE_CUDA_REPORT), for each of
-    `variants` (name, sharding options, lowering options). The stand-in runs
-    no kernel, so each rank runs as far ahead of the device as it can: where
-    the allocator's peak is highest for a given order of allocations and
-    frees. None where the stand-in is not built."""
+    `variants` (name, sharding options, lowering options, environment of the
+    run). The stand-in runs no kernel, so each rank runs as far ahead of the
+    device as it can: where the allocator's peak is highest for a given
+    order of allocations and frees. None where the stand-in is not built."""
     fake = os.path.join(build, "test", "fake-cuda")
     if not os.path.exists(os.path.join(fake, "libcuda.so.1")):
         return None
@@ -141,17 +143,21 @@ def standin_device_peaks(build, bin_dir, work, optimizer, variants, ranks=4,
     env = dict(os.environ, LD_LIBRARY_PATH=fake, ZERO_FAKE_CUDA_REPORT="1",
                ZERO_FAKE_CUDA_MEMORY=str(1 << 40),
                ZERO_FAKE_CUDA_HOST_MEMORY=str(1 << 40))
-    peaks = []
-    for name, passes, lowering in variants:
-        artifact = os.path.join(work, "step.so")
-        run([os.path.join(bin_dir, "zero-compile"), "--target=cuda",
-             "--gpu-format=isa", program,
-             "--passes=zero-weight-update-sharding{%s}" % passes,
-             "--lowering-options=" + lowering, "-o", artifact])
+    peaks, artifacts = [], {}
+    for name, passes, lowering, extra in variants:
+        artifact = artifacts.get((passes, lowering))
+        if not artifact:
+            artifact = os.path.join(work, "step-%d.so" % len(artifacts))
+            run([os.path.join(bin_dir, "zero-compile"), "--target=cuda",
+                 "--gpu-format=isa", program,
+                 "--passes=zero-weight-update-sharding{%s}" % passes,
+                 "--lowering-options=" + lowering, "-o", artifact])
+            artifacts[(passes, lowering)] = artifact
         out = subprocess.run(
             [os.path.join(bin_dir, "zero-launch"), artifact, "--generate",
-             "--ranks", str(ranks), "--steps", str(steps)], env=env,
-            check=True, text=True, capture_output=True).stderr
+             "--ranks", str(ranks), "--steps", str(steps)],
+            env=dict(env, **extra), check=True, text=True,
+            capture_output=True).stderr
         match = re.search(r"peak memory ([0-9]+) bytes, pinned host memory "
                           r"([0-9]+) bytes", out)
         peaks.append((name, int(match.group(1)), int(match.group(2))))
@@ -177,6 +183,20 @@ def print_saving(without, offloaded, params, ranks=4):
           "moments' K * 4 * S = %.1f MB on the %d ranks: %.2f" %
           ((without - offloaded) * mb, moments * mb, ranks,
            (without - offloaded) / moments))
+
+
+def print_staging(after_wait, by_queue, bounded, params, ranks=4):
+    """Pinned host memory beyond the moments' K * 4 * S bytes (the staging
+    of gradient shards and new weights) when the rank frees the staging
+    after its wait, when the queue frees it (ZERO_STAGING_BYTES' default,
+    256 MiB a rank), and within 32 MiB a rank."""
+    mb = 1 / (1 << 20)
+    moments = 2 * 4 * params
+    print("  staging (pinned beyond the moments), on the %d ranks: %.1f MB "
+          "freed after the wait, %.1f MB freed by the queue, %.1f MB within "
+          "32 MiB a rank" % (ranks, (after_wait - moments) * mb,
+                              (by_queue - moments) * mb,
+                              (bounded - moments) * mb))
 
 
 def main():
@@ -259,13 +279,16 @@ def main():
     mb = 1 / (1 << 20)
     params = gpt2_parameters(bin_dir)
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
+        offload = "shard-function-boundary offload=optimizer"
         peaks = standin_device_peaks(args.build, bin_dir, work, "adamw", [
-            ("without offload", "shard-function-boundary", "cublas=false"),
-            ("offload=optimizer, shards freed after the wait",
-             "shard-function-boundary offload=optimizer",
-             "cublas=false queue-frees=false"),
-            ("offload=optimizer, shards freed once copied down",
-             "shard-function-boundary offload=optimizer", "cublas=false")])
+            ("without offload", "shard-function-boundary", "cublas=false",
+             {}),
+            ("offload=optimizer, shards freed after the wait", offload,
+             "cublas=false queue-frees=false", {}),
+            ("offload=optimizer, shards freed once copied down", offload,
+             "cublas=false", {}),
+            ("the same, staging within 32 MiB a rank", offload,
+             "cublas=false", {"ZERO_STAGING_BYTES": str(32 << 20)})])
     if peaks:
         print_peaks("AdamW", peaks)
         print("  freed once copied down: %.1f MB less device memory than "
@@ -273,13 +296,17 @@ def main():
               ((peaks[1][1] - peaks[2][1]) * mb,
                (peaks[1][1] - peaks[2][1]) * mb / 4))
         print_saving(peaks[0][1], peaks[2][1], params)
+        print_staging(peaks[1][2], peaks[2][2], peaks[3][2], params)
     # LAMB's host loops also make its update direction, which the weight's
     # kernel reads once the norms are gathered.
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
+        offload = "shard-function-boundary offload=optimizer"
         peaks = standin_device_peaks(args.build, bin_dir, work, "lamb", [
-            ("without offload", "shard-function-boundary", "cublas=false"),
-            ("offload=optimizer", "shard-function-boundary offload=optimizer",
-             "cublas=false")])
+            ("without offload", "shard-function-boundary", "cublas=false",
+             {}),
+            ("offload=optimizer", offload, "cublas=false", {}),
+            ("the same, staging within 32 MiB a rank", offload,
+             "cublas=false", {"ZERO_STAGING_BYTES": str(32 << 20)})])
     if peaks:
         print_peaks("LAMB", peaks)
         print_saving(peaks[0][1], peaks[1][1], params)

@@ -610,6 +610,38 @@ TEST(HostQueue, WaitsForTheWorkATicketCounts) {
   });
 }
 
+TEST(HostQueue, StagingWaitsForTheQueuesFreesWithinItsBudget) {
+  // A budget of 1000 bytes a rank. The first 800-byte staging buffer's free
+  // is queued behind a task that holds the queue: the rank's next 800 bytes
+  // wait until the queue has run that free, and then take the same buffer.
+  // With no free of its queue to wait for, a rank takes staging beyond its
+  // budget at once, and a buffer larger than the budget too.
+  setenv("ZERO_STAGING_BYTES", "1000", 1);
+  LocalWorld world(2);
+  world.run([&](zero_rank *, int32_t) {
+    std::atomic<bool> go{false}, ran{false};
+    Held held{&go, &ran};
+    void *first = zero_rt_host_alloc_staging(800);
+    zero_rt_host_queue_for(Held::task, &held, sizeof held, 1);
+    zero_rt_host_queue_free_staging(first);
+    std::thread letGo([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      go.store(true);
+    });
+    void *second = zero_rt_host_alloc_staging(800);
+    EXPECT_TRUE(ran.load());  // it waited for the queue's free
+    EXPECT_EQ(second, first); // and took the buffer the queue freed
+    void *third = zero_rt_host_alloc_staging(800); // no free to wait for
+    void *large = zero_rt_host_alloc_staging(5000);
+    EXPECT_NE(third, second);
+    for (void *buffer : {second, third, large})
+      zero_rt_host_queue_free_staging(buffer);
+    zero_rt_host_queue_join();
+    letGo.join();
+  });
+  unsetenv("ZERO_STAGING_BYTES");
+}
+
 namespace {
 /// A pipelined update's buffers: staged in, computed, staged out.
 struct Doubling {

@@ -220,8 +220,9 @@ struct ReplicaIndexToCall : public OpConversionPattern<ReplicaIndexOp> {
   }
 };
 
-/// `zero.host_alloc` to `zero_rt_host_alloc` of its bytes, the pointer made
-/// the buffer (RuntimeCallBuilder::bufferAt).
+/// `zero.host_alloc` to `zero_rt_host_alloc` of its bytes (a `staging` one
+/// to `zero_rt_host_alloc_staging`), the pointer made the buffer
+/// (RuntimeCallBuilder::bufferAt).
 struct HostAllocToCall : public OpConversionPattern<HostAllocOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -241,7 +242,11 @@ struct HostAllocToCall : public OpConversionPattern<HostAllocOp> {
     Value pointer =
         func::CallOp::create(
             rewriter, loc,
-            calls.declare(rewriter, RuntimeFunction::zero_rt_host_alloc), bytes)
+            calls.declare(rewriter,
+                          op.getStaging()
+                              ? RuntimeFunction::zero_rt_host_alloc_staging
+                              : RuntimeFunction::zero_rt_host_alloc),
+            bytes)
             .getResult(0);
     rewriter.replaceOp(op, calls.bufferAt(rewriter, loc, pointer, type));
     return success();
@@ -284,7 +289,9 @@ struct QueuedCopyToCall : public OpConversionPattern<memref::CopyOp> {
 /// copies) to `zero_rt_host_queue_free` of the buffer's pointer, which is
 /// the allocated one (only buffers that ask for no more alignment than the
 /// runtime's allocators give are queued); a GPU program's are
-/// zero_rt_gpu_free_after_copies already (zero-gpu-buffer-placement).
+/// zero_rt_gpu_free_after_copies already (zero-gpu-buffer-placement). A
+/// free of a host staging buffer (zero.staging), on either, to
+/// `zero_rt_host_queue_free_staging`.
 struct QueuedFreeToCall : public OpConversionPattern<memref::DeallocOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -295,7 +302,10 @@ struct QueuedFreeToCall : public OpConversionPattern<memref::DeallocOp> {
     RuntimeCallBuilder calls(op->getParentOfType<ModuleOp>());
     func::CallOp::create(
         rewriter, op.getLoc(),
-        calls.declare(rewriter, RuntimeFunction::zero_rt_host_queue_free),
+        calls.declare(rewriter,
+                      op->hasAttr(kStagingAttrName)
+                          ? RuntimeFunction::zero_rt_host_queue_free_staging
+                          : RuntimeFunction::zero_rt_host_queue_free),
         calls.pointerTo(rewriter, op.getLoc(), adaptor.getMemref()));
     rewriter.eraseOp(op);
     return success();

@@ -277,7 +277,9 @@ void freeAfterCopiesDown(ModuleOp module) {
   zero::RuntimeCallBuilder calls(module);
   SmallVector<memref::DeallocOp> frees;
   module.walk([&](memref::DeallocOp dealloc) {
-    if (dealloc->hasAttr(zero::kQueuedAttrName))
+    // A host staging buffer's free stays the queue's (zero-lower-to-runtime).
+    if (dealloc->hasAttr(zero::kQueuedAttrName) &&
+        !dealloc->hasAttr(zero::kStagingAttrName))
       frees.push_back(dealloc);
   });
   for (memref::DeallocOp dealloc : frees) {

@@ -38,12 +38,17 @@ struct GpuHostMemory : public zero::impl::ZeroGpuHostMemoryBase<GpuHostMemory> {
         zero::getRuntimeSymbol(RuntimeFunction::zero_rt_host_alloc);
     StringRef pinnedAlloc =
         zero::getRuntimeSymbol(RuntimeFunction::zero_rt_gpu_alloc_host);
+    StringRef stagingAlloc =
+        zero::getRuntimeSymbol(RuntimeFunction::zero_rt_host_alloc_staging);
+    StringRef pinnedStaging =
+        zero::getRuntimeSymbol(RuntimeFunction::zero_rt_gpu_alloc_staging);
     llvm::StringSet<> redirected;
     for (auto [from, to] : {std::pair<StringRef, StringRef>{"malloc", allocate},
                             {genericAlloc, allocate},
                             {"free", release},
                             {genericFree, release},
-                            {hostAlloc, pinnedAlloc}}) {
+                            {hostAlloc, pinnedAlloc},
+                            {stagingAlloc, pinnedStaging}}) {
       auto function = module.lookupSymbol<LLVM::LLVMFuncOp>(from);
       if (!function)
         continue;

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "zero/Conversion/ZeroToRuntime/HostTasks.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
@@ -216,10 +217,40 @@ private:
     Builder b(block.getParentOp()->getContext());
     for (auto dealloc : block.getOps<memref::DeallocOp>()) {
       Value buffer = dealloc.getMemref();
+      if (auto staging = buffer.getDefiningOp<zero::HostAllocOp>();
+          staging && usedOnlyByQueue(buffer, dealloc)) {
+        staging.setStaging(true);
+        dealloc->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
+        dealloc->setAttr(zero::kStagingAttrName, b.getUnitAttr());
+        continue;
+      }
       if (copiedDown.contains(buffer) && !otherwise.contains(buffer) &&
           isQueueableFree(dealloc))
         dealloc->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
     }
+  }
+
+  /// Whether every use of `buffer` (through views) but `dealloc` is inside
+  /// a queued op of this block, and one is.
+  bool usedOnlyByQueue(Value buffer, memref::DeallocOp dealloc) {
+    bool queued = false;
+    SmallVector<Value> work = {buffer};
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (user == dealloc)
+          continue;
+        Operation *top = inBlock(block, user);
+        if (top && isQueued(top) && !isa<memref::DeallocOp>(top)) {
+          queued = true;
+          continue;
+        }
+        if (!isa<ViewLikeOpInterface>(user) || top != user)
+          return false;
+        llvm::append_range(work, user->getResults());
+      }
+    }
+    return queued;
   }
 
   const Access &access(Operation *op) {
@@ -313,8 +344,10 @@ private:
         for (Value root : a.reads)
           bound = later(bound, lastWrite.lookup(root));
         hoist(op, bound);
-        if (!free)
-          previousQueued = op;
+        // The queue's later work stays after a free too: a staging
+        // buffer's free must reach the queue before the next update's
+        // staging is taken, for the rank's budget to wait for it.
+        previousQueued = free ? later(previousQueued, op) : op;
       } else if (a.unknown) {
         barrier = op;
       }
@@ -498,7 +531,8 @@ private:
       // the stream's work before them, and the rank's later work that may
       // reuse the buffer is on its stream after its earlier work.
       if (isQueuedFree(&op)) {
-        ++stats.frees;
+        ++(op.hasAttr(zero::kStagingAttrName) ? stats.stagingFrees
+                                              : stats.frees);
         continue;
       }
       ++stats.queued;

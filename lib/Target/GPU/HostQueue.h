@@ -27,6 +27,8 @@ struct HostQueueSchedule {
   unsigned joins = 0, partialWaits = 0, deferred = 0;
   /// Frees of device buffers made once the queue has copied them down.
   unsigned frees = 0;
+  /// Host staging buffers that only the queue uses, freed by the queue.
+  unsigned stagingFrees = 0;
 };
 
 /// Schedules the ops of `fn` marked `zero.queued` (kQueuedAttrName) in each
@@ -55,6 +57,13 @@ struct HostQueueSchedule {
 ///   at once with its reuse ordered after them), so that the step does not
 ///   hold every gradient shard until the rank's wait; the others, and
 ///   those that an op after the wait touches, follow the wait;
+/// - so are the frees of the host buffers (`zero.host_alloc`) that only
+///   queued ops use (an update's staging of its gradient shard and new
+///   weight), marked `zero.staging` too, with their allocation made
+///   `staging`: the queue frees each once its work on it is done, and the
+///   rank takes the next within its staging budget
+///   (zero_rt_host_alloc_staging), so that it does not hold one for every
+///   update of the step;
 /// - each run of queued ops starts with `zero_rt_host_queue_fence`, so that
 ///   the queue waits for what the rank put on its stream before (a free
 ///   needs none).

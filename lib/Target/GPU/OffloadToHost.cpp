@@ -1581,8 +1581,10 @@ struct ZeroOffloadToHostPass
              << " op(s) on the rank's host queue beside its stream ("
              << pipelined << " update(s) with their copies, in " << chunks
              << " chunk(s) by the cost model), " << schedule->frees
-             << " buffer(s) freed once copied down, " << schedule->unqueued
-             << " after a wait, " << schedule->joins << " wait(s)";
+             << " buffer(s) freed once copied down, " << schedule->stagingFrees
+             << " host staging buffer(s) freed by the queue, "
+             << schedule->unqueued << " after a wait, " << schedule->joins
+             << " wait(s)";
       if (schedule->partialWaits)
         remark << " and " << schedule->partialWaits
                << " for the queue's work up to an op";

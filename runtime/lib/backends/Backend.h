@@ -192,6 +192,16 @@ void enqueueUpdate(void (*task)(void *, int64_t, int64_t), void *context,
 /// caller's rank bound; zero_rt_host_queue_join waits for all of it.
 void enqueueHostWork(std::function<void()> work);
 
+/// A staging buffer of `bytes` for the bound rank once the rank's staging
+/// budget allows it (Staging.cpp): one its queue freed, or a new one from
+/// `allocate`; `release` returns one to the system when the budget needs
+/// its room.
+void *takeStaging(int64_t bytes, void *(*allocate)(int64_t),
+                  void (*release)(void *));
+/// Returns a buffer of zero_rt_host_alloc's, in use, to the system
+/// allocator rather than to the rank's pool (HostMemory.cpp).
+void releaseHostBuffer(void *pointer);
+
 } // namespace zero::rt
 
 #endif // ZERO_RUNTIME_BACKEND_H

@@ -548,6 +548,25 @@ void *zero_rt_gpu_alloc_host(int64_t bytes) {
   return allocateOrExit("zero_rt_gpu_alloc_host", bytes, GpuMemory::PinnedHost);
 }
 
+/// Returns pinned host memory of zero_rt_gpu_alloc_host's, in use, to the
+/// driver rather than to the rank's pool: the staging cache (Staging.cpp)
+/// keeps what it reuses itself, within its budget.
+static void releasePinnedHost(void *pointer) {
+  Gpu *g = ready("releasing a staging buffer");
+  if (!g || !pointer)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(g->mutex);
+    g->buffers.forget(pointer);
+  }
+  check(*g, g->driver.cuMemFreeHost(pointer), "cuMemFreeHost");
+}
+
+void *zero_rt_gpu_alloc_staging(int64_t bytes) {
+  return zero::rt::takeStaging(bytes, zero_rt_gpu_alloc_host,
+                               releasePinnedHost);
+}
+
 int zero_gpu_copy_to_device(void *device, const void *host, size_t bytes) {
   Gpu *g = ready("zero_gpu_copy_to_device");
   return !g || !check(*g, g->driver.cuMemcpyHtoD(device, host, bytes),

@@ -57,6 +57,10 @@ public:
     return true;
   }
 
+  /// Forgets `pointer`, a live allocation of the pool's that its owner
+  /// returns to the system itself; false when it is not one.
+  bool forget(void *pointer) { return allocations.erase(pointer) > 0; }
+
   /// Forgets every kept buffer, calling `release` on each with its kind.
   template <typename Release> void drain(Release release) {
     for (auto &[key, pool] : freed)

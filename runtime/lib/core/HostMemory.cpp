@@ -83,6 +83,15 @@ void zero_rt_free(void *pointer) {
 
 void *zero_rt_host_alloc(int64_t bytes) { return zero_rt_alloc(bytes); }
 
+void zero::rt::releaseHostBuffer(void *pointer) {
+  HostPools &p = pools();
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.buffers.forget(pointer);
+  }
+  std::free(pointer);
+}
+
 void zero_host_memory_release(void) {
   HostPools &p = pools();
   std::lock_guard<std::mutex> lock(p.mutex);

@@ -9,7 +9,11 @@
 // of the device buffers that the queue's updates only copy down (the
 // gradient shards): each is marked for the queue just after the last op
 // that touches it, and goes back to the rank's pool once it is copied
-// down, so that the step does not hold them all until the wait. An update
+// down, so that the step does not hold them all until the wait; and for
+// those of the host staging buffers that only the queue uses, which the
+// queue frees once its update is done (`zero.host_alloc staging`,
+// `zero.staging`), so that the rank holds them within its staging budget
+// rather than one for every update of the step. An update
 // goes to the queue as one call with its copies (zero_rt_host_queue_update:
 // to, from and bytes an iteration for each whose staging buffer splits by
 // its iterations, iteration i having elements [i * k, (i + 1) * k); the
@@ -33,9 +37,10 @@
 // With queue-frees=false the rank frees every buffer the queue uses after
 // its wait.
 // RUN: zero-opt %s --split-input-file --zero-offload-to-host='queue-frees=false' 2>&1 | FileCheck %s --check-prefix=RANKFREES
-// RANKFREES: remark: zero-offload-to-host: @overlaps: {{.*}} 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 4 op(s) moved after one
+// RANKFREES: remark: zero-offload-to-host: @overlaps: {{.*}} 0 buffer(s) freed once copied down, 0 host staging buffer(s) freed by the queue, 0 after a wait, 1 wait(s), 4 op(s) moved after one
 // RANKFREES-LABEL: func.func @overlaps
 // RANKFREES-NOT: zero.queued
+// RANKFREES-NOT: staging
 // RANKFREES: call @zero_rt_host_queue_join() : () -> ()
 // RANKFREES-NEXT: memref.dealloc %{{.*}} : memref<4xf32>
 // RANKFREES-NEXT: memref.dealloc %{{.*}} : memref<4xf32>
@@ -54,15 +59,16 @@
 // was, beside the queue, and the weight's reader follows the wait. The
 // gradient's bucket, which only the update's copies in read, is freed just
 // after the update is queued, before the backward's nest (a GPU starts
-// those copies when the rank queues the update); the staging buffers after
-// the wait.
+// those copies when the rank queues the update); so are the host staging
+// buffers, which only the queued update uses: the queue frees them once
+// it is done.
 // CHECK-LABEL: func.func @overlaps
 // CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[FULL:.*]]: memref<16xf32>, %[[W:.*]]: memref<4xf32>, %[[ACT:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<4xf32>)
 // CHECK: %[[TABLE:.*]] = llvm.alloca %{{.*}} x i64
 // CHECK: %[[BUCKET:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
 // CHECK: zero.reduce_scatter_buffer %[[FULL]], %[[BUCKET]]
-// CHECK: %[[GH:.*]] = zero.host_alloc : memref<4xf32>
-// CHECK: %[[WH:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK: %[[GH:.*]] = zero.host_alloc staging : memref<4xf32>
+// CHECK: %[[WH:.*]] = zero.host_alloc staging : memref<4xf32>
 // CHECK: call @zero_rt_host_queue_fence() : () -> ()
 // The copies: the gradient's and the weight's in, the weight's out, 4
 // bytes an iteration each.
@@ -78,18 +84,18 @@
 // CHECK: %[[ONE:.*]] = arith.constant 0 : i64
 // CHECK: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TABLE]], %[[NIN]], %[[NOUT]], %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, i64) -> ()
 // CHECK-NEXT: memref.dealloc %[[BUCKET]] {zero.queued}
+// CHECK-NEXT: memref.dealloc %[[GH]] {zero.queued, zero.staging}
+// CHECK-NEXT: memref.dealloc %[[WH]] {zero.queued, zero.staging}
 // CHECK-NOT: memref.copy
 // CHECK: scf.parallel
 // CHECK: memref.store %{{.*}}, %[[ACT]]
 // CHECK: call @zero_rt_host_queue_join() : () -> ()
-// CHECK-NEXT: memref.dealloc %[[WH]]
-// CHECK-NEXT: memref.dealloc %[[GH]]
 // CHECK-NEXT: scf.parallel
 // CHECK: memref.load %[[W]]
 // CHECK: memref.store %{{.*}}, %[[OUT]]
 // CHECK-NOT: memref.dealloc
 // CHECK: return
-// expected-remark @below {{zero-offload-to-host: @overlaps: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 1 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 3 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @overlaps: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 1 buffer(s) freed once copied down, 2 host staging buffer(s) freed by the queue, 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
 func.func @overlaps(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf32>,
                     %w: memref<4xf32>,
                     %act: memref<64xf32>, %out: memref<4xf32>) -> memref<4xf32> {
@@ -141,13 +147,13 @@ zero.mesh @dp(shape = [2])
 // CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[BUCKET:.*]]: memref<8xf32>)
 // CHECK: call @zero_rt_host_queue_fence() : () -> ()
 // CHECK: call @zero_rt_host_queue_update
+// CHECK-NEXT: memref.dealloc %{{.*}} {zero.queued, zero.staging}
 // CHECK: call @zero_rt_host_queue_join() : () -> ()
-// CHECK: memref.dealloc
-// CHECK: scf.parallel
+// CHECK-NEXT: scf.parallel
 // CHECK: memref.store %{{.*}}, %[[BUCKET]]
 // CHECK: call @opaque() : () -> ()
 // CHECK: return
-// expected-remark @below {{zero-offload-to-host: @waits: 1 loop nest(s) on the host, 1 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 2 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @waits: 1 loop nest(s) on the host, 1 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 1 host staging buffer(s) freed by the queue, 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
 func.func @waits(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -194,7 +200,7 @@ func.func private @opaque()
 // CHECK: memref.load %[[D]]
 // CHECK: memref.store %{{.*}}, %[[NEW]]
 // CHECK: zero.all_gather_buffer %[[NEW]], %[[FULL]]
-// expected-remark @below {{zero-offload-to-host: @late_upload: 1 loop nest(s) on the host, 2 device buffer(s) copied (1 back through the host buffer of one read); 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s)}}
+// expected-remark @below {{zero-offload-to-host: @late_upload: 1 loop nest(s) on the host, 2 device buffer(s) copied (1 back through the host buffer of one read); 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 host staging buffer(s) freed by the queue, 0 after a wait, 1 wait(s), 6 op(s) moved after one}}
 func.func @late_upload(%m: memref<4xf32> {zero.memory = "host"},
                        %g: memref<4xf32>, %w: memref<4xf32>,
                        %full: memref<8xf32>) {
@@ -231,20 +237,22 @@ zero.mesh @dp(shape = [2])
 // Not every gradient bucket is freed once copied down: one aligned beyond
 // the runtime's 64 bytes (whose aligned pointer may not be the allocated
 // one), and one that an op after the wait touches, are freed after the
-// wait, with the staging buffers.
+// wait; the staging buffers, which only the queued update uses, by the
+// queue.
 // CHECK-LABEL: func.func @frees_after_wait
 // CHECK: %[[WIDE:.*]] = memref.alloc() {alignment = 128 : i64} : memref<8xf32>
 // CHECK: %[[LATER:.*]] = memref.alloc() : memref<8xf32>
 // CHECK-NOT: zero.queued}
-// CHECK: call @zero_rt_host_queue_join() : () -> ()
-// CHECK-NEXT: memref.dealloc %{{.*}} : memref<4xf32>
-// CHECK-NEXT: memref.dealloc %{{.*}} : memref<4xf32>
+// CHECK: call @zero_rt_host_queue_update
+// CHECK-NEXT: memref.dealloc %{{.*}} {zero.queued, zero.staging} : memref<4xf32>
+// CHECK-NEXT: memref.dealloc %{{.*}} {zero.queued, zero.staging} : memref<4xf32>
+// CHECK-NEXT: call @zero_rt_host_queue_join() : () -> ()
 // CHECK-NEXT: scf.parallel
 // CHECK: memref.store %{{.*}}, %[[LATER]]
 // CHECK: memref.dealloc %[[LATER]] : memref<8xf32>
 // CHECK-NEXT: memref.dealloc %[[WIDE]] : memref<8xf32>
 // CHECK-NEXT: return
-// expected-remark @below {{zero-offload-to-host: @frees_after_wait: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 5 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @frees_after_wait: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 2 host staging buffer(s) freed by the queue, 0 after a wait, 1 wait(s), 3 op(s) moved after one}}
 func.func @frees_after_wait(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -289,9 +297,10 @@ zero.mesh @dp(shape = [2])
 // CHECK: llvm.store %[[WHOLE]], %{{.*}} : i64, !llvm.ptr
 // CHECK: call @zero_rt_host_queue_update(
 // CHECK-NEXT: memref.dealloc %[[BUCKET]] {zero.queued} : memref<8xf32>
+// CHECK-NEXT: memref.dealloc %{{.*}} {zero.queued, zero.staging} : memref<4xf32>
 // CHECK-NEXT: call @zero_rt_host_queue_join() : () -> ()
 // CHECK-NOT: memref.copy
-// expected-remark @below {{zero-offload-to-host: @by_copy: 1 loop nest(s) on the host, 1 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 1 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @by_copy: 1 loop nest(s) on the host, 1 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 1 buffer(s) freed once copied down, 1 host staging buffer(s) freed by the queue, 0 after a wait, 1 wait(s), 0 op(s) moved after one}}
 func.func @by_copy(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -319,14 +328,16 @@ zero.mesh @dp(shape = [2])
 // (here one bucket, read at [0, 4) and written at [4, 8)) cannot go in
 // chunks, where a chunk's copy out may come before a later chunk's copy in:
 // its copies and its loop go to the queue one by one, in order (the new
-// values through the host buffer of those read, one free after the wait).
+// values through the host buffer of those read, which the queue frees
+// after them).
 // CHECK-LABEL: func.func @op_by_op
 // CHECK: call @zero_rt_host_queue_fence() : () -> ()
 // CHECK-NEXT: memref.copy %{{.*}}, %{{.*}} {zero.queued} : memref<4xf32, strided<[1]>> to memref<4xf32>
 // CHECK: call @zero_rt_host_queue_for(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
 // CHECK: memref.copy %{{.*}}, %{{.*}} {zero.queued} : memref<4xf32> to memref<4xf32, strided<[1], offset: 4>>
+// CHECK-NEXT: memref.dealloc %{{.*}} {zero.queued, zero.staging} : memref<4xf32>
 // CHECK-NEXT: call @zero_rt_host_queue_join() : () -> ()
-// expected-remark @below {{zero-offload-to-host: @op_by_op: 1 loop nest(s) on the host, 2 device buffer(s) copied (1 back through the host buffer of one read); 3 op(s) on the rank's host queue beside its stream (0 update(s) with their copies, in 0 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @op_by_op: 1 loop nest(s) on the host, 2 device buffer(s) copied (1 back through the host buffer of one read); 3 op(s) on the rank's host queue beside its stream (0 update(s) with their copies, in 0 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 1 host staging buffer(s) freed by the queue, 0 after a wait, 1 wait(s), 0 op(s) moved after one}}
 func.func @op_by_op(%m: memref<4xf32> {zero.memory = "host"}, %bucket: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -405,12 +416,19 @@ func.func @dynamic(
 // update (zero_rt_host_queue_mark just after it gives the ticket,
 // zero_rt_host_queue_wait takes it), so that it goes on while the queue
 // runs the second; the reader of the second follows the rank's full wait.
+// Each update's staging buffer is freed by the queue right after it, and
+// the first's free reaches the queue before the second's staging is
+// taken: the rank's staging budget waits for that free.
 // CHECK-LABEL: func.func @first_part
 // CHECK-SAME: (%[[M1:.*]]: memref<4xf32> {zero.memory = "host"}, %[[M2:.*]]: memref<4xf32> {zero.memory = "host"}, %[[W1:.*]]: memref<4xf32>, %[[W2:.*]]: memref<4xf32>, %[[O1:.*]]: memref<4xf32>, %[[O2:.*]]: memref<4xf32>)
+// CHECK: %[[S1:.*]] = zero.host_alloc staging : memref<4xf32>
 // CHECK: call @zero_rt_host_queue_update(
 // CHECK-NEXT: %[[TICKET:.*]] = call @zero_rt_host_queue_mark() : () -> i64
+// CHECK-NEXT: memref.dealloc %[[S1]] {zero.queued, zero.staging}
+// CHECK-NEXT: %[[S2:.*]] = zero.host_alloc staging : memref<4xf32>
 // CHECK-NOT: zero_rt_host_queue_fence
 // CHECK: call @zero_rt_host_queue_update(
+// CHECK-NEXT: memref.dealloc %[[S2]] {zero.queued, zero.staging}
 // CHECK-NOT: zero_rt_host_queue_mark
 // CHECK: call @zero_rt_host_queue_wait(%[[TICKET]]) : (i64) -> ()
 // CHECK-NOT: zero_rt_host_queue_join
@@ -420,7 +438,7 @@ func.func @dynamic(
 // CHECK: memref.load %[[W2]]
 // CHECK: memref.store %{{.*}}, %[[O2]]
 // CHECK: return
-// expected-remark @below {{zero-offload-to-host: @first_part: 2 loop nest(s) on the host, 2 device buffer(s) copied; 2 op(s) on the rank's host queue beside its stream (2 update(s) with their copies, in 2 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 0 after a wait, 1 wait(s) and 1 for the queue's work up to an op, 4 op(s) moved after one}}
+// expected-remark @below {{zero-offload-to-host: @first_part: 2 loop nest(s) on the host, 2 device buffer(s) copied; 2 op(s) on the rank's host queue beside its stream (2 update(s) with their copies, in 2 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 2 host staging buffer(s) freed by the queue, 0 after a wait, 1 wait(s) and 1 for the queue's work up to an op, 2 op(s) moved after one}}
 func.func @first_part(%m1: memref<4xf32> {zero.memory = "host"},
                       %m2: memref<4xf32> {zero.memory = "host"},
                       %w1: memref<4xf32>, %w2: memref<4xf32>,

@@ -37,6 +37,12 @@ mlir::scf::ForOp toSequentialLoops(mlir::scf::ParallelOp nest);
 /// once they have (zero_rt_gpu_free_after_copies, zero_rt_host_queue_free).
 inline constexpr llvm::StringLiteral kQueuedAttrName = "zero.queued";
 
+/// The attribute that marks, beside kQueuedAttrName, the free of a host
+/// staging buffer (`zero.host_alloc staging`) that only the rank's queue
+/// uses: the queue frees it once its work before is done
+/// (zero_rt_host_queue_free_staging).
+inline constexpr llvm::StringLiteral kStagingAttrName = "zero.staging";
+
 /// What a task's context takes (runAcrossCores), as remarks say it.
 inline constexpr llvm::StringLiteral kTaskValues =
     "a number or a buffer of static shape";

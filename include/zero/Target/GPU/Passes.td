@@ -339,7 +339,16 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       it (`zero_rt_host_queue_free`). A buffer that an op after the wait
       touches, or that asks for more alignment than the runtime's
       allocators give (64 bytes: the free takes the aligned pointer as
-      the allocated one), is freed after the wait. Buffers
+      the allocated one), is freed after the wait. With `queue-frees`
+      too, a host staging buffer that only queued ops use (an update's
+      gradient shard copied down, its new weight copied up) is freed by the
+      queue once they are done (`memref.dealloc {zero.queued,
+      zero.staging}`, `zero_rt_host_queue_free_staging`) and allocated
+      within the rank's staging budget (`zero.host_alloc staging`,
+      `zero_rt_host_alloc_staging`: the rank waits for the queue's frees
+      rather than hold more than `ZERO_STAGING_BYTES`, 256 MiB by
+      default), so that its pinned memory does not grow with the number of
+      updates in a step; the remark counts them. Buffers
       alias only as views of one allocation or argument; a buffer a loop
       carries or a call returns counts as unknown. Where a host loop cannot
       be a task, the host's work stays in order on the rank's thread, with
@@ -600,7 +609,9 @@ def ZeroGpuHostMemory : Pass<"zero-gpu-host-memory", "mlir::ModuleOp"> {
     `zero_rt_gpu_alloc_device` instead: device memory. The host waits for
     the kernels in flight before it touches memory (`gpu-async-region` runs
     earlier in the pipeline), so host and device never touch a buffer at the
-    same time.
+    same time. Calls to `zero_rt_host_alloc` (what `zero.host_alloc` lowers
+    to) become `zero_rt_gpu_alloc_host`, pinned host memory, and those to
+    `zero_rt_host_alloc_staging` (a `staging` one) `zero_rt_gpu_alloc_staging`.
 
     ```mlir
     %p = llvm.call @malloc(%bytes) : (i64) -> !llvm.ptr

@@ -330,6 +330,18 @@ void zero_rt_free(void *pointer);
    CPU, including the GPU's CPU replica, zero_rt_alloc's memory, freed by
    zero_rt_free; a GPU artifact calls zero_rt_gpu_alloc_host instead. */
 void *zero_rt_host_alloc(int64_t bytes);
+/* An offloaded update's staging buffer that only the rank's host queue uses
+   (its gradient shard copied down, its new weight copied up), which the
+   queue frees once its update is done (zero_rt_host_queue_free_staging):
+   zero_rt_host_alloc's memory, or on a GPU zero_rt_gpu_alloc_staging's,
+   pinned. The rank waits, before it takes one, while the staging it holds
+   would pass its budget and its queue has frees of them still to run:
+   ZERO_STAGING_BYTES a rank (0: no bound), 256 MiB by default. So the rank
+   holds a bounded set of staging buffers, reused from its pool, instead of
+   one for every update of the step. */
+void *zero_rt_host_alloc_staging(int64_t bytes);
+void *zero_rt_gpu_alloc_staging(int64_t bytes);
+void zero_rt_host_queue_free_staging(void *pointer);
 /* Runs task(context, begin, end) over chunks that cover [0, iterations),
    on the calling thread and the process's pool of host threads, and
    returns when all are done: an offloaded update's host loop

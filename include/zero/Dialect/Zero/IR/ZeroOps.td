@@ -605,16 +605,25 @@ def Zero_HostAllocOp : Zero_Op<"host_alloc"> {
     temporaries of its host loops, and the host copies of the device
     buffers they read or write. `memref.dealloc` frees it.
 
+    `staging` marks a buffer that only the rank's host queue uses and that
+    the queue frees (its `memref.dealloc` is marked `zero.queued` and
+    `zero.staging`): an update's gradient shard copied down, its new weight
+    copied up. It comes from `zero_rt_host_alloc_staging` (on a GPU
+    `zero_rt_gpu_alloc_staging`), which bounds the bytes of such buffers a
+    rank holds (`ZERO_STAGING_BYTES`), and goes back by
+    `zero_rt_host_queue_free_staging`.
+
     The buffer has a static shape and the identity layout.
 
     ```mlir
-    %staged = zero.host_alloc : memref<4096xf32>
+    %staged = zero.host_alloc staging : memref<4096xf32>
     memref.copy %gradient_shard, %staged : memref<4096xf32> to memref<4096xf32>
     ```
   }];
+  let arguments = (ins UnitAttr:$staging);
   let results = (outs Res<AnyStaticShapeMemRef, "",
                           [MemAlloc<DefaultResource>]>:$memref);
-  let assemblyFormat = "attr-dict `:` type($memref)";
+  let assemblyFormat = "(`staging` $staging^)? attr-dict `:` type($memref)";
   let hasVerifier = 1;
 }
 

@@ -151,8 +151,10 @@ defvar offloadQueueOptions = !listconcat(offloadCostOptions, [
   Option<"queueFrees", "queue-frees", "bool", /*default=*/"true",
          "Free each gradient shard that the host queue's updates only copy "
          "down once they have (on a GPU where the rank stands: it starts "
-         "those copies), so that the step does not hold them all until the "
-         "rank waits for its queue; false: after that wait">,
+         "those copies), and each host staging buffer only the queue uses "
+         "from the queue once its update is done (taken within "
+         "ZERO_STAGING_BYTES a rank), so that the step does not hold them "
+         "all until the rank waits for its queue; false: after that wait">,
 ]);
 
 defvar offloadOptions = !listconcat([
