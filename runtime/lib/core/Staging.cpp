@@ -15,11 +15,11 @@
 // - while the staging the rank holds and the new buffer would pass the
 //   budget, and its queue has frees of staging still to run, the rank waits
 //   for them;
-// - a freed buffer is kept for the rank's next buffer of its size; the
-//   kept ones of other sizes go back to the system when the budget needs
-//   their room, so that what the rank holds and keeps stays within it
-//   (a single buffer larger than the budget, or one the rank takes when its
-//   queue has no frees to run, passes it).
+// - a freed buffer is kept for the rank's next buffer of its size, or of
+//   at least half of it; the kept ones that do not fit go back to the
+//   system when the budget needs their room, so that what the rank holds and
+//   keeps stays within it (a single buffer larger than the budget, or one the
+//   rank takes when its queue has no frees to run, passes it).
 //
 // The wait cannot deadlock: a queued free follows only work the rank has
 // already queued, whose inputs the rank's stream already holds.
@@ -61,8 +61,13 @@ public:
       int64_t limit = budget();
       while (limit > 0 && h.pendingFrees > 0 && h.inUse + bytes > limit)
         freed.wait_for(lock, std::chrono::milliseconds(100));
-      if (auto it = h.kept.find(bytes); it != h.kept.end()) {
+      // The smallest kept buffer that holds `bytes`, up to twice them: a
+      // step's sizes mix, and one a little larger serves instead of a
+      // new allocation.
+      if (auto it = h.kept.lower_bound(bytes);
+          it != h.kept.end() && it->first <= 2 * bytes) {
         pointer = it->second.pointer;
+        bytes = it->first;
         h.kept.erase(it);
         h.keptBytes -= bytes;
       } else {
@@ -94,7 +99,8 @@ public:
   }
 
   /// Keeps `pointer` (freed by the rank's queue) for its rank's next buffer
-  /// of its size, and wakes a rank waiting to take one.
+  /// of its size (or of at least half of it), and wakes a rank waiting to take
+  /// one.
   void give(void *pointer) {
     {
       std::lock_guard<std::mutex> lock(mutex);
