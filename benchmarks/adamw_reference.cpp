@@ -1,5 +1,4 @@
-//===- adamw_reference.cpp - a hand-written CPU AdamW, the kind DeepSpeed's is
-////
+//===- adamw_reference.cpp - a hand-written CPU AdamW, DeepSpeed's kind ---===//
 //
 // The CPU AdamW that DeepSpeed's CPU Adam stands for: one fused loop over
 // each tensor (w, m and v read and written once, g read once), vectorized
@@ -204,10 +203,10 @@ int main(int argc, char **argv) {
     thread.join();
   std::vector<double> later(seconds.begin() + 1, seconds.end());
   std::sort(later.begin(), later.end());
-  double median = later.size() % 2
-                      ? later[later.size() / 2]
-                      : (later[later.size() / 2 - 1] + later[later.size() / 2]) /
-                            2;
+  double median =
+      later.size() % 2
+          ? later[later.size() / 2]
+          : (later[later.size() / 2 - 1] + later[later.size() / 2]) / 2;
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);
   // Keep the stores: the state is read.

@@ -337,7 +337,7 @@ void *zero_rt_host_alloc(int64_t bytes);
    pinned. The rank waits, before it takes one, while the staging it holds
    would pass its budget and its queue has frees of them still to run:
    ZERO_STAGING_BYTES a rank (0: no bound), 256 MiB by default. So the rank
-   holds a bounded set of staging buffers, reused from its pool, instead of
+   holds a bounded set of staging buffers, which it reuses, instead of
    one for every update of the step. */
 void *zero_rt_host_alloc_staging(int64_t bytes);
 void *zero_rt_gpu_alloc_staging(int64_t bytes);
