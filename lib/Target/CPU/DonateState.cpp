@@ -4,9 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "zero/Analysis/StateResults.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/CPU/Passes.h"
 
 namespace zero {
@@ -39,6 +42,62 @@ OpOperand *findUnreadDestination(Value result, std::string &why) {
   return init;
 }
 
+/// A state result that is a view of part of a larger tensor: the slice of a
+/// padded or bucketed all-gather that is a sharded step's new weight,
+/// perhaps reshaped. Bufferized as it stands, the slice is copied into a
+/// buffer of its own to be returned; copied into its argument's buffer
+/// instead, it needs none.
+struct SlicedResult {
+  tensor::ExtractSliceOp slice;
+  /// The reshapes from the slice to the result, the result's own first.
+  SmallVector<Operation *> reshapes;
+};
+
+std::optional<SlicedResult> findSlicedResult(Value result) {
+  SlicedResult sliced;
+  while (Operation *def = result.getDefiningOp()) {
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+      sliced.slice = slice;
+      return sliced;
+    }
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+      break;
+    sliced.reshapes.push_back(def);
+    result = def->getOperand(0);
+  }
+  return std::nullopt;
+}
+
+/// `dest` (of `reshape`'s result type) reshaped to `reshape`'s source type.
+Value unreshape(OpBuilder &b, Operation *reshape, Value dest) {
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape))
+    return tensor::CollapseShapeOp::create(b, reshape->getLoc(),
+                                           expand.getSrcType(), dest,
+                                           expand.getReassociationIndices());
+  auto collapse = cast<tensor::CollapseShapeOp>(reshape);
+  return tensor::ExpandShapeOp::create(b, reshape->getLoc(),
+                                       collapse.getSrcType(), dest,
+                                       collapse.getReassociationIndices());
+}
+
+/// Copies the slice `sliced` views into `argument` (seen in the slice's
+/// shape) and returns the copy in the result's shape.
+Value copyIntoArgument(OpBuilder &b, SlicedResult &sliced, Value argument) {
+  Value dest = argument;
+  for (Operation *reshape : sliced.reshapes)
+    dest = unreshape(b, reshape, dest);
+  Value copied = bufferization::MaterializeInDestinationOp::create(
+                     b, sliced.slice.getLoc(), dest.getType(),
+                     sliced.slice.getResult(), dest)
+                     .getResult();
+  for (Operation *reshape : llvm::reverse(sliced.reshapes)) {
+    IRMapping mapping;
+    mapping.map(reshape->getOperand(0), copied);
+    copied = b.clone(*reshape, mapping)->getResult(0);
+  }
+  return copied;
+}
+
 struct ZeroDonateStatePass
     : public zero::impl::ZeroDonateStateBase<ZeroDonateStatePass> {
   void runOnOperation() override {
@@ -53,7 +112,25 @@ struct ZeroDonateStatePass
         continue;
       Value result = ret.getOperand(index);
       std::string why;
-      OpOperand *init = findUnreadDestination(result, why);
+      std::optional<SlicedResult> sliced = findSlicedResult(result);
+      if (sliced && zero::isHostArgument(fn, *argument)) {
+        // zero-offload-to-host sends such a slice down on the rank's host
+        // queue, into pinned memory of its own, as the step goes on.
+        why = "it is a slice, and its argument lives in host memory";
+      } else if (sliced) {
+        OpBuilder b(ret);
+        ret.setOperand(index,
+                       copyIntoArgument(b, *sliced, fn.getArgument(*argument)));
+        // Left in place, a reshape of the slice that nothing reads would
+        // still be bufferized into a copy of its own.
+        for (Operation *reshape : sliced->reshapes)
+          if (reshape->use_empty())
+            reshape->erase();
+        donate(fn, *argument, index);
+        continue;
+      }
+      OpOperand *init =
+          why.empty() ? findUnreadDestination(result, why) : nullptr;
       if (!init) {
         // At the function's location, without the function: printed with
         // each remark, it made a step with many such results quadratic.
@@ -63,9 +140,13 @@ struct ZeroDonateStatePass
         continue;
       }
       init->set(fn.getArgument(*argument));
-      fn.setArgAttr(*argument, "zero.aliasing_output",
-                    OpBuilder(fn).getI64IntegerAttr(index));
+      donate(fn, *argument, index);
     }
+  }
+
+  static void donate(func::FuncOp fn, unsigned argument, unsigned result) {
+    fn.setArgAttr(argument, "zero.aliasing_output",
+                  OpBuilder(fn).getI64IntegerAttr(result));
   }
 };
 

@@ -65,6 +65,50 @@ func.func @collective_result(%w: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
+// A sharded step's new weight is a slice of the gathered bucket (here the
+// second of two weights, rank-major, 4 ranks): bufferized as it stands, it
+// would be copied into a buffer of its own to be returned. It is copied
+// into its argument instead, seen in the slice's shape; the reshape that
+// made the result from the slice is dropped.
+zero.mesh @dp(shape = [4])
+// CHECK-LABEL: func.func @gathered_slice
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<12xf32> {zero.aliasing_output = 0 : i64}
+// CHECK: %[[ALL:.*]] = zero.all_gather
+// CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[ALL]]
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %[[ROWS]][0, 2] [4, 3] [1, 1]
+// CHECK-NOT: tensor.collapse_shape %[[SLICE]]
+// CHECK: %[[DEST:.*]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1]] output_shape [4, 3]
+// CHECK: %[[COPY:.*]] = bufferization.materialize_in_destination %[[SLICE]] in %[[DEST]]
+// CHECK: %[[NEW:.*]] = tensor.collapse_shape %[[COPY]] {{\[\[}}0, 1]]
+// CHECK: return %[[NEW]]
+func.func @gathered_slice(%w: tensor<12xf32>, %shards: tensor<5xf32>)
+    -> (tensor<12xf32> {zero.state_of = 0 : i64}) {
+  %all = zero.all_gather %shards on @dp : tensor<5xf32> -> tensor<20xf32>
+  %rows = tensor.expand_shape %all [[0, 1]] output_shape [4, 5] : tensor<20xf32> into tensor<4x5xf32>
+  %slice = tensor.extract_slice %rows[0, 2] [4, 3] [1, 1] : tensor<4x5xf32> to tensor<4x3xf32>
+  %w2 = tensor.collapse_shape %slice [[0, 1]] : tensor<4x3xf32> into tensor<12xf32>
+  return %w2 : tensor<12xf32>
+}
+
+// -----
+
+// A padded gather's slice, whose argument lives in host memory (offload):
+// zero-offload-to-host sends it down on the rank's host queue into pinned
+// memory of its own, so it keeps that buffer.
+zero.mesh @dp(shape = [4])
+// CHECK-LABEL: func.func @host_slice
+// CHECK-NOT: zero.aliasing_output
+// CHECK-NOT: materialize_in_destination
+// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: it is a slice, and its argument lives in host memory}}
+func.func @host_slice(%w: tensor<7xf32> {zero.memory = "host"}, %shard: tensor<2xf32>)
+    -> (tensor<7xf32> {zero.state_of = 0 : i64}) {
+  %all = zero.all_gather %shard on @dp : tensor<2xf32> -> tensor<8xf32>
+  %w2 = tensor.extract_slice %all[0] [7] [1] : tensor<8xf32> to tensor<7xf32>
+  return %w2 : tensor<7xf32>
+}
+
+// -----
+
 // No state, nothing to do.
 // CHECK-LABEL: func.func @no_state
 // CHECK-NOT: zero.aliasing_output

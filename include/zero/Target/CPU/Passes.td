@@ -99,6 +99,17 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     buffer after the call (zero's launchers pass state they replace with
     the result, or copies).
 
+    A sharded step's new weight is a slice of what the all-gather made (a
+    padded gather's first part, or the weight's part of a gathered bucket),
+    perhaps reshaped. Bufferized as it stands, the slice would be copied
+    into a buffer of its own to be returned: a second copy of the weights
+    at the step's end, and a fresh buffer every step. The slice is instead
+    copied into its argument (`bufferization.materialize_in_destination`
+    into the argument seen in the slice's shape), which is donated. Where
+    the argument lives in host memory (`zero-offload-state`), the slice is
+    left for `zero-offload-to-host`, which sends it down on the rank's host
+    queue.
+
     A state result that no destination-style op makes (a loop's result, a
     collective's) is left as it is, with a remark saying why.
 
@@ -116,6 +127,8 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     }
     ```
   }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect",
+                           "mlir::tensor::TensorDialect"];
 }
 
 def ZeroCanonicalizeDeallocsLast
