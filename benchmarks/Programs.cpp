@@ -88,11 +88,12 @@ int64_t zero::bench::countElements(const std::vector<Shape> &shapes) {
   return total;
 }
 
-static std::string tensorType(const Shape &shape) {
+static std::string tensorType(const Shape &shape,
+                              const char *element = "f32") {
   std::string t = "tensor<";
   for (int64_t d : shape)
     t += std::to_string(d) + "x";
-  return t + "f32>";
+  return t + element + ">";
 }
 
 static std::string joined(const std::vector<int64_t> &values) {
@@ -139,7 +140,9 @@ public:
   }
 
 private:
-  std::string type(size_t k) const { return tensorType(shapes[k]); }
+  std::string type(size_t k, const char *element = "f32") const {
+    return tensorType(shapes[k], element);
+  }
 
   /// Features of tensor k's layer: the product of its dimensions after the
   /// first, or a vector's length.
@@ -174,43 +177,67 @@ private:
 
   /// `%<result> = linalg.transpose` of a 2-D `value` of rows x columns.
   void writeTranspose(const std::string &result, const std::string &value,
-                      int64_t rows, int64_t columns) {
-    std::string from = llvm::formatv("tensor<{0}x{1}xf32>", rows, columns);
-    std::string to = llvm::formatv("tensor<{0}x{1}xf32>", columns, rows);
+                      int64_t rows, int64_t columns,
+                      const char *element = "f32") {
+    std::string from =
+        llvm::formatv("tensor<{0}x{1}x{2}>", rows, columns, element);
+    std::string to =
+        llvm::formatv("tensor<{0}x{1}x{2}>", columns, rows, element);
     os << indent << "%" << result << "e = tensor.empty() : " << to << "\n"
        << indent << "%" << result << " = linalg.transpose ins(" << value
        << " : " << from << ") outs(%" << result << "e : " << to
        << ") permutation = [1, 0]\n";
   }
 
-  /// Tensor k's layer forward on its data, from the weight `w`.
+  /// Tensor k's layer forward on its data, from the weight `w`. In mixed
+  /// precision the layer reads the weight's bf16 rounding (a scale widened
+  /// back to f32; a matmul of bf16 data and weight accumulating in f32).
   void writeForward(size_t k, const std::string &w) {
     std::string n = std::to_string(k), data = dataType(k);
     const Shape &shape = shapes[k];
+    const char *element = options.mixedPrecision ? "bf16" : "f32";
+    std::string weight = w;
+    if (options.mixedPrecision) {
+      os << indent << "%wr" << n << " = arith.truncf " << w << " : " << type(k)
+         << " to " << type(k, "bf16") << "\n";
+      weight = "%wr" + n;
+    }
     if (shape.size() < 2) {
+      if (options.mixedPrecision) {
+        os << indent << "%wx" << n << " = arith.extf " << weight << " : "
+           << type(k, "bf16") << " to " << type(k) << "\n";
+        weight = "%wx" + n;
+      }
       os << indent << "%wbe" << n << " = tensor.empty() : " << data << "\n"
-         << indent << "%wb" << n << " = linalg.broadcast ins(" << w << " : "
-         << type(k) << ") outs(%wbe" << n << " : " << data
+         << indent << "%wb" << n << " = linalg.broadcast ins(" << weight
+         << " : " << type(k) << ") outs(%wbe" << n << " : " << data
          << ") dimensions = [0]\n"
          << indent << "%z" << n << " = arith.mulf %x" << n << ", %wb" << n
          << " : " << data << "\n";
       return;
     }
     int64_t rows = shape[0], columns = features(k);
-    std::string flat = llvm::formatv("tensor<{0}x{1}xf32>", rows, columns);
-    std::string weight = w;
+    std::string flat =
+        llvm::formatv("tensor<{0}x{1}x{2}>", rows, columns, element);
     if (shape.size() > 2) {
-      os << indent << "%fw" << n << " = tensor.collapse_shape " << w << " "
-         << trailingGroups(k) << " : " << type(k) << " into " << flat << "\n";
+      os << indent << "%fw" << n << " = tensor.collapse_shape " << weight
+         << " " << trailingGroups(k) << " : " << type(k, element) << " into "
+         << flat << "\n";
       weight = "%fw" + n;
     }
-    std::string activations = batchType(rows);
-    writeTranspose("wt" + n, weight, rows, columns);
+    std::string activations = batchType(rows), input = "%x" + n;
+    if (options.mixedPrecision) {
+      os << indent << "%xr" << n << " = arith.truncf %x" << n << " : " << data
+         << " to " << batchType(columns, "bf16") << "\n";
+      input = "%xr" + n;
+    }
+    writeTranspose("wt" + n, weight, rows, columns, element);
     writeZeros("zf" + n, activations);
-    os << indent << "%z" << n << " = linalg.matmul ins(%x" << n << ", %wt" << n
-       << " : " << data << ", "
-       << llvm::formatv("tensor<{0}x{1}xf32>", columns, rows) << ") outs(%zf"
-       << n << " : " << activations << ") -> " << activations << "\n"
+    os << indent << "%z" << n << " = linalg.matmul ins(" << input << ", %wt"
+       << n << " : " << batchType(columns, element) << ", "
+       << llvm::formatv("tensor<{0}x{1}x{2}>", columns, rows, element)
+       << ") outs(%zf" << n << " : " << activations << ") -> " << activations
+       << "\n"
        << indent << "%zb" << n
        << " = arith.constant dense<0.0> : " << activations << "\n"
        << indent << "%a" << n << " = arith.maximumf %z" << n << ", %zb" << n

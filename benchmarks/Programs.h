@@ -93,6 +93,12 @@ struct StepOptions {
   /// square of the activations); a vector of n is a scale (data B x n, an
   /// elementwise product, its gradient a sum over the batch).
   int64_t forwardBatch = 0;
+  /// With a forward pass: mixed precision, as training keeps fp32 master
+  /// weights. Each layer reads its weight's bf16 rounding (`arith.truncf`):
+  /// a matmul takes bf16 data and weight and accumulates in f32, a scale
+  /// widens the rounding back to f32. The update, the moments and the
+  /// gradients stay fp32.
+  bool mixedPrecision = false;
 };
 
 /// One optimizer step per tensor over `shapes`, as `options` says, on mesh

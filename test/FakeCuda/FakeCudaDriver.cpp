@@ -37,6 +37,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -69,18 +70,21 @@ struct Memory {
   size_t used = 0, peak = 0;
   /// The variable that sets the capacity.
   const char *capacityVariable;
+  /// With ZERO_FAKE_CUDA_PEAK_BLOCKS: the sizes of the blocks held at the
+  /// peak, for the report.
+  std::map<size_t, size_t> blocksAtPeak;
 };
 
 /// The device's memory.
 Memory &memory() {
-  static Memory *instance = new Memory{{}, {}, 0, 0, "ZERO_FAKE_CUDA_MEMORY"};
+  static Memory *instance = new Memory{{}, {}, 0, 0, "ZERO_FAKE_CUDA_MEMORY", {}};
   return *instance;
 }
 
 /// Pinned host memory (cuMemHostAlloc).
 Memory &pinnedMemory() {
   static Memory *instance =
-      new Memory{{}, {}, 0, 0, "ZERO_FAKE_CUDA_HOST_MEMORY"};
+      new Memory{{}, {}, 0, 0, "ZERO_FAKE_CUDA_HOST_MEMORY", {}};
   return *instance;
 }
 
@@ -100,6 +104,17 @@ struct PeakReport {
                  "zero fake GPU: peak memory %zu bytes, pinned host memory "
                  "%zu bytes\n",
                  memory().peak, pinnedMemory().peak);
+    if (!std::getenv("ZERO_FAKE_CUDA_PEAK_BLOCKS"))
+      return;
+    // The sizes that hold the most of the device's peak, largest first.
+    std::vector<std::pair<size_t, size_t>> sizes(
+        memory().blocksAtPeak.begin(), memory().blocksAtPeak.end());
+    std::sort(sizes.begin(), sizes.end(), [](auto &a, auto &b) {
+      return a.first * a.second > b.first * b.second;
+    });
+    for (size_t i = 0; i < sizes.size() && i < 12; ++i)
+      std::fprintf(stderr, "zero fake GPU: at the peak, %zu block(s) of %zu "
+                   "bytes\n", sizes[i].second, sizes[i].first);
   }
 } peakReport;
 
@@ -165,6 +180,11 @@ CUresult allocate(void **pointer, size_t bytes, Memory &m = memory(),
     return CUDA_ERROR_OUT_OF_MEMORY;
   m.blocks[address] = block;
   m.used += bytes;
+  if (m.used > m.peak && std::getenv("ZERO_FAKE_CUDA_PEAK_BLOCKS")) {
+    m.blocksAtPeak.clear();
+    for (auto &[start, held] : m.blocks)
+      ++m.blocksAtPeak[held.bytes];
+  }
   m.peak = std::max(m.peak, m.used);
   *pointer = address;
   return CUDA_SUCCESS;
