@@ -32,7 +32,8 @@ machine, beside the peer and the limit, in one run:
 Each time is a median over steps 2..K, the best of --repeat runs of each
 row (this VM's times move by some 10% from run to run).
 Then the device state per rank that offload=optimizer saves (zero-report),
-against its formula, and the most device memory the step holds at once on
+against its formula, for the fp32 step and for a mixed-precision training
+loop whose masters go to the host too, and the most device memory the step holds at once on
 the stand-in CUDA driver: AdamW's with and without offload, and with and
 without the gradient shards freed once the host queue has copied them
 down, and with the staging of gradient shards and new weights held within
@@ -95,36 +96,45 @@ def gpt2_parameters(bin_dir):
                     "--shapes"]).stdout.split())
 
 
-def offloaded_state(bin_dir, work, ranks=4):
+def offloaded_state(bin_dir, work, ranks=4, mixed_precision=False):
     """zero-report's state per rank for GPT-2 small with its forward and
-    backward (zero-gen-step --batch 2) on `ranks` ranks, sharded at the
-    function boundary, without and with offload=optimizer, against the
-    formula: the moments (K = 2) move to the host, K * 4 * S / N bytes."""
+    backward (zero-gen-step --batch 2) on `ranks` ranks, without and with
+    offload=optimizer, against the formula K * 4 * S / N bytes. The fp32
+    step is sharded at the function boundary, and its moments (K = 2) move
+    to the host. With `mixed_precision`, a two-step training loop whose
+    layers read their fp32 masters' bf16 roundings (--mixed-precision),
+    sharded with defer-all-gather: the masters' shards move too (K = 3)."""
     gen = os.path.join(bin_dir, "zero-gen-step")
     program = os.path.join(work, "forward.mlir")
+    extra = ["--loop", "2", "--mixed-precision"] if mixed_precision else []
     with open(program, "w") as f:
         f.write(run([gen, "--model=gpt2", "--batch", "2", "--mesh",
-                     str(ranks)]).stdout)
+                     str(ranks)] + extra).stdout)
     params = gpt2_parameters(bin_dir)
+    sharding = "defer-all-gather" if mixed_precision else \
+        "shard-function-boundary"
     states = []
-    for options in ["shard-function-boundary",
-                    "shard-function-boundary offload=optimizer"]:
+    for options in [sharding, sharding + " offload=optimizer"]:
         report = os.path.join(work, "report.json")
         run([os.path.join(bin_dir, "zero-opt"), program,
              "--zero-weight-update-sharding=" + options,
              "--zero-report=format=json output=" + report, "-o", os.devnull])
         with open(report) as f:
             states.append(json.load(f)["functions"][0]["model_state_bytes"])
-    formula = 2 * 4 * params / ranks
+    k = 3 if mixed_precision else 2
+    formula = k * 4 * params / ranks
     mb = 1 / (1 << 20)
-    print("\ndevice state per rank, gpt2 with forward and backward, N = %d "
-          "(zero-report):" % ranks)
+    print("\ndevice state per rank, gpt2 with forward and backward%s, N = %d "
+          "(zero-report):" % (
+              ", mixed precision (fp32 masters, bf16 forward), a training "
+              "loop with defer-all-gather" if mixed_precision else "", ranks))
     print("  without offload: device %.1f MB" % (states[0]["device"] * mb))
     print("  offload=optimizer: device %.1f MB, host %.1f MB" %
           (states[1]["device"] * mb, states[1]["host"] * mb))
-    print("  device drop %.1f MB against K * 4 * S / N = %.1f MB: %.4f" %
-          ((states[0]["device"] - states[1]["device"]) * mb, formula * mb,
-           (states[0]["device"] - states[1]["device"]) / formula))
+    print("  device drop %.1f MB against K * 4 * S / N = %.1f MB (K = %d): "
+          "%.4f" % ((states[0]["device"] - states[1]["device"]) * mb,
+                    formula * mb, k,
+                    (states[0]["device"] - states[1]["device"]) / formula))
 
 
 def standin_device_peaks(build, bin_dir, work, optimizer, variants, ranks=4,
@@ -281,6 +291,7 @@ def main():
           "alone: %.2f" % (reference_ms / zero_ms, floor_ms / zero_ms))
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
         offloaded_state(bin_dir, work)
+        offloaded_state(bin_dir, work, mixed_precision=True)
     mb = 1 / (1 << 20)
     params = gpt2_parameters(bin_dir)
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
