@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "zero/Analysis/StateResults.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/CPU/Passes.h"
@@ -68,6 +69,26 @@ std::optional<SlicedResult> findSlicedResult(Value result) {
   return std::nullopt;
 }
 
+/// Whether a loop starts from `argument` or a view of it (a sharded loop's
+/// moment shard): the loop then updates it in place, and writing the
+/// result into the argument as well would make One-Shot Bufferize copy the
+/// whole argument before the loop.
+bool startsALoop(Value argument) {
+  SmallVector<Value> views = {argument};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (Operation *user : view.getUsers()) {
+      if (isa<LoopLikeOpInterface>(user))
+        return true;
+      if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+              tensor::CollapseShapeOp, tensor::CastOp, zero::ShardSliceOp>(
+              user))
+        views.push_back(user->getResult(0));
+    }
+  }
+  return false;
+}
+
 /// `dest` (of `reshape`'s result type) reshaped to `reshape`'s source type.
 Value unreshape(OpBuilder &b, Operation *reshape, Value dest) {
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape))
@@ -117,6 +138,8 @@ struct ZeroDonateStatePass
         // zero-offload-to-host sends such a slice down on the rank's host
         // queue, into pinned memory of its own, as the step goes on.
         why = "it is a slice, and its argument lives in host memory";
+      } else if (sliced && startsALoop(fn.getArgument(*argument))) {
+        why = "it is a slice, and a loop starts from its argument";
       } else if (sliced) {
         OpBuilder b(ret);
         ret.setOperand(index,

@@ -109,6 +109,39 @@ func.func @host_slice(%w: tensor<7xf32> {zero.memory = "host"}, %shard: tensor<2
 
 // -----
 
+// A loop that starts from a shard of the argument updates it in place;
+// writing the gathered result into the argument too would make One-Shot
+// Bufferize copy the whole argument before the loop, so the slice keeps a
+// buffer of its own.
+zero.mesh @dp(shape = [4])
+// CHECK-LABEL: func.func @loop_starts_from_argument
+// CHECK-NOT: zero.aliasing_output
+// CHECK-NOT: materialize_in_destination
+// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: it is a slice, and a loop starts from its argument}}
+func.func @loop_starts_from_argument(%m: tensor<2x4xf32>, %g: tensor<2xf32>)
+    -> (tensor<2x4xf32> {zero.state_of = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %flat = tensor.collapse_shape %m [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %shard = zero.shard_slice %flat on @dp : tensor<8xf32> -> tensor<2xf32>
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%s = %shard) -> tensor<2xf32> {
+    %n = arith.addf %s, %g : tensor<2xf32>
+    scf.yield %n : tensor<2xf32>
+  }
+  // The bucket: the shard and one padding element, gathered rank-major.
+  %pad = arith.constant dense<0.0> : tensor<1xf32>
+  %bucket = tensor.concat dim(0) %r, %pad : (tensor<2xf32>, tensor<1xf32>) -> tensor<3xf32>
+  %all = zero.all_gather %bucket on @dp : tensor<3xf32> -> tensor<12xf32>
+  %rows = tensor.expand_shape %all [[0, 1]] output_shape [4, 3] : tensor<12xf32> into tensor<4x3xf32>
+  %part = tensor.extract_slice %rows[0, 0] [4, 2] [1, 1] : tensor<4x3xf32> to tensor<4x2xf32>
+  %m2 = tensor.collapse_shape %part [[0, 1]] : tensor<4x2xf32> into tensor<8xf32>
+  %m3 = tensor.expand_shape %m2 [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+  return %m3 : tensor<2x4xf32>
+}
+
+// -----
+
 // No state, nothing to do.
 // CHECK-LABEL: func.func @no_state
 // CHECK-NOT: zero.aliasing_output

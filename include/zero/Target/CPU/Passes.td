@@ -108,7 +108,9 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     into the argument seen in the slice's shape), which is donated. Where
     the argument lives in host memory (`zero-offload-state`), the slice is
     left for `zero-offload-to-host`, which sends it down on the rank's host
-    queue.
+    queue; where a loop starts from the argument or a view of it (a training
+    loop that carries a moment's shard, updating it in place), it is left
+    too: One-Shot Bufferize would copy the whole argument before the loop.
 
     A state result that no destination-style op makes (a loop's result, a
     collective's) is left as it is, with a remark saying why.
