@@ -134,26 +134,27 @@ struct ZeroDonateStatePass
       Value result = ret.getOperand(index);
       std::string why;
       std::optional<SlicedResult> sliced = findSlicedResult(result);
-      if (sliced && zero::isHostArgument(fn, *argument)) {
-        // zero-offload-to-host sends such a slice down on the rank's host
-        // queue, into pinned memory of its own, as the step goes on.
-        why = "it is a slice, and its argument lives in host memory";
-      } else if (sliced && startsALoop(fn.getArgument(*argument))) {
-        why = "it is a slice, and a loop starts from its argument";
-      } else if (sliced) {
-        OpBuilder b(ret);
-        ret.setOperand(index,
-                       copyIntoArgument(b, *sliced, fn.getArgument(*argument)));
-        // Left in place, a reshape of the slice that nothing reads would
-        // still be bufferized into a copy of its own.
-        for (Operation *reshape : sliced->reshapes)
-          if (reshape->use_empty())
-            reshape->erase();
-        donate(fn, *argument, index);
-        continue;
+      if (sliced) {
+        if (zero::isHostArgument(fn, *argument)) {
+          // zero-offload-to-host sends such a slice down on the rank's host
+          // queue, into pinned memory of its own, as the step goes on.
+          why = "it is a slice, and its argument lives in host memory";
+        } else if (startsALoop(fn.getArgument(*argument))) {
+          why = "it is a slice, and a loop starts from its argument";
+        } else {
+          OpBuilder b(ret);
+          ret.setOperand(
+              index, copyIntoArgument(b, *sliced, fn.getArgument(*argument)));
+          // Left in place, a reshape of the slice that nothing reads would
+          // still be bufferized into a copy of its own.
+          for (Operation *reshape : sliced->reshapes)
+            if (reshape->use_empty())
+              reshape->erase();
+          donate(fn, *argument, index);
+          continue;
+        }
       }
-      OpOperand *init =
-          why.empty() ? findUnreadDestination(result, why) : nullptr;
+      OpOperand *init = sliced ? nullptr : findUnreadDestination(result, why);
       if (!init) {
         // At the function's location, without the function: printed with
         // each remark, it made a step with many such results quadratic.
