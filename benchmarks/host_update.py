@@ -38,7 +38,8 @@ the stand-in CUDA driver: AdamW's with and without offload, and with and
 without the gradient shards freed once the host queue has copied them
 down, and with the staging of gradient shards and new weights held within
 32 MiB a rank (ZERO_STAGING_BYTES); LAMB's with and without offload, and
-with that staging bound.
+with that staging bound; and a mixed-precision training loop's, with its
+state taken and returned whole and as shards (shard-function-boundary).
 
   benchmarks/host_update.py [--build build] [--model gpt2] [--steps 6]
                             [--threads 1] [--no-torch]
@@ -89,11 +90,12 @@ def adamw_reference(bin_dir, shapes, threads, steps, kernel="adamw"):
     return step, peak
 
 
-def gpt2_parameters(bin_dir):
-    """S: GPT-2 small's parameters, as zero-gen-step makes it."""
+def gpt2_parameters(bin_dir, options=()):
+    """S: GPT-2 small's parameters, as zero-gen-step makes it with
+    `options` (--scale)."""
     return sum(math.prod(int(d) for d in shape.split("x")) for shape in
                run([os.path.join(bin_dir, "zero-gen-step"), "--model=gpt2",
-                    "--shapes"]).stdout.split())
+                    "--shapes"] + list(options)).stdout.split())
 
 
 def offloaded_state(bin_dir, work, ranks=4, mixed_precision=False):
@@ -137,12 +139,13 @@ def offloaded_state(bin_dir, work, ranks=4, mixed_precision=False):
                     (states[0]["device"] - states[1]["device"]) / formula))
 
 
-def standin_device_peaks(build, bin_dir, work, optimizer, variants, ranks=4,
+def standin_device_peaks(build, bin_dir, work, model, variants, ranks=4,
                          steps=3):
     """The most device memory held at once by GPT-2 small with its forward
-    and backward and `optimizer` on `ranks` ranks, compiled for CUDA
-    (matmuls as kernels: the stand-in has no cuBLAS) and run on the stand-in
-    CUDA driver (test/FakeCuda, ZERO_FAKE_CUDA_REPORT), for each of
+    and backward (zero-gen-step --model=gpt2 --batch 2 and the options
+    `model` adds: an optimizer, a training loop) on `ranks` ranks, compiled
+    for CUDA (matmuls as kernels: the stand-in has no cuBLAS) and run on the
+    stand-in CUDA driver (test/FakeCuda, ZERO_FAKE_CUDA_REPORT), for each of
     `variants` (name, sharding options, lowering options, environment of the
     run). The stand-in runs no kernel, so each rank runs as far ahead of the
     device as it can: where the allocator's peak is highest for a given
@@ -151,10 +154,10 @@ def standin_device_peaks(build, bin_dir, work, optimizer, variants, ranks=4,
     if not os.path.exists(os.path.join(fake, "libcuda.so.1")):
         return None
     gen = os.path.join(bin_dir, "zero-gen-step")
-    program = os.path.join(work, "forward-%s.mlir" % optimizer)
+    program = os.path.join(work, "forward.mlir")
     with open(program, "w") as f:
-        f.write(run([gen, "--model=gpt2", "--optimizer", optimizer, "--batch",
-                     "2", "--mesh", str(ranks)]).stdout)
+        f.write(run([gen, "--model=gpt2", "--batch", "2", "--mesh",
+                     str(ranks)] + model).stdout)
     env = dict(os.environ, LD_LIBRARY_PATH=fake, ZERO_FAKE_CUDA_REPORT="1",
                ZERO_FAKE_CUDA_MEMORY=str(1 << 40),
                ZERO_FAKE_CUDA_HOST_MEMORY=str(1 << 40))
@@ -179,11 +182,12 @@ def standin_device_peaks(build, bin_dir, work, optimizer, variants, ranks=4,
     return peaks
 
 
-def print_peaks(optimizer, peaks, ranks=4, steps=3):
+def print_peaks(what, peaks, ranks=4, steps=3):
     mb = 1 / (1 << 20)
     print("\nmost memory held at once, gpt2 with forward and backward, %s, "
-          "N = %d, %d steps, on the stand-in CUDA driver (no kernel runs: "
-          "each rank as far ahead as it goes):" % (optimizer, ranks, steps))
+          "N = %d, %d step%s, on the stand-in CUDA driver (no kernel runs: "
+          "each rank as far ahead as it goes):" %
+          (what, ranks, steps, "" if steps == 1 else "s"))
     for name, device, pinned in peaks:
         print("  %-50s device %8.1f MB, pinned host %7.1f MB" %
               (name, device * mb, pinned * mb))
@@ -212,6 +216,44 @@ def print_staging(after_wait, by_queue, bounded, params, ranks=4):
           "%d MiB a rank" % (ranks, (after_wait - moments) * mb,
                               (by_queue - moments) * mb,
                               (bounded - moments) * mb, STAGING_BOUND >> 20))
+
+
+def print_loop_peaks(build, bin_dir, ranks=4, scale=2):
+    """The same for a training loop (two steps of AdamW in an scf.for, in
+    mixed precision: each layer reads its fp32 master's bf16 rounding),
+    sharded with defer-all-gather, at 1/`scale` of GPT-2 small's width (a
+    loop that takes its state whole does not fit this machine at full
+    size): its state taken and returned whole, and as shards
+    (shard-function-boundary), each without and with offload=optimizer;
+    beside the fp32 state (w, m, v) the ranks take in, whole and as
+    shards."""
+    loop = ["--scale", str(scale), "--loop", "2", "--mixed-precision"]
+    with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
+        boundary = "defer-all-gather shard-function-boundary"
+        peaks = standin_device_peaks(build, bin_dir, work, loop, [
+            ("state whole", "defer-all-gather", "cublas=false", {}),
+            ("state whole, offload=optimizer",
+             "defer-all-gather offload=optimizer", "cublas=false", {}),
+            ("state as shards", boundary, "cublas=false", {}),
+            ("state as shards, offload=optimizer",
+             boundary + " offload=optimizer", "cublas=false", {})],
+            ranks=ranks, steps=1)
+        params = gpt2_parameters(bin_dir, loop[:2])
+    if not peaks:
+        return
+    mb = 1 / (1 << 20)
+    print_peaks("a training loop of 2 AdamW steps in mixed precision at "
+                "1/%d width (%d parameters), defer-all-gather" %
+                (scale, params), peaks, ranks, steps=1)
+    state = 3 * 4 * params * ranks
+    print("  fp32 state (w, m, v) the %d ranks take in: whole %.1f MB, as "
+          "shards %.1f MB" % (ranks, state * mb, state / ranks * mb))
+    for (name, device, pinned), (_, shard_device, shard_pinned) in zip(
+            peaks[:2], peaks[2:]):
+        print("  %s: as shards, %.2fx less device memory, %s" % (
+            name, device / shard_device,
+            "%.2fx less pinned" % (pinned / shard_pinned) if shard_pinned
+            else "nothing pinned"))
 
 
 def main():
@@ -296,7 +338,8 @@ def main():
     params = gpt2_parameters(bin_dir)
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
         offload = "shard-function-boundary offload=optimizer"
-        peaks = standin_device_peaks(args.build, bin_dir, work, "adamw", [
+        peaks = standin_device_peaks(args.build, bin_dir, work, [
+            "--optimizer", "adamw"], [
             ("without offload", "shard-function-boundary", "cublas=false",
              {}),
             ("offload=optimizer, shards freed after the wait", offload,
@@ -318,7 +361,8 @@ def main():
     # kernel reads once the norms are gathered.
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
         offload = "shard-function-boundary offload=optimizer"
-        peaks = standin_device_peaks(args.build, bin_dir, work, "lamb", [
+        peaks = standin_device_peaks(args.build, bin_dir, work, [
+            "--optimizer", "lamb"], [
             ("without offload", "shard-function-boundary", "cublas=false",
              {}),
             ("offload=optimizer", offload, "cublas=false", {}),
@@ -328,6 +372,7 @@ def main():
     if peaks:
         print_peaks("LAMB", peaks)
         print_saving(peaks[0][1], peaks[1][1], params)
+    print_loop_peaks(args.build, bin_dir)
     return 0
 
 

@@ -65,6 +65,7 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     ZeroDeferAllGatherOptions defer;
     defer.gatherDtype = options.gatherDtype;
     defer.quantizeBlock = options.quantizeBlock;
+    defer.shardFunctionBoundary = options.shardFunctionBoundary;
     pm.addPass(createZeroDeferAllGather(defer));
   }
   if (options.bucketBytes > 0) {

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Boundary.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -283,15 +284,10 @@ FailureOr<ResidualHome> findResidualHome(ReduceScatterOp op, ModuleOp module,
   }
   if (!home.loops.empty())
     return home;
-  if (!home.function.getBody().hasOneBlock()) {
-    why = "@" + home.function.getSymName().str() +
-          " has several blocks, so it cannot return the residual";
-    return failure();
-  }
-  if (!SymbolTable::symbolKnownUseEmpty(home.function, module)) {
-    why = "@" + home.function.getSymName().str() +
-          " is called in the module, so it cannot take and return the "
-          "residual as state";
+  if (std::string fixed = whySignatureFixed(home.function, module);
+      !fixed.empty()) {
+    why = "@" + home.function.getSymName().str() + " " + fixed +
+          ", so it cannot take and return the residual as state";
     return failure();
   }
   return home;

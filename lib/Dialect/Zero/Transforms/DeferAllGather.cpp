@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Boundary.h"
 #include "Layout.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
@@ -43,6 +44,10 @@ struct DeferredWeight {
   /// The element type the copy for the readers is gathered in (with
   /// gather-dtype=int8, the one it is dequantized into).
   Type gatherElement;
+  /// With shard-function-boundary, the return operand through which the
+  /// loop's last shard leaves the function as it is; null when the weight
+  /// enters and leaves whole.
+  OpOperand *returned = nullptr;
 };
 
 /// `value` peeled of a reshape to the whole shape and of dropped padding:
@@ -213,6 +218,68 @@ struct ZeroDeferAllGatherPass
     }
   }
 
+  /// With shard-function-boundary, marks each weight of `loop` that can
+  /// enter and leave its function as the shard itself (findCarriedReturn),
+  /// and says why of each that cannot.
+  void findBoundaries(scf::ForOp loop, SmallVector<DeferredWeight> &weights,
+                      llvm::DenseMap<Operation *, std::string> &fixed) {
+    auto func = dyn_cast<func::FuncOp>(loop->getParentOp());
+    if (!shardFunctionBoundary || !func)
+      return;
+    auto [it, inserted] = fixed.try_emplace(func);
+    if (inserted) {
+      it->second = whySignatureFixed(func, getOperation());
+      if (!it->second.empty())
+        func.emitRemark("zero-defer-all-gather: the weights its training "
+                        "loop carries enter and leave whole, not sharded at "
+                        "the function boundary: the function ")
+            << it->second;
+    }
+    if (!it->second.empty())
+      return;
+    for (DeferredWeight &weight : weights) {
+      std::string why;
+      weight.returned = findCarriedReturn(loop, weight.arg, why);
+      if (!weight.returned)
+        mlir::emitRemark(loop.getLoc(), "zero-defer-all-gather: the ")
+            << weight.whole << " weight carried as iter_arg "
+            << weight.arg.getArgNumber() - loop.getNumInductionVars()
+            << " enters and leaves the function whole, sliced before the "
+               "loop and gathered after it: "
+            << why;
+    }
+  }
+
+  /// The function's argument that `loop` starts `weight` from becomes its
+  /// shard (and the result the function returns it through, the last
+  /// shard). Returns the first iteration's copy, gathered from the shard;
+  /// whatever else reads the argument gets it whole, gathered at the
+  /// function's start.
+  Value enterAsShard(OpBuilder &before, scf::ForOp loop,
+                     DeferredWeight &weight) {
+    OpOperand *init = loop.getTiedLoopInit(weight.arg);
+    auto argument = cast<BlockArgument>(init->get());
+    auto func = cast<func::FuncOp>(loop->getParentOp());
+    SmallVector<OpOperand *> others;
+    for (OpOperand &use : argument.getUses())
+      if (&use != init)
+        others.push_back(&use);
+    markShardBoundary(func, argument.getArgNumber(),
+                      weight.returned->getOperandNumber(), weight.layout,
+                      weight.whole);
+    if (!others.empty()) {
+      OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
+      Value full = gatherWhole(top, func.getLoc(), argument, weight.layout,
+                               weight.whole);
+      for (OpOperand *use : others)
+        use->set(full);
+    }
+    Location loc = loop.getLoc();
+    Value part = convert(before, loc, argument, weight.gatherElement);
+    return gatherWhole(before, loc, part, weight.layout,
+                       weight.whole.clone(weight.gatherElement));
+  }
+
   /// Carries each weight of `loop` as a shard plus its gathered copy.
   void defer(scf::ForOp loop, SmallVector<DeferredWeight> &weights) {
     Location loc = loop.getLoc();
@@ -221,10 +288,14 @@ struct ZeroDeferAllGatherPass
     for (DeferredWeight &weight : weights) {
       OpOperand *init = loop.getTiedLoopInit(weight.arg);
       Value whole = init->get();
-      // The first iteration's copy: the whole initial weight, converted
-      // here (no gather: every rank has it).
-      copies.push_back(convert(before, loc, whole, weight.gatherElement));
-      init->set(sliceShard(before, loc, whole, weight.layout));
+      if (weight.returned) {
+        copies.push_back(enterAsShard(before, loop, weight));
+      } else {
+        // The first iteration's copy: the whole initial weight, converted
+        // here (no gather: every rank has it).
+        copies.push_back(convert(before, loc, whole, weight.gatherElement));
+        init->set(sliceShard(before, loc, whole, weight.layout));
+      }
       weight.arg.setType(init->get().getType());
       loop.getTiedLoopResult(weight.arg).setType(weight.arg.getType());
       auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
@@ -290,6 +361,9 @@ struct ZeroDeferAllGatherPass
         }
         reader->set(converted);
       }
+      // At the function boundary the caller takes the last shard.
+      if (weight.returned)
+        continue;
       // After the loop, the whole weight for the caller, exact: the last
       // copy when it was gathered in full precision (also right when the
       // loop runs no iteration: then it is the initial weight), else (a
@@ -387,11 +461,14 @@ struct ZeroDeferAllGatherPass
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
     // Functions where a loop's gather was deferred.
     DenseSet<Operation *> deferredIn;
+    // Why each function's signature may not change (empty: it may).
+    llvm::DenseMap<Operation *, std::string> fixed;
     for (scf::ForOp loop : loops) {
       SmallVector<DeferredWeight> weights = findWeights(loop, forced);
       if (weights.empty())
         continue;
       deferredIn.insert(loop->getParentOfType<FunctionOpInterface>());
+      findBoundaries(loop, weights, fixed);
       for (DeferredWeight &weight : weights)
         if (quantizes())
           mlir::emitRemark(loop.getLoc(), "gathering a ")
@@ -406,7 +483,12 @@ struct ZeroDeferAllGatherPass
               << weight.whole << " weight in " << weight.gatherElement
               << " (gather-dtype): the forward pass reads a rounded copy, "
                  "which changes results";
+      auto func = dyn_cast<func::FuncOp>(loop->getParentOp());
       defer(loop, weights);
+      if (llvm::any_of(weights, [](const DeferredWeight &weight) {
+            return weight.returned;
+          }))
+        updateFunctionType(func);
     }
     // Asked to compress, and a function's gathers are not: say so rather
     // than let the user believe they moved int8.

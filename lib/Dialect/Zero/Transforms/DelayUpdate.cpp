@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Boundary.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -282,12 +283,11 @@ struct ZeroDelayUpdatePass
 
   /// Why `fn` cannot take and return the delayed values, or "".
   static std::string whyNotAStep(func::FuncOp fn, ModuleOp module) {
-    if (!fn.getBody().hasOneBlock())
-      return "it has several blocks";
-    if (!SymbolTable::symbolKnownUseEmpty(fn, module))
-      return "it is called in the module, so it cannot take and return the "
-             "delayed values as state";
-    return "";
+    std::string why = whySignatureFixed(fn, module);
+    if (why.empty())
+      return why;
+    return "it " + why +
+           ", so it cannot take and return the delayed values as state";
   }
 
   void delayFunction(func::FuncOp fn, ModuleOp module) {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Boundary.h"
 #include "Layout.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -150,6 +151,10 @@ struct PersistentShard {
   /// Uses of `arg` outside the update (stage 3: the forward and backward
   /// passes), each of which gets the whole value gathered just before it.
   SmallVector<OpOperand *> otherUses;
+  /// Carried state only: the function's return operand that passes on the
+  /// loop's final value, when the function's argument and result are the
+  /// shard (shard-function-boundary); null when it enters and leaves whole.
+  OpOperand *returned = nullptr;
 };
 
 /// Rewrites one weight update onto shards. See Passes.td for the contract.
@@ -178,10 +183,13 @@ private:
   SmallVector<OpOperand *> usesOutsideUpdate(Value value) const;
   SmallVector<PersistentShard> findCarriedState();
   SmallVector<PersistentShard> findBoundaryState();
+  OpOperand *findCarriedReturn(const PersistentShard &state);
   void sliceCarriedInit(PersistentShard &state);
   void gatherCarriedResult(PersistentShard &state, RankedTensorType whole);
   void markBoundary(PersistentShard &state, RankedTensorType whole);
-  void gatherForOtherUses(PersistentShard &state, RankedTensorType whole);
+  void markCarriedBoundary(PersistentShard &state, RankedTensorType whole);
+  void gatherBeforeUses(ArrayRef<OpOperand *> uses, Value shard,
+                        RankedTensorType whole);
   void remarkWholeResults(const llvm::SmallPtrSetImpl<OpOperand *> &persistent);
   Value uniformShard(Value full, Location loc);
   void rewriteLinalgOp(mlir::linalg::LinalgOp op);
@@ -342,6 +350,25 @@ SmallVector<PersistentShard> UpdateSharder::findBoundaryState() {
   return boundary;
 }
 
+/// With `shard-function-boundary`, the return operand through which a
+/// training loop's carried state leaves its function as the shard itself
+/// (findCarriedReturn). Null, with a remark saying why, when the state
+/// enters and leaves whole.
+OpOperand *UpdateSharder::findCarriedReturn(const PersistentShard &state) {
+  if (!shardBoundary)
+    return nullptr;
+  auto loop = cast<scf::ForOp>(state.arg.getOwner()->getParentOp());
+  std::string why;
+  if (OpOperand *returned = zero::findCarriedReturn(loop, state.arg, why))
+    return returned;
+  mlir::emitRemark(loop.getLoc())
+      << "iter_arg " << state.arg.getArgNumber() - loop.getNumInductionVars()
+      << " enters and leaves the function whole, sliced before the loop and "
+         "gathered after it: "
+      << why;
+  return nullptr;
+}
+
 /// Before the loop: the state enters as this rank's shard.
 void UpdateSharder::sliceCarriedInit(PersistentShard &state) {
   auto loop = cast<scf::ForOp>(state.arg.getOwner()->getParentOp());
@@ -366,19 +393,33 @@ void UpdateSharder::gatherCarriedResult(PersistentShard &state,
     use->set(full);
 }
 
-/// The function argument and its result become shards; #zero.shard records
-/// the whole type and the group, so callers and checkpoints can map them.
+/// A single-step function's argument and the result it pairs with.
 void UpdateSharder::markBoundary(PersistentShard &state,
                                  RankedTensorType whole) {
   auto func = cast<func::FuncOp>(state.arg.getOwner()->getParentOp());
-  MLIRContext *context = func.getContext();
-  MeshOp mesh = lookupMesh(func, layout.mesh);
-  auto attr =
-      ShardAttr::get(context, layout.mesh, getGroupAxes(mesh, layout.axes),
-                     whole, layout.alignment);
-  state.arg.setType(shardType(whole));
-  func.setArgAttr(state.arg.getArgNumber(), "zero.shard", attr);
-  func.setResultAttr(state.output->getOperandNumber(), "zero.shard", attr);
+  markShardBoundary(func, state.arg.getArgNumber(),
+                    state.output->getOperandNumber(), layout, whole);
+}
+
+/// A training loop's carried state, at the boundary of its function: the
+/// loop starts from the argument's shard and the function returns the
+/// loop's. What else reads the argument (the bf16 copy a mixed-precision
+/// loop starts from) gets it whole, gathered just before.
+void UpdateSharder::markCarriedBoundary(PersistentShard &state,
+                                        RankedTensorType whole) {
+  auto loop = cast<scf::ForOp>(state.arg.getOwner()->getParentOp());
+  OpOperand *init = loop.getTiedLoopInit(state.arg);
+  auto argument = cast<BlockArgument>(init->get());
+  SmallVector<OpOperand *> others;
+  for (OpOperand &use : argument.getUses())
+    if (&use != init)
+      others.push_back(&use);
+  markShardBoundary(cast<func::FuncOp>(loop->getParentOp()),
+                    argument.getArgNumber(), state.returned->getOperandNumber(),
+                    layout, whole);
+  state.arg.setType(argument.getType());
+  loop.getTiedLoopResult(state.arg).setType(argument.getType());
+  gatherBeforeUses(others, argument, whole);
 }
 
 /// Stage 3: every use outside the update gets the whole value gathered just
@@ -386,19 +427,18 @@ void UpdateSharder::markBoundary(PersistentShard &state,
 /// carry distinct `zero.for_use` numbers, so that CSE does not merge them
 /// back into one whole weight kept alive from the forward to the backward
 /// pass.
-void UpdateSharder::gatherForOtherUses(PersistentShard &state,
-                                       RankedTensorType whole) {
+void UpdateSharder::gatherBeforeUses(ArrayRef<OpOperand *> uses, Value shard,
+                                     RankedTensorType whole) {
   // One gather per op, however many of its operands read the weight (a
   // linalg op reading it as input and as init, `w * w`).
   llvm::SmallDenseMap<Operation *, Value> gathered;
-  for (OpOperand *use : state.otherUses) {
+  for (OpOperand *use : uses) {
     Operation *user = use->getOwner();
     Value &full = gathered[user];
     if (!full) {
       OpBuilder before(user);
       AllGatherOp gather;
-      full = gatherWhole(before, user->getLoc(), state.arg, layout, whole,
-                         &gather);
+      full = gatherWhole(before, user->getLoc(), shard, layout, whole, &gather);
       gather->setAttr("zero.for_use", before.getI64IntegerAttr(gatherCount++));
     }
     use->set(full);
@@ -564,19 +604,22 @@ bool UpdateSharder::run(const llvm::DenseMap<Operation *, int64_t> &position) {
   for (PersistentShard &state : persistent) {
     auto whole = cast<RankedTensorType>(state.arg.getType());
     wholeTypes.push_back(whole);
-    if (inLoop)
+    if (inLoop && (state.returned = findCarriedReturn(state)))
+      markCarriedBoundary(state, whole);
+    else if (inLoop)
       sliceCarriedInit(state);
     else
       markBoundary(state, whole);
     shards.map(state.arg, state.arg);
-    gatherForOtherUses(state, whole);
+    gatherBeforeUses(state.otherUses, state.arg, whole);
   }
 
   rewriteUpdateOps();
   gatherOutputs(persistentOutputs);
   if (inLoop)
     for (auto [state, whole] : llvm::zip(persistent, wholeTypes))
-      gatherCarriedResult(state, whole);
+      if (!state.returned)
+        gatherCarriedResult(state, whole);
 
   for (Operation *op : llvm::reverse(update.ops))
     op->erase();
@@ -635,32 +678,6 @@ struct ZeroShardWeightUpdatePass
     return "";
   }
 
-  /// Whether the state of `func` may be sharded at its boundary: the
-  /// signature changes, so nothing in the module may call it.
-  bool mayChangeSignature(func::FuncOp func) {
-    if (!func.getBody().hasOneBlock()) {
-      mlir::emitRemark(func.getLoc(),
-                       "state not sharded at the function boundary: the "
-                       "function has more than one block");
-      return false;
-    }
-    if (!SymbolTable::symbolKnownUseEmpty(func, getOperation())) {
-      mlir::emitRemark(func.getLoc(),
-                       "state not sharded at the function boundary: the "
-                       "function is called in the module");
-      return false;
-    }
-    return true;
-  }
-
-  /// The function type again from the entry block and the return.
-  static void updateFunctionType(func::FuncOp func) {
-    Operation *ret = func.getBody().front().getTerminator();
-    func.setFunctionType(FunctionType::get(
-        func.getContext(), func.getBody().front().getArgumentTypes(),
-        ret->getOperandTypes()));
-  }
-
   void runOnOperation() override {
     if (stage < 1 || stage > 3) {
       getOperation().emitError("zero-shard-weight-update: stage must be 1, "
@@ -716,12 +733,22 @@ struct ZeroShardWeightUpdatePass
         mlir::emitRemark(gradient.getLoc(), "left replicated: ") << why;
         continue;
       }
+      // A step function, or the training loop in its body.
+      Operation *step = gradient->getParentOp();
+      if (isa<scf::ForOp>(step))
+        step = step->getParentOp();
       bool boundary = false;
-      if (auto func = dyn_cast<func::FuncOp>(gradient->getParentOp());
+      if (auto func = dyn_cast<func::FuncOp>(step);
           func && shardFunctionBoundary) {
         auto [it, inserted] = boundaryAllowed.try_emplace(func, false);
-        if (inserted)
-          it->second = mayChangeSignature(func);
+        if (inserted) {
+          std::string why = whySignatureFixed(func, getOperation());
+          if (!why.empty())
+            mlir::emitRemark(func.getLoc(), "state not sharded at the "
+                                            "function boundary: the function ")
+                << why;
+          it->second = why.empty();
+        }
         boundary = it->second;
         if (boundary)
           changed.insert(func);

@@ -109,3 +109,93 @@ func.func @caller(%w: tensor<8xf32>, %gl: tensor<8xf32>) -> tensor<8xf32> {
   %r = func.call @called(%w, %gl) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// A training loop: the state the loop carries enters and leaves the
+// function as the shard itself. The loop starts from the argument's shard,
+// and the function returns the loop's, so no rank holds the whole momentum
+// (or, at stage 3, the whole weight) before or after the loop. Below stage 3
+// the forward pass reads the whole weight: it is gathered every iteration,
+// and enters and leaves whole.
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @loop
+// CHECK-SAME: (%[[W:[^:]+]]: tensor<10xf32>, %[[M:[^:]+]]: tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<10xf32>>}, %[[X:[^:]+]]: tensor<10xf32>)
+// CHECK-SAME: -> (tensor<10xf32> {zero.state_of = 0 : i64}, tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<10xf32>>, zero.state_of = 1 : i64})
+// CHECK-NOT: zero.shard_slice %[[M]]
+// CHECK: %[[R:.*]]:2 = scf.for {{.*}} iter_args(%[[LW:.*]] = %[[W]], %[[LM:.*]] = %[[M]]) -> (tensor<10xf32>, tensor<3xf32>)
+// CHECK: %[[GS:.*]] = zero.reduce_scatter
+// CHECK: arith.mulf %[[LM]], %{{.*}} : tensor<3xf32>
+// CHECK: zero.all_gather
+// CHECK: scf.yield
+// CHECK-NOT: zero.all_gather
+// CHECK: return %[[R]]#0, %[[R]]#1 : tensor<10xf32>, tensor<3xf32>
+// STAGE3-LABEL: func.func @loop
+// STAGE3-SAME: (%[[W:[^:]+]]: tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<10xf32>>}, %[[M:[^:]+]]: tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<10xf32>>}, %[[X:[^:]+]]: tensor<10xf32>)
+// STAGE3: %[[R:.*]]:2 = scf.for {{.*}} iter_args(%[[LW:.*]] = %[[W]], %[[LM:.*]] = %[[M]]) -> (tensor<3xf32>, tensor<3xf32>)
+// STAGE3: zero.all_gather %[[LW]] on @dp {zero.for_use = 0 : i64} : tensor<3xf32> -> tensor<12xf32>
+// STAGE3: scf.yield
+// STAGE3-NOT: zero.all_gather
+// STAGE3: return %[[R]]#0, %[[R]]#1 : tensor<3xf32>, tensor<3xf32>
+func.func @loop(%w0: tensor<10xf32>, %m0: tensor<10xf32>, %x: tensor<10xf32>)
+    -> (tensor<10xf32>, tensor<10xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %beta = arith.constant dense<0.9> : tensor<10xf32>
+  %r:2 = scf.for %i = %c0 to %c5 step %c1 iter_args(%w = %w0, %m = %m0)
+      -> (tensor<10xf32>, tensor<10xf32>) {
+    %gl = arith.mulf %w, %x : tensor<10xf32>
+    %g = zero.all_reduce %gl on @dp reduce = mean : tensor<10xf32>
+    %m1 = arith.mulf %m, %beta : tensor<10xf32>
+    %m2 = arith.addf %m1, %g : tensor<10xf32>
+    %w2 = arith.subf %w, %m2 : tensor<10xf32>
+    scf.yield %w2, %m2 : tensor<10xf32>, tensor<10xf32>
+  }
+  return %r#0, %r#1 : tensor<10xf32>, tensor<10xf32>
+}
+
+// -----
+
+// Carried state that cannot be the shard at the boundary enters and leaves
+// whole, sliced before the loop and gathered after it, and a remark on the
+// loop says why: a momentum the loop starts from zeros (no argument to
+// take its shard), and one whose final value the function also reads after
+// the loop.
+zero.mesh @dp(shape = [4])
+
+// CHECK-LABEL: func.func @loop_state_stays_whole
+// CHECK-SAME: (%{{.*}}: tensor<10xf32>, %[[M:[^:]+]]: tensor<10xf32>, %{{.*}}: tensor<10xf32>)
+// CHECK-SAME: -> (tensor<10xf32> {zero.state_of = 0 : i64}, tensor<10xf32> {zero.state_of = 1 : i64}, tensor<10xf32>)
+// CHECK: zero.shard_slice
+// CHECK: zero.shard_slice
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK: zero.all_gather
+// CHECK: zero.all_gather
+// REMARK3: boundary.mlir:[[@LINE+12]]:10: remark: iter_arg 1 enters and leaves the function whole, sliced before the loop and gathered after it: the loop does not start it from an argument of the function
+// REMARK3: boundary.mlir:[[@LINE+11]]:10: remark: iter_arg 2 enters and leaves the function whole, sliced before the loop and gathered after it: the function does not return the loop's result as it is
+func.func @loop_state_stays_whole(%w0: tensor<10xf32>, %n0: tensor<10xf32>,
+                                  %x: tensor<10xf32>)
+    -> (tensor<10xf32>, tensor<10xf32>, tensor<10xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %zero = arith.constant dense<0.0> : tensor<10xf32>
+  %beta = arith.constant dense<0.9> : tensor<10xf32>
+  // expected-remark @+2 {{iter_arg 1 enters and leaves the function whole, sliced before the loop and gathered after it: the loop does not start it from an argument of the function}}
+  // expected-remark @+1 {{iter_arg 2 enters and leaves the function whole, sliced before the loop and gathered after it: the function does not return the loop's result as it is}}
+  %r:3 = scf.for %i = %c0 to %c5 step %c1 iter_args(%w = %w0, %m = %zero, %n = %n0)
+      -> (tensor<10xf32>, tensor<10xf32>, tensor<10xf32>) {
+    %gl = arith.mulf %w, %x : tensor<10xf32>
+    %g = zero.all_reduce %gl on @dp reduce = mean : tensor<10xf32>
+    %m1 = arith.mulf %m, %beta : tensor<10xf32>
+    %m2 = arith.addf %m1, %g : tensor<10xf32>
+    %n2 = arith.mulf %n, %m2 : tensor<10xf32>
+    %w2 = arith.subf %w, %n2 : tensor<10xf32>
+    scf.yield %w2, %m2, %n2 : tensor<10xf32>, tensor<10xf32>, tensor<10xf32>
+  }
+  %sum = arith.addf %r#2, %r#1 : tensor<10xf32>
+  return %r#0, %r#2, %sum : tensor<10xf32>, tensor<10xf32>, tensor<10xf32>
+}

@@ -30,9 +30,18 @@ defvar costModelOptions = [
          "and copies">,
 ];
 
+// Shared by zero-shard-weight-update (the state it shards) and
+// zero-defer-all-gather (the weights it carries as shards).
+defvar shardFunctionBoundaryOptions = [
+    Option<"shardFunctionBoundary", "shard-function-boundary", "bool",
+           /*default=*/"false",
+           "Pass the state of a step function, or of the training loop in "
+           "it, in and out as shards (marked #zero.shard) instead of whole">,
+];
+
 // The options of the passes that zero-weight-update-sharding runs, declared
 // once: each pass takes its own, and the pipeline passes take them all.
-defvar shardWeightUpdateOptions = [
+defvar shardWeightUpdateOptions = !listconcat([
     Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
            "Leave gradients smaller than this many bytes replicated">,
     Option<"meshName", "mesh", "std::string", /*default=*/"\"\"",
@@ -44,11 +53,7 @@ defvar shardWeightUpdateOptions = [
     Option<"stage", "stage", "int64_t", /*default=*/"2",
            "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also "
            "weights">,
-    Option<"shardFunctionBoundary", "shard-function-boundary", "bool",
-           /*default=*/"false",
-           "Pass the optimizer state of a single-step function in and out "
-           "as shards (marked #zero.shard) instead of whole">,
-];
+], shardFunctionBoundaryOptions);
 
 defvar deferAllGatherOptions = [
   Option<"gatherDtype", "gather-dtype", "::zero::GatherDtype",

@@ -172,6 +172,18 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
     several stays whole. A function that is called in the module, or has
     more than one block, keeps its signature (a remark says so).
 
+    Training loops with `shard-function-boundary`: a loop-carried shard
+    whose loop (in the function's body) starts it from an argument of the
+    function, and whose final value the function returns as it is, is the
+    shard at the boundary too: the argument and that result become shards
+    (`#zero.shard`), the loop starts from the argument and the function
+    returns the loop's result, so no rank holds the whole state before or
+    after the loop, and nothing is gathered after it. Whatever else reads the
+    argument gets it whole, gathered just before. Carried state that does
+    not qualify (the loop starts it from a constant; the function also reads
+    its final value) is sliced before the loop and gathered after it, with a
+    remark on the loop saying why.
+
     Mesh and axes (`mesh`, `axes`): by default every gradient is sharded
     over its whole all-reduce group. `mesh=dp` shards only the gradients of
     mesh `@dp` (others stay replicated, with a remark). `axes=1` shards over
@@ -236,6 +248,18 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
        in the weight's own type; else (a bf16 copy) the last shard is
        gathered once more in full precision.
 
+    With `shard-function-boundary` (as in `zero-shard-weight-update`), a
+    weight that the loop starts from an argument of its function, and whose
+    final value the function returns as it is, enters and leaves as the
+    shard itself: the argument and that result become shards
+    (`#zero.shard`), the loop starts from the argument, the first
+    iteration's copy is the argument's shard converted to the gather type
+    and gathered (rounding commutes with gathering: the same bits as
+    rounding the whole weight), and the function returns the last shard.
+    A weight that does not qualify keeps steps 1 and 4, with a remark saying
+    why, as does every weight of a function whose signature may not change
+    (called in the module, or of more than one block).
+
     The gather type (`gather-dtype`): with `auto`, when every reader of the
     weight is an `arith.truncf` to one type (the bf16 copy of fp32 master
     weights), the gather moves that type: rounding commutes with gathering,
@@ -299,7 +323,8 @@ def ZeroDeferAllGather : Pass<"zero-defer-all-gather", "mlir::ModuleOp"> {
     are not gathered this way (stage 3, where each use gathers; weights that
     no gradient updates) are not deferred.
   }];
-  let options = !listconcat(deferAllGatherOptions, quantizeBlockOptions);
+  let options = !listconcat(deferAllGatherOptions, quantizeBlockOptions,
+                            shardFunctionBoundaryOptions);
   let dependentDialects = ["::zero::ZeroDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
