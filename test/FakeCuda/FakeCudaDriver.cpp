@@ -106,15 +106,20 @@ struct PeakReport {
                  memory().peak, pinnedMemory().peak);
     if (!std::getenv("ZERO_FAKE_CUDA_PEAK_BLOCKS"))
       return;
-    // The sizes that hold the most of the device's peak, largest first.
-    std::vector<std::pair<size_t, size_t>> sizes(
-        memory().blocksAtPeak.begin(), memory().blocksAtPeak.end());
+    print(memory(), "at the peak");
+    print(pinnedMemory(), "at the pinned memory's peak");
+  }
+
+  /// The sizes that hold the most of `m`'s peak, largest first.
+  static void print(const Memory &m, const char *when) {
+    std::vector<std::pair<size_t, size_t>> sizes(m.blocksAtPeak.begin(),
+                                                 m.blocksAtPeak.end());
     std::sort(sizes.begin(), sizes.end(), [](auto &a, auto &b) {
       return a.first * a.second > b.first * b.second;
     });
     for (size_t i = 0; i < sizes.size() && i < 12; ++i)
-      std::fprintf(stderr, "zero fake GPU: at the peak, %zu block(s) of %zu "
-                   "bytes\n", sizes[i].second, sizes[i].first);
+      std::fprintf(stderr, "zero fake GPU: %s, %zu block(s) of %zu bytes\n",
+                   when, sizes[i].second, sizes[i].first);
   }
 } peakReport;
 

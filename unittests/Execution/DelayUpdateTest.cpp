@@ -240,8 +240,9 @@ void checkContract(MLIRContext &context, const DelayedProgram &program,
   unsigned added = 0;
   for (unsigned i = 0; i < delayed.getNumArguments(); ++i)
     added += delayed.getArgAttr(i, zero::kDelayedAttrName) ? 1 : 0;
-  if (startsAtZero)
+  if (startsAtZero) {
     EXPECT_EQ(added, *startsAtZero);
+  }
   EXPECT_GE(added, 2u);
 
   llvm::SmallString<128> dir;

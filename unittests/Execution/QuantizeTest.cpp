@@ -313,9 +313,10 @@ TEST_P(QuantizedGather, CopyIsWithinTheBoundAndTheWeightsExact) {
           << "rank " << r << ": the weights differ";
       const rt::Array &exact = runs[0][r].outputs[1];
       const rt::Array &copy = runs[1][r].outputs[1];
-      if (ranks > 1)
+      if (ranks > 1) {
         EXPECT_GT(rt::compare(exact, copy).differing, 0)
             << "rank " << r << ": the copy was not compressed";
+      }
       // Blocks restart at each rank's shard.
       for (int64_t first = 0; first < elements; first += shard)
         for (int64_t begin = first; begin < std::min(elements, first + shard);

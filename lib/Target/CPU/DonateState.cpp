@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "zero/Analysis/StateResults.h"
@@ -119,6 +120,63 @@ Value copyIntoArgument(OpBuilder &b, SlicedResult &sliced, Value argument) {
   return copied;
 }
 
+/// Whether the buffer of `value` may be read after `op` in their block: by
+/// an op after it, or through what an op before it makes that may share the
+/// buffer (a view; a region's result).
+bool readAfter(Value value, Operation *op) {
+  for (Operation *user : value.getUsers()) {
+    if (user == op)
+      continue;
+    Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
+    if (!inBlock || !inBlock->isBeforeInBlock(op))
+      return true;
+    if (!isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp, tensor::CastOp, tensor::ReshapeOp,
+             tensor::BitcastOp, zero::ShardSliceOp>(inBlock) &&
+        inBlock->getNumRegions() == 0)
+      continue;
+    for (Value result : inBlock->getResults())
+      if (readAfter(result, op))
+        return true;
+  }
+  return false;
+}
+
+/// Writes each value `loop` carries into the buffer it came in, where the
+/// linalg op in the body that makes the next value does not read its
+/// destination and nothing reads the old value after it (an optimizer's
+/// fused update of a weight and its moments): the op takes the iteration
+/// argument as its destination, so One-Shot Bufferize updates it in place
+/// and the loop needs no second buffer for it. Returns the iteration
+/// arguments so carried.
+llvm::SmallPtrSet<BlockArgument, 8> carryInPlace(scf::ForOp loop) {
+  llvm::SmallPtrSet<BlockArgument, 8> inPlace;
+  // zero-offload-to-host finds what the loop carries in host memory by its
+  // position among the iter_args, which the iter_args carried in place
+  // would shift once bufferized (they fold away).
+  if (loop->hasAttr(zero::kHostIterArgsAttrName))
+    return inPlace;
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (auto [arg, next] :
+       llvm::zip(loop.getRegionIterArgs(), yield.getOperands())) {
+    auto op = next.getDefiningOp<linalg::LinalgOp>();
+    if (!op || op->getBlock() != loop.getBody() ||
+        op.getDpsInits().size() == 0 || next.getType() != arg.getType())
+      continue;
+    std::string why;
+    OpOperand *init = findUnreadDestination(next, why);
+    if (!init || readAfter(arg, op))
+      continue;
+    // One destination for one result: an op whose other outputs already
+    // write into this argument would alias two results.
+    if (llvm::any_of(op.getDpsInits(), [&](Value v) { return v == arg; }))
+      continue;
+    init->set(arg);
+    inPlace.insert(arg);
+  }
+  return inPlace;
+}
+
 struct ZeroDonateStatePass
     : public zero::impl::ZeroDonateStateBase<ZeroDonateStatePass> {
   void runOnOperation() override {
@@ -128,11 +186,38 @@ struct ZeroDonateStatePass
     auto ret = dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
     if (!ret)
       return;
+    // The loops of the body, each carrying its state in place.
+    llvm::DenseMap<Operation *, llvm::SmallPtrSet<BlockArgument, 8>> loops;
+    for (auto loop : fn.getBody().front().getOps<scf::ForOp>())
+      loops[loop] = carryInPlace(loop);
     for (auto [index, argument] : llvm::enumerate(zero::findStateResults(fn))) {
       if (!argument)
         continue;
       Value result = ret.getOperand(index);
       std::string why;
+      if (auto loop = result.getDefiningOp<scf::ForOp>()) {
+        // A training loop that starts from the argument and carries it in
+        // place leaves its last value in the argument's buffer.
+        OpResult carried = cast<OpResult>(result);
+        BlockArgument iterArg = loop.getTiedLoopRegionIterArg(carried);
+        if (loop.getTiedLoopInit(iterArg)->get() != fn.getArgument(*argument))
+          why = "a loop makes it, from a value other than its argument";
+        else if (loop->hasAttr(zero::kHostIterArgsAttrName))
+          why = "a loop makes it, and the loop carries state in host memory, "
+                "which keeps two buffers of each value it carries";
+        else if (!loops[loop].contains(iterArg))
+          why = "a loop makes it, and the next value in each iteration is "
+                "not made in place (no linalg op that writes it without "
+                "reading its destination, or the old value is read after)";
+        else {
+          donate(fn, *argument, index);
+          continue;
+        }
+        emitRemark(fn.getLoc()) << "zero-donate-state: result " << index
+                                << " (the next value of argument " << *argument
+                                << ") keeps a buffer of its own: " << why;
+        continue;
+      }
       std::optional<SlicedResult> sliced = findSlicedResult(result);
       if (sliced) {
         if (zero::isHostArgument(fn, *argument)) {

@@ -142,6 +142,112 @@ func.func @loop_starts_from_argument(%m: tensor<2x4xf32>, %g: tensor<2xf32>)
 
 // -----
 
+#id = affine_map<(d0) -> (d0)>
+
+// A training loop that starts from its arguments: the fused update in the
+// body writes each next value into the iteration argument it replaces (no
+// second buffer a value), and the arguments are donated to the loop's
+// results, which then are the arguments' buffers.
+// CHECK-LABEL: func.func @loop_carries_in_place
+// CHECK-SAME: (%[[W:[^:]+]]: tensor<8xf32> {zero.aliasing_output = 0 : i64}, %[[M:[^:]+]]: tensor<8xf32> {zero.aliasing_output = 1 : i64}, %{{.*}}: tensor<8xf32>)
+// CHECK: scf.for {{.*}} iter_args(%[[LW:.*]] = %[[W]], %[[LM:.*]] = %[[M]])
+// CHECK: linalg.generic {{.*}} outs(%[[LW]], %[[LM]] : tensor<8xf32>, tensor<8xf32>)
+func.func @loop_carries_in_place(%w: tensor<8xf32>, %m: tensor<8xf32>, %g: tensor<8xf32>)
+    -> (tensor<8xf32> {zero.state_of = 0 : i64}, tensor<8xf32> {zero.state_of = 1 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%lw = %w, %lm = %m)
+      -> (tensor<8xf32>, tensor<8xf32>) {
+    %e0 = tensor.empty() : tensor<8xf32>
+    %e1 = tensor.empty() : tensor<8xf32>
+    %n:2 = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel"]}
+        ins(%lw, %lm, %g : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+        outs(%e0, %e1 : tensor<8xf32>, tensor<8xf32>) {
+    ^bb0(%wi: f32, %mi: f32, %gi: f32, %o0: f32, %o1: f32):
+      %m2 = arith.addf %mi, %gi : f32
+      %w2 = arith.subf %wi, %m2 : f32
+      linalg.yield %w2, %m2 : f32, f32
+    } -> (tensor<8xf32>, tensor<8xf32>)
+    scf.yield %n#0, %n#1 : tensor<8xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// The body reads the old momentum after the update (a statistic of it):
+// written in place it would be gone, so it gets a buffer of its own, and
+// its argument is not donated. The weight is carried in place. A moment
+// the loop starts from zeros is carried in place, but its result is not
+// its argument's buffer.
+// CHECK-LABEL: func.func @loop_keeps_what_it_reads
+// CHECK-SAME: (%[[W:[^:]+]]: tensor<8xf32> {zero.aliasing_output = 0 : i64}, %[[M:[^:]+]]: tensor<8xf32>, %[[V:[^:]+]]: tensor<8xf32>, %{{.*}}: tensor<8xf32>)
+// CHECK: scf.for {{.*}} iter_args(%[[LW:.*]] = %[[W]], %[[LM:.*]] = %[[M]], %[[LV:.*]] = %{{.*}}, %{{.*}} = %{{.*}})
+// CHECK: linalg.generic {{.*}} outs(%[[LW]], %{{.*}}, %[[LV]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+// expected-remark @+2 {{zero-donate-state: result 1 (the next value of argument 1) keeps a buffer of its own: a loop makes it, and the next value in each iteration is not made in place (no linalg op that writes it without reading its destination, or the old value is read after)}}
+// expected-remark @+1 {{zero-donate-state: result 2 (the next value of argument 2) keeps a buffer of its own: a loop makes it, from a value other than its argument}}
+func.func @loop_keeps_what_it_reads(%w: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %g: tensor<8xf32>)
+    -> (tensor<8xf32> {zero.state_of = 0 : i64}, tensor<8xf32> {zero.state_of = 1 : i64},
+        tensor<8xf32> {zero.state_of = 2 : i64}, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant dense<0.0> : tensor<8xf32>
+  %r:4 = scf.for %i = %c0 to %c3 step %c1 iter_args(%lw = %w, %lm = %m, %lv = %zero, %s = %zero)
+      -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+    %e0 = tensor.empty() : tensor<8xf32>
+    %e1 = tensor.empty() : tensor<8xf32>
+    %e2 = tensor.empty() : tensor<8xf32>
+    %n:3 = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id, #id, #id], iterator_types = ["parallel"]}
+        ins(%lw, %lm, %lv, %g : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+        outs(%e0, %e1, %e2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+    ^bb0(%wi: f32, %mi: f32, %vi: f32, %gi: f32, %o0: f32, %o1: f32, %o2: f32):
+      %m2 = arith.addf %mi, %gi : f32
+      %v2 = arith.addf %vi, %gi : f32
+      %d = arith.addf %m2, %v2 : f32
+      %w2 = arith.subf %wi, %d : f32
+      linalg.yield %w2, %m2, %v2 : f32, f32, f32
+    } -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+    %s2 = arith.addf %s, %lm : tensor<8xf32>
+    scf.yield %n#0, %n#1, %n#2, %s2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1, %r#2, %r#3 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A loop that carries state in host memory (zero-offload-state's
+// zero.host_iter_args, positions that the in-place iteration arguments
+// would shift once bufferized) keeps two buffers of each value.
+// CHECK-LABEL: func.func @host_loop
+// CHECK-NOT: zero.aliasing_output
+// CHECK: outs(%{{.*}} : tensor<8xf32>)
+// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: a loop makes it, and the loop carries state in host memory, which keeps two buffers of each value it carries}}
+func.func @host_loop(%m: tensor<8xf32>, %g: tensor<8xf32>)
+    -> (tensor<8xf32> {zero.state_of = 0 : i64}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%lm = %m) -> (tensor<8xf32>) {
+    %e = tensor.empty() : tensor<8xf32>
+    %n = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%lm, %g : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+    ^bb0(%mi: f32, %gi: f32, %o: f32):
+      %m2 = arith.addf %mi, %gi : f32
+      linalg.yield %m2 : f32
+    } -> tensor<8xf32>
+    scf.yield %n : tensor<8xf32>
+  } {zero.host_iter_args = array<i64: 0>}
+  return %r : tensor<8xf32>
+}
+
+// -----
+
 // No state, nothing to do.
 // CHECK-LABEL: func.func @no_state
 // CHECK-NOT: zero.aliasing_output

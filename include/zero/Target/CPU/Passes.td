@@ -112,8 +112,22 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     loop that carries a moment's shard, updating it in place), it is left
     too: One-Shot Bufferize would copy the whole argument before the loop.
 
-    A state result that no destination-style op makes (a loop's result, a
-    collective's) is left as it is, with a remark saying why.
+    A training loop (`scf.for` in the function's body) carries its values
+    in place: where the linalg op in the body that makes a value's next
+    iteration does not read its destination, and nothing reads the old value
+    after that op (an optimizer's fused update of a weight and its moments),
+    the op takes the iteration argument as its destination, so the loop
+    needs no second buffer for the value. A state result that is such a
+    loop's result, from a loop that starts the value from the result's
+    argument, is donated: the loop then updates the argument's buffer
+    itself (with `shard-function-boundary`, the shard the function takes).
+    A loop that carries state in host memory (`zero.host_iter_args`, which
+    names iteration arguments by position, a position the in-place ones
+    would shift once bufferized) is left as it is.
+
+    A state result that no destination-style op makes (a collective's, a
+    loop's that is not carried in place or starts from another value) is
+    left as it is, with a remark saying why.
 
     ```mlir
     func.func @step(%w: tensor<8xf32>, %g: tensor<8xf32>) -> tensor<8xf32> {

@@ -588,12 +588,9 @@ void zero::setHostArgument(FunctionOpInterface fn, unsigned index, bool host) {
     fn.removeArgAttr(index, kMemoryAttrName);
 }
 
-static constexpr llvm::StringLiteral kHostIterArgsAttrName =
-    "zero.host_iter_args";
-
 bool zero::isHostIterArg(Operation *loop, unsigned position) {
   auto positions =
-      loop->getAttrOfType<DenseI64ArrayAttr>(kHostIterArgsAttrName);
+      loop->getAttrOfType<DenseI64ArrayAttr>(zero::kHostIterArgsAttrName);
   return positions && llvm::is_contained(positions.asArrayRef(),
                                          static_cast<int64_t>(position));
 }
@@ -602,7 +599,8 @@ void zero::setHostIterArg(Operation *loop, unsigned position, bool host) {
   if (isHostIterArg(loop, position) == host)
     return;
   SmallVector<int64_t> positions;
-  if (auto old = loop->getAttrOfType<DenseI64ArrayAttr>(kHostIterArgsAttrName))
+  if (auto old =
+          loop->getAttrOfType<DenseI64ArrayAttr>(zero::kHostIterArgsAttrName))
     llvm::append_range(positions, old.asArrayRef());
   if (host)
     positions.push_back(position);
@@ -610,9 +608,9 @@ void zero::setHostIterArg(Operation *loop, unsigned position, bool host) {
     llvm::erase(positions, static_cast<int64_t>(position));
   llvm::sort(positions);
   if (positions.empty())
-    loop->removeAttr(kHostIterArgsAttrName);
+    loop->removeAttr(zero::kHostIterArgsAttrName);
   else
-    loop->setAttr(kHostIterArgsAttrName,
+    loop->setAttr(zero::kHostIterArgsAttrName,
                   DenseI64ArrayAttr::get(loop->getContext(), positions));
 }
 

@@ -57,6 +57,7 @@ void setHostArgument(mlir::FunctionOpInterface fn, unsigned index, bool host);
 /// `zero.host_iter_args`, the positions of those iter_args (each with its
 /// result). zero-offload-state sets it, zero-offload-to-host places the
 /// buffers so and reads it.
+constexpr llvm::StringLiteral kHostIterArgsAttrName = "zero.host_iter_args";
 bool isHostIterArg(mlir::Operation *loop, unsigned position);
 void setHostIterArg(mlir::Operation *loop, unsigned position, bool host);
 
