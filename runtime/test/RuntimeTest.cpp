@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -640,6 +641,66 @@ TEST(HostQueue, StagingWaitsForTheQueuesFreesWithinItsBudget) {
     letGo.join();
   });
   unsetenv("ZERO_STAGING_BYTES");
+}
+
+TEST(HostQueue, ReleasingHostMemoryReturnsTheKeptStaging) {
+  // A staging buffer the queue freed is kept for the rank's next one of its
+  // size: taking it again reaches no allocator. zero_host_memory_release
+  // (which an allocation that failed calls before it tries again) returns
+  // it, so the next one is a new allocation.
+  LocalWorld world(1);
+  world.run([&](zero_rank *rank, int32_t) {
+    auto allocations = [&] {
+      zero_counters counters;
+      zero_rank_counters(rank, &counters);
+      return counters.system_allocations;
+    };
+    void *first = zero_rt_host_alloc_staging(4096);
+    zero_rt_host_queue_free_staging(first);
+    zero_rt_host_queue_join();
+    uint64_t before = allocations();
+    void *kept = zero_rt_host_alloc_staging(4096);
+    EXPECT_EQ(kept, first);
+    EXPECT_EQ(allocations(), before);
+    zero_rt_host_queue_free_staging(kept);
+    zero_rt_host_queue_join();
+    zero_host_memory_release();
+    void *fresh = zero_rt_host_alloc_staging(4096);
+    EXPECT_EQ(allocations(), before + 1);
+    zero_rt_host_queue_free_staging(fresh);
+    zero_rt_host_queue_join();
+  });
+}
+
+namespace {
+/// Staging from an allocator of its own (as the CUDA backend's pinned
+/// memory is), counting what goes back to it.
+std::atomic<int> ownReleased{0};
+void *ownAllocate(int64_t bytes) { return std::malloc(size_t(bytes)); }
+void ownRelease(void *pointer) {
+  ++ownReleased;
+  std::free(pointer);
+}
+} // namespace
+
+TEST(HostQueue, KeptStagingGoesBackToItsOwnAllocator) {
+  // The pinned staging an allocation of pinned memory that failed returns
+  // is the CUDA backend's alone: releasing the kept buffers of one release
+  // function leaves the others kept.
+  LocalWorld world(1);
+  world.run([&](zero_rank *, int32_t) {
+    void *own = zero::rt::takeStaging(2048, ownAllocate, ownRelease);
+    void *host = zero_rt_host_alloc_staging(2048);
+    zero_rt_host_queue_free_staging(own);
+    zero_rt_host_queue_free_staging(host);
+    zero_rt_host_queue_join();
+    zero_host_memory_release(); // the host's kept staging only
+    EXPECT_EQ(ownReleased.load(), 0);
+    zero::rt::releaseKeptStaging(ownRelease);
+    EXPECT_EQ(ownReleased.load(), 1);
+    zero::rt::releaseKeptStaging(ownRelease); // nothing kept any more
+    EXPECT_EQ(ownReleased.load(), 1);
+  });
 }
 
 namespace {

@@ -198,6 +198,10 @@ void enqueueHostWork(std::function<void()> work);
 /// its room.
 void *takeStaging(int64_t bytes, void *(*allocate)(int64_t),
                   void (*release)(void *));
+/// Returns the staging buffers every rank keeps for its next ones (those
+/// that `release` returns) to where they came from: an allocation that
+/// failed tries again with their room.
+void releaseKeptStaging(void (*release)(void *));
 /// Returns a buffer of zero_rt_host_alloc's, in use, to the system
 /// allocator rather than to the rank's pool (HostMemory.cpp).
 void releaseHostBuffer(void *pointer);

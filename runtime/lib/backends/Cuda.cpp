@@ -469,9 +469,11 @@ static const char *memoryName(GpuMemory kind) {
   return kind == GpuMemory::PinnedHost ? "pinned host memory" : "GPU memory";
 }
 
+static void releasePinnedHost(void *pointer);
+
 /// Memory of `kind` of `size` bytes from the rank's pool, or new (after
-/// returning every pool to the driver, once the device is idle, when the
-/// memory is full).
+/// returning every pool, and for pinned memory the staging buffers kept,
+/// to the driver, once the device is idle, when the memory is full).
 static CUresult allocate(Gpu &g, size_t size, GpuMemory kind, void *&pointer) {
   CUevent pending = nullptr;
   {
@@ -492,8 +494,19 @@ static CUresult allocate(Gpu &g, size_t size, GpuMemory kind, void *&pointer) {
     g.driver.cuEventDestroy(pending);
     return result;
   }
+  CUresult result;
+  {
+    std::lock_guard<std::mutex> lock(g.mutex);
+    result = allocateNew(g.driver, kind, size, pointer);
+  }
+  // The staging buffers kept for the ranks' next updates go back too, once
+  // no copy reads them (pinned; outside the lock, which their release
+  // takes).
+  if (result != CUDA_SUCCESS && kind == GpuMemory::PinnedHost) {
+    g.driver.cuCtxSynchronize();
+    zero::rt::releaseKeptStaging(releasePinnedHost);
+  }
   std::lock_guard<std::mutex> lock(g.mutex);
-  CUresult result = allocateNew(g.driver, kind, size, pointer);
   if (result != CUDA_SUCCESS) {
     g.driver.cuCtxSynchronize(); // nothing in flight uses a cached buffer
     g.buffers.drain([&](void *buffer, GpuMemory kept) {

@@ -93,6 +93,9 @@ void zero::rt::releaseHostBuffer(void *pointer) {
 }
 
 void zero_host_memory_release(void) {
+  // The staging buffers kept for the ranks' next updates first: their
+  // release takes the pools' lock.
+  zero::rt::releaseKeptStaging(zero::rt::releaseHostBuffer);
   HostPools &p = pools();
   std::lock_guard<std::mutex> lock(p.mutex);
   p.buffers.drain([](void *buffer, bool) { std::free(buffer); });

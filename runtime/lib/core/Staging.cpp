@@ -118,6 +118,27 @@ public:
     freed.notify_all();
   }
 
+  /// Returns every rank's kept buffers that `release` returns to where
+  /// they came from: an allocation that failed tries again with their room.
+  void releaseKept(void (*release)(void *)) {
+    std::vector<Buffer> dropped;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      for (auto &[rank, h] : held)
+        for (auto it = h.kept.begin(); it != h.kept.end();) {
+          if (it->second.release != release) {
+            ++it;
+            continue;
+          }
+          dropped.push_back(it->second);
+          h.keptBytes -= it->first;
+          it = h.kept.erase(it);
+        }
+    }
+    for (const Buffer &buffer : dropped)
+      buffer.release(buffer.pointer);
+  }
+
   static StagingCache &get() {
     static StagingCache *cache = new StagingCache; // lives until exit
     return *cache;
@@ -150,6 +171,10 @@ void *zero::rt::takeStaging(int64_t bytes, void *(*allocate)(int64_t),
                             void (*release)(void *)) {
   return StagingCache::get().take(std::max<int64_t>(1, bytes), allocate,
                                   release);
+}
+
+void zero::rt::releaseKeptStaging(void (*release)(void *)) {
+  StagingCache::get().releaseKept(release);
 }
 
 extern "C" void *zero_rt_host_alloc_staging(int64_t bytes) {
