@@ -142,13 +142,63 @@ bool readAfter(Value value, Operation *op) {
   return false;
 }
 
-/// Writes each value `loop` carries into the buffer it came in, where the
-/// linalg op in the body that makes the next value does not read its
-/// destination and nothing reads the old value after it (an optimizer's
-/// fused update of a weight and its moments): the op takes the iteration
-/// argument as its destination, so One-Shot Bufferize updates it in place
-/// and the loop needs no second buffer for it. Returns the iteration
-/// arguments so carried.
+/// Whether `value` is `of` or a view of it.
+bool isViewOf(Value value, Value of) {
+  while (value != of) {
+    Operation *def = value.getDefiningOp();
+    if (!isa_and_present<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+                         tensor::CollapseShapeOp, tensor::CastOp,
+                         tensor::ReshapeOp, tensor::BitcastOp,
+                         zero::ShardSliceOp>(def))
+      return false;
+    value = def->getOperand(0);
+  }
+  return true;
+}
+
+/// The next value of `arg`, made by a linalg op in the body that does not
+/// read its destination, written into `arg` itself where nothing reads the
+/// old value after that op. Returns whether it is.
+bool updateInPlace(scf::ForOp loop, BlockArgument arg, Value next) {
+  auto op = next.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op->getBlock() != loop.getBody() ||
+      next.getType() != arg.getType())
+    return false;
+  std::string why;
+  OpOperand *init = findUnreadDestination(next, why);
+  // One destination for one result: an op whose other outputs already
+  // write into this argument would alias two results.
+  if (!init || readAfter(arg, op) ||
+      llvm::any_of(op.getDpsInits(), [&](Value v) { return v == arg; }))
+    return false;
+  init->set(arg);
+  return true;
+}
+
+/// The next value of `arg` that is a slice (perhaps reshaped) of something
+/// else the body made (a carried weight's copy, its part of a gathered
+/// bucket): copied into `arg` at the end of the iteration, when every read
+/// of the old value is done, rather than into a buffer of its own beside
+/// the bucket and the old value. Returns whether it is.
+bool copySliceInPlace(scf::ForOp loop, BlockArgument arg, OpOperand &next) {
+  std::optional<SlicedResult> sliced = findSlicedResult(next.get());
+  if (!sliced || sliced->slice->getBlock() != loop.getBody() ||
+      next.get().getType() != arg.getType() ||
+      isViewOf(sliced->slice.getSource(), arg))
+    return false;
+  OpBuilder b(next.getOwner());
+  next.set(copyIntoArgument(b, *sliced, arg));
+  for (Operation *reshape : sliced->reshapes)
+    if (reshape->use_empty())
+      reshape->erase();
+  return true;
+}
+
+/// Writes each value `loop` carries into the buffer it came in, where that
+/// is safe (updateInPlace, copySliceInPlace): an optimizer's fused update of
+/// a weight and its moments, a carried weight's gathered copy. One-Shot
+/// Bufferize then keeps one buffer for the value across the loop. Returns
+/// the iteration arguments so carried.
 llvm::SmallPtrSet<BlockArgument, 8> carryInPlace(scf::ForOp loop) {
   llvm::SmallPtrSet<BlockArgument, 8> inPlace;
   // zero-offload-to-host finds what the loop carries in host memory by its
@@ -158,22 +208,10 @@ llvm::SmallPtrSet<BlockArgument, 8> carryInPlace(scf::ForOp loop) {
     return inPlace;
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   for (auto [arg, next] :
-       llvm::zip(loop.getRegionIterArgs(), yield.getOperands())) {
-    auto op = next.getDefiningOp<linalg::LinalgOp>();
-    if (!op || op->getBlock() != loop.getBody() ||
-        op.getDpsInits().size() == 0 || next.getType() != arg.getType())
-      continue;
-    std::string why;
-    OpOperand *init = findUnreadDestination(next, why);
-    if (!init || readAfter(arg, op))
-      continue;
-    // One destination for one result: an op whose other outputs already
-    // write into this argument would alias two results.
-    if (llvm::any_of(op.getDpsInits(), [&](Value v) { return v == arg; }))
-      continue;
-    init->set(arg);
-    inPlace.insert(arg);
-  }
+       llvm::zip(loop.getRegionIterArgs(), yield->getOpOperands()))
+    if (updateInPlace(loop, arg, next.get()) ||
+        copySliceInPlace(loop, arg, next))
+      inPlace.insert(arg);
   return inPlace;
 }
 

@@ -219,6 +219,42 @@ func.func @loop_keeps_what_it_reads(%w: tensor<8xf32>, %m: tensor<8xf32>, %v: te
 
 // -----
 
+// A loop that carries a weight's gathered copy (defer-all-gather: the next
+// iteration's copy is this rank's part of a gathered bucket, a strided
+// slice): the slice is copied into the iteration argument at the end of the
+// iteration, when the old copy has been read, rather than into a buffer of
+// its own.
+zero.mesh @dp(shape = [4])
+// CHECK-LABEL: func.func @loop_copies_slice_in_place
+// CHECK: scf.for {{.*}} iter_args(%[[C:.*]] = %{{.*}}) -> (tensor<2x4xbf16>)
+// CHECK: %[[PART:.*]] = tensor.extract_slice %{{.*}}[0, 0] [4, 2] [1, 1] : tensor<4x3xbf16> to tensor<4x2xbf16>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[C]] {{\[\[}}0, 1]] : tensor<2x4xbf16> into tensor<8xbf16>
+// CHECK: %[[DEST:.*]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [4, 2] : tensor<8xbf16> into tensor<4x2xbf16>
+// CHECK: %[[NEW:.*]] = bufferization.materialize_in_destination %[[PART]] in %[[DEST]]
+// CHECK: %[[NEW2:.*]] = tensor.collapse_shape %[[NEW]]
+// CHECK: %[[NEW3:.*]] = tensor.expand_shape %[[NEW2]]
+// CHECK: scf.yield %[[NEW3]] : tensor<2x4xbf16>
+func.func @loop_copies_slice_in_place(%copy: tensor<2x4xbf16>, %shard: tensor<2xbf16>,
+                                      %x: tensor<2x4xbf16>) -> tensor<2x4xbf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%c = %copy) -> tensor<2x4xbf16> {
+    %y = arith.mulf %c, %x : tensor<2x4xbf16>
+    %pad = arith.constant dense<0.0> : tensor<1xbf16>
+    %bucket = tensor.concat dim(0) %shard, %pad : (tensor<2xbf16>, tensor<1xbf16>) -> tensor<3xbf16>
+    %all = zero.all_gather %bucket on @dp : tensor<3xbf16> -> tensor<12xbf16>
+    %rows = tensor.expand_shape %all [[0, 1]] output_shape [4, 3] : tensor<12xbf16> into tensor<4x3xbf16>
+    %part = tensor.extract_slice %rows[0, 0] [4, 2] [1, 1] : tensor<4x3xbf16> to tensor<4x2xbf16>
+    %flat = tensor.collapse_shape %part [[0, 1]] : tensor<4x2xbf16> into tensor<8xbf16>
+    %next = tensor.expand_shape %flat [[0, 1]] output_shape [2, 4] : tensor<8xbf16> into tensor<2x4xbf16>
+    scf.yield %next : tensor<2x4xbf16>
+  }
+  return %r : tensor<2x4xbf16>
+}
+
+// -----
+
 #id = affine_map<(d0) -> (d0)>
 
 // A loop that carries state in host memory (zero-offload-state's

@@ -117,7 +117,11 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     iteration does not read its destination, and nothing reads the old value
     after that op (an optimizer's fused update of a weight and its moments),
     the op takes the iteration argument as its destination, so the loop
-    needs no second buffer for the value. A state result that is such a
+    needs no second buffer for the value; a next value that is a slice of
+    something else the body made (a carried weight's copy, its part of a
+    gathered bucket) is copied into the iteration argument at the end of
+    the iteration, after every read of the old one, as a sharded step's
+    new weight is into its argument. A state result that is such a
     loop's result, from a loop that starts the value from the result's
     argument, is donated: the loop then updates the argument's buffer
     itself (with `shard-function-boundary`, the shard the function takes).
