@@ -115,6 +115,8 @@ static void addBufferizationPasses(OpPassManager &pm) {
   // A training loop yields new weights in fresh buffers each step.
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // What loops carry in place folded away, their host marks kept in step.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroFoldInPlaceIterArgs());
   addDeallocationPasses(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createCanonicalizer());

@@ -194,6 +194,22 @@ bool copySliceInPlace(scf::ForOp loop, BlockArgument arg, OpOperand &next) {
   return true;
 }
 
+/// Whether `value` is (a view of) an argument of its function that
+/// zero-offload-state placed in host memory.
+bool startsInHostMemory(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp, tensor::CastOp, tensor::ReshapeOp,
+             tensor::BitcastOp, zero::ShardSliceOp>(def))
+      return false;
+    value = def->getOperand(0);
+  }
+  auto arg = cast<BlockArgument>(value);
+  auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return fn && arg.getOwner() == &fn.getBody().front() &&
+         zero::isHostArgument(fn, arg.getArgNumber());
+}
+
 /// Writes each value `loop` carries into the buffer it came in, where that
 /// is safe (updateInPlace, copySliceInPlace): an optimizer's fused update of
 /// a weight and its moments, a carried weight's gathered copy. One-Shot
@@ -201,17 +217,19 @@ bool copySliceInPlace(scf::ForOp loop, BlockArgument arg, OpOperand &next) {
 /// the iteration arguments so carried.
 llvm::SmallPtrSet<BlockArgument, 8> carryInPlace(scf::ForOp loop) {
   llvm::SmallPtrSet<BlockArgument, 8> inPlace;
-  // zero-offload-to-host finds what the loop carries in host memory by its
-  // position among the iter_args, which the iter_args carried in place
-  // would shift once bufferized (they fold away).
-  if (loop->hasAttr(zero::kHostIterArgsAttrName))
-    return inPlace;
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  for (auto [arg, next] :
-       llvm::zip(loop.getRegionIterArgs(), yield->getOpOperands()))
+  for (auto [index, arg, next] :
+       llvm::enumerate(loop.getRegionIterArgs(), yield->getOpOperands())) {
+    // What the loop carries in host memory stays there in place only where
+    // the loop starts it from the host: once the iteration argument is
+    // folded away (zero-fold-in-place-iter-args), nothing else places it.
+    if (zero::isHostIterArg(loop, index) &&
+        !startsInHostMemory(loop.getInitArgs()[index]))
+      continue;
     if (updateInPlace(loop, arg, next.get()) ||
         copySliceInPlace(loop, arg, next))
       inPlace.insert(arg);
+  }
   return inPlace;
 }
 
@@ -240,9 +258,6 @@ struct ZeroDonateStatePass
         BlockArgument iterArg = loop.getTiedLoopRegionIterArg(carried);
         if (loop.getTiedLoopInit(iterArg)->get() != fn.getArgument(*argument))
           why = "a loop makes it, from a value other than its argument";
-        else if (loop->hasAttr(zero::kHostIterArgsAttrName))
-          why = "a loop makes it, and the loop carries state in host memory, "
-                "which keeps two buffers of each value it carries";
         else if (!loops[loop].contains(iterArg))
           why = "a loop makes it, and the next value in each iteration is "
                 "not made in place (no linalg op that writes it without "

@@ -125,9 +125,12 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     loop's result, from a loop that starts the value from the result's
     argument, is donated: the loop then updates the argument's buffer
     itself (with `shard-function-boundary`, the shard the function takes).
-    A loop that carries state in host memory (`zero.host_iter_args`, which
-    names iteration arguments by position, a position the in-place ones
-    would shift once bufferized) is left as it is.
+    A value a loop carries in host memory (`zero.host_iter_args`) is carried
+    in place only where the loop starts it from (a view of) an argument in
+    host memory: `zero-fold-in-place-iter-args` removes the iteration
+    arguments carried in place once bufferized, keeping the positions of
+    `zero.host_iter_args` in step, and a buffer that no iteration argument
+    names must be in host memory already.
 
     A state result that no destination-style op makes (a collective's, a
     loop's that is not carried in place or starts from another value) is
@@ -186,6 +189,38 @@ def ZeroCanonicalizeDeallocsLast
     // becomes
     %c = bufferization.clone %arg0 : memref<8xf32> to memref<8xf32>
     bufferization.dealloc (%a : ...) if (%true) retain (%c : ...)
+    ```
+  }];
+}
+
+def ZeroFoldInPlaceIterArgs
+    : Pass<"zero-fold-in-place-iter-args", "mlir::func::FuncOp"> {
+  let summary = "Removes the iteration arguments a bufferized loop carries "
+                "in place, keeping zero.host_iter_args in step";
+  let description = [{
+    Runs right after One-Shot Bufferize (both pipelines run it). A value a
+    training loop carries in place (`zero-donate-state`) is, once
+    bufferized, an iteration argument that the body yields unchanged: its
+    buffer is the one the loop starts from. This pass removes each such
+    argument, the body and the loop's users reading the buffer the loop
+    starts from, as upstream's canonicalizer does; unlike it, it keeps the
+    positions in `zero.host_iter_args` (zero-offload-state's marks of what
+    the loop carries in host memory, by position) in step with the
+    arguments that remain. A value carried in place in host memory needs no
+    mark: the loop starts it from (a view of) an argument of the function
+    that is in host memory (`zero.memory = "host"`).
+
+    ```mlir
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%m = %m0, %b = %b0)
+        -> (memref<8xf32>, memref<8xf32>) {
+      ... writes %m ...
+      scf.yield %m, %b2 : memref<8xf32>, memref<8xf32>
+    } {zero.host_iter_args = array<i64: 1>}
+    // becomes
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%b = %b0) -> (memref<8xf32>) {
+      ... writes %m0 ...
+      scf.yield %b2 : memref<8xf32>
+    } {zero.host_iter_args = array<i64: 0>}
     ```
   }];
 }
