@@ -47,6 +47,30 @@ void zero::markShardBoundary(func::FuncOp func, unsigned argument,
   func.setResultAttr(result, "zero.shard", attr);
 }
 
+BlockArgument zero::startFromShard(scf::ForOp loop, BlockArgument iterArg,
+                                   OpOperand *returned,
+                                   const GroupPartition &layout,
+                                   RankedTensorType whole) {
+  OpOperand *init = loop.getTiedLoopInit(iterArg);
+  auto argument = cast<BlockArgument>(init->get());
+  auto func = cast<func::FuncOp>(loop->getParentOp());
+  SmallVector<OpOperand *> others;
+  for (OpOperand &use : argument.getUses())
+    if (&use != init)
+      others.push_back(&use);
+  markShardBoundary(func, argument.getArgNumber(), returned->getOperandNumber(),
+                    layout, whole);
+  iterArg.setType(argument.getType());
+  loop.getTiedLoopResult(iterArg).setType(argument.getType());
+  if (!others.empty()) {
+    OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
+    Value full = gatherWhole(top, func.getLoc(), argument, layout, whole);
+    for (OpOperand *use : others)
+      use->set(full);
+  }
+  return argument;
+}
+
 void zero::updateFunctionType(func::FuncOp func) {
   Operation *ret = func.getBody().front().getTerminator();
   func.setFunctionType(FunctionType::get(

@@ -42,6 +42,18 @@ void markShardBoundary(mlir::func::FuncOp func, unsigned argument,
                        unsigned result, const GroupPartition &layout,
                        mlir::RankedTensorType whole);
 
+/// The argument that `loop` starts `iterArg` from, and the function result
+/// `returned` (findCarriedReturn), become shards of `whole` cut by
+/// `layout` (markShardBoundary), and so do `iterArg` and the loop's result
+/// for it: the loop starts from the argument's shard. Whatever else reads
+/// the argument gets it whole, gathered once at the function's start.
+/// Returns the argument.
+mlir::BlockArgument startFromShard(mlir::scf::ForOp loop,
+                                   mlir::BlockArgument iterArg,
+                                   mlir::OpOperand *returned,
+                                   const GroupPartition &layout,
+                                   mlir::RankedTensorType whole);
+
 /// The type of `func` again from its entry block and its return.
 void updateFunctionType(mlir::func::FuncOp func);
 

@@ -251,29 +251,13 @@ struct ZeroDeferAllGatherPass
   }
 
   /// The function's argument that `loop` starts `weight` from becomes its
-  /// shard (and the result the function returns it through, the last
-  /// shard). Returns the first iteration's copy, gathered from the shard;
-  /// whatever else reads the argument gets it whole, gathered at the
-  /// function's start.
+  /// shard (startFromShard), and the result the function returns it
+  /// through, the last shard. Returns the first iteration's copy, gathered
+  /// from the shard.
   Value enterAsShard(OpBuilder &before, scf::ForOp loop,
                      DeferredWeight &weight) {
-    OpOperand *init = loop.getTiedLoopInit(weight.arg);
-    auto argument = cast<BlockArgument>(init->get());
-    auto func = cast<func::FuncOp>(loop->getParentOp());
-    SmallVector<OpOperand *> others;
-    for (OpOperand &use : argument.getUses())
-      if (&use != init)
-        others.push_back(&use);
-    markShardBoundary(func, argument.getArgNumber(),
-                      weight.returned->getOperandNumber(), weight.layout,
-                      weight.whole);
-    if (!others.empty()) {
-      OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
-      Value full = gatherWhole(top, func.getLoc(), argument, weight.layout,
-                               weight.whole);
-      for (OpOperand *use : others)
-        use->set(full);
-    }
+    BlockArgument argument = startFromShard(loop, weight.arg, weight.returned,
+                                            weight.layout, weight.whole);
     Location loc = loop.getLoc();
     Value part = convert(before, loc, argument, weight.gatherElement);
     return gatherWhole(before, loc, part, weight.layout,

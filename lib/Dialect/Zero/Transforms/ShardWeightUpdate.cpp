@@ -187,7 +187,6 @@ private:
   void sliceCarriedInit(PersistentShard &state);
   void gatherCarriedResult(PersistentShard &state, RankedTensorType whole);
   void markBoundary(PersistentShard &state, RankedTensorType whole);
-  void markCarriedBoundary(PersistentShard &state, RankedTensorType whole);
   void gatherBeforeUses(ArrayRef<OpOperand *> uses, Value shard,
                         RankedTensorType whole);
   void remarkWholeResults(const llvm::SmallPtrSetImpl<OpOperand *> &persistent);
@@ -401,27 +400,6 @@ void UpdateSharder::markBoundary(PersistentShard &state,
                     state.output->getOperandNumber(), layout, whole);
 }
 
-/// A training loop's carried state, at the boundary of its function: the
-/// loop starts from the argument's shard and the function returns the
-/// loop's. What else reads the argument (the bf16 copy a mixed-precision
-/// loop starts from) gets it whole, gathered just before.
-void UpdateSharder::markCarriedBoundary(PersistentShard &state,
-                                        RankedTensorType whole) {
-  auto loop = cast<scf::ForOp>(state.arg.getOwner()->getParentOp());
-  OpOperand *init = loop.getTiedLoopInit(state.arg);
-  auto argument = cast<BlockArgument>(init->get());
-  SmallVector<OpOperand *> others;
-  for (OpOperand &use : argument.getUses())
-    if (&use != init)
-      others.push_back(&use);
-  markShardBoundary(cast<func::FuncOp>(loop->getParentOp()),
-                    argument.getArgNumber(), state.returned->getOperandNumber(),
-                    layout, whole);
-  state.arg.setType(argument.getType());
-  loop.getTiedLoopResult(state.arg).setType(argument.getType());
-  gatherBeforeUses(others, argument, whole);
-}
-
 /// Stage 3: every use outside the update gets the whole value gathered just
 /// before it, and nothing holds the whole weight between uses. The gathers
 /// carry distinct `zero.for_use` numbers, so that CSE does not merge them
@@ -605,7 +583,8 @@ bool UpdateSharder::run(const llvm::DenseMap<Operation *, int64_t> &position) {
     auto whole = cast<RankedTensorType>(state.arg.getType());
     wholeTypes.push_back(whole);
     if (inLoop && (state.returned = findCarriedReturn(state)))
-      markCarriedBoundary(state, whole);
+      startFromShard(cast<scf::ForOp>(state.arg.getOwner()->getParentOp()),
+                     state.arg, state.returned, layout, whole);
     else if (inLoop)
       sliceCarriedInit(state);
     else

@@ -199,3 +199,32 @@ func.func @loop_state_stays_whole(%w0: tensor<10xf32>, %n0: tensor<10xf32>,
   %sum = arith.addf %r#2, %r#1 : tensor<10xf32>
   return %r#0, %r#2, %sum : tensor<10xf32>, tensor<10xf32>, tensor<10xf32>
 }
+
+// -----
+
+// At stage 3 the weight enters as its shard; the function also reads the
+// whole weight before the loop, so that read gets it gathered once at the
+// function's start.
+zero.mesh @dp(shape = [4])
+
+// STAGE3-LABEL: func.func @loop_argument_read_before
+// STAGE3-SAME: (%[[W:[^:]+]]: tensor<3xf32> {zero.shard = #zero.shard<@dp, axes = [0], tensor<10xf32>>}, %[[X:[^:]+]]: tensor<10xf32>)
+// STAGE3-NEXT: %[[ALL:.*]] = zero.all_gather %[[W]] on @dp : tensor<3xf32> -> tensor<12xf32>
+// STAGE3-NEXT: %[[WHOLE:.*]] = tensor.extract_slice %[[ALL]][0] [10] [1]
+// STAGE3: %[[BEFORE:.*]] = arith.mulf %[[WHOLE]], %[[X]] : tensor<10xf32>
+// STAGE3: %[[R:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[W]]) -> (tensor<3xf32>)
+// STAGE3: return %[[R]], %[[BEFORE]] : tensor<3xf32>, tensor<10xf32>
+func.func @loop_argument_read_before(%w0: tensor<10xf32>, %x: tensor<10xf32>)
+    -> (tensor<10xf32>, tensor<10xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %before = arith.mulf %w0, %x : tensor<10xf32>
+  %r = scf.for %i = %c0 to %c5 step %c1 iter_args(%w = %w0) -> (tensor<10xf32>) {
+    %gl = arith.mulf %w, %x : tensor<10xf32>
+    %g = zero.all_reduce %gl on @dp reduce = mean : tensor<10xf32>
+    %w2 = arith.subf %w, %g : tensor<10xf32>
+    scf.yield %w2 : tensor<10xf32>
+  }
+  return %r, %before : tensor<10xf32>, tensor<10xf32>
+}

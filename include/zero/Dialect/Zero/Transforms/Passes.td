@@ -179,7 +179,7 @@ def ZeroShardWeightUpdate : Pass<"zero-shard-weight-update",
     (`#zero.shard`), the loop starts from the argument and the function
     returns the loop's result, so no rank holds the whole state before or
     after the loop, and nothing is gathered after it. Whatever else reads the
-    argument gets it whole, gathered just before. Carried state that does
+    argument gets it whole, gathered once at the function's start. Carried state that does
     not qualify (the loop starts it from a constant; the function also reads
     its final value) is sliced before the loop and gathered after it, with a
     remark on the loop saying why.
