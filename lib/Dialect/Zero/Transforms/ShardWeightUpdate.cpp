@@ -187,8 +187,7 @@ private:
   void sliceCarriedInit(PersistentShard &state);
   void gatherCarriedResult(PersistentShard &state, RankedTensorType whole);
   void markBoundary(PersistentShard &state, RankedTensorType whole);
-  void gatherBeforeUses(ArrayRef<OpOperand *> uses, Value shard,
-                        RankedTensorType whole);
+  void gatherForOtherUses(PersistentShard &state, RankedTensorType whole);
   void remarkWholeResults(const llvm::SmallPtrSetImpl<OpOperand *> &persistent);
   Value uniformShard(Value full, Location loc);
   void rewriteLinalgOp(mlir::linalg::LinalgOp op);
@@ -405,18 +404,19 @@ void UpdateSharder::markBoundary(PersistentShard &state,
 /// carry distinct `zero.for_use` numbers, so that CSE does not merge them
 /// back into one whole weight kept alive from the forward to the backward
 /// pass.
-void UpdateSharder::gatherBeforeUses(ArrayRef<OpOperand *> uses, Value shard,
-                                     RankedTensorType whole) {
+void UpdateSharder::gatherForOtherUses(PersistentShard &state,
+                                       RankedTensorType whole) {
   // One gather per op, however many of its operands read the weight (a
   // linalg op reading it as input and as init, `w * w`).
   llvm::SmallDenseMap<Operation *, Value> gathered;
-  for (OpOperand *use : uses) {
+  for (OpOperand *use : state.otherUses) {
     Operation *user = use->getOwner();
     Value &full = gathered[user];
     if (!full) {
       OpBuilder before(user);
       AllGatherOp gather;
-      full = gatherWhole(before, user->getLoc(), shard, layout, whole, &gather);
+      full = gatherWhole(before, user->getLoc(), state.arg, layout, whole,
+                         &gather);
       gather->setAttr("zero.for_use", before.getI64IntegerAttr(gatherCount++));
     }
     use->set(full);
@@ -590,7 +590,7 @@ bool UpdateSharder::run(const llvm::DenseMap<Operation *, int64_t> &position) {
     else
       markBoundary(state, whole);
     shards.map(state.arg, state.arg);
-    gatherBeforeUses(state.otherUses, state.arg, whole);
+    gatherForOtherUses(state, whole);
   }
 
   rewriteUpdateOps();
