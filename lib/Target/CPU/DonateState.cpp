@@ -70,6 +70,22 @@ std::optional<SlicedResult> findSlicedResult(Value result) {
   return std::nullopt;
 }
 
+/// Whether `op`'s result is a view of its first operand: it shares its
+/// buffer once bufferized.
+bool isView(Operation *op) {
+  return isa_and_present<
+      tensor::ExtractSliceOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+      tensor::CastOp, tensor::ReshapeOp, tensor::BitcastOp, zero::ShardSliceOp>(
+      op);
+}
+
+/// What `value` is a view of, through any number of views (isView).
+Value viewSource(Value value) {
+  while (isView(value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  return value;
+}
+
 /// Whether a loop starts from `argument` or a view of it (a sharded loop's
 /// moment shard): the loop then updates it in place, and writing the
 /// result into the argument as well would make One-Shot Bufferize copy the
@@ -81,9 +97,7 @@ bool startsALoop(Value argument) {
     for (Operation *user : view.getUsers()) {
       if (isa<LoopLikeOpInterface>(user))
         return true;
-      if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-              tensor::CollapseShapeOp, tensor::CastOp, zero::ShardSliceOp>(
-              user))
+      if (isView(user))
         views.push_back(user->getResult(0));
     }
   }
@@ -103,7 +117,9 @@ Value unreshape(OpBuilder &b, Operation *reshape, Value dest) {
 }
 
 /// Copies the slice `sliced` views into `argument` (seen in the slice's
-/// shape) and returns the copy in the result's shape.
+/// shape) and returns the copy in the result's shape. The reshapes of the
+/// slice that nothing reads any more go: left in place, each would still be
+/// bufferized into a copy of its own.
 Value copyIntoArgument(OpBuilder &b, SlicedResult &sliced, Value argument) {
   Value dest = argument;
   for (Operation *reshape : sliced.reshapes)
@@ -120,6 +136,16 @@ Value copyIntoArgument(OpBuilder &b, SlicedResult &sliced, Value argument) {
   return copied;
 }
 
+/// copyIntoArgument, in place of the use `result` of the slice `sliced`
+/// views, before the op that uses it.
+void copyIntoArgument(OpOperand &result, SlicedResult &sliced, Value argument) {
+  OpBuilder b(result.getOwner());
+  result.set(copyIntoArgument(b, sliced, argument));
+  for (Operation *reshape : sliced.reshapes)
+    if (reshape->use_empty())
+      reshape->erase();
+}
+
 /// Whether the buffer of `value` may be read after `op` in their block: by
 /// an op after it, or through what an op before it makes that may share the
 /// buffer (a view; a region's result).
@@ -130,30 +156,13 @@ bool readAfter(Value value, Operation *op) {
     Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
     if (!inBlock || !inBlock->isBeforeInBlock(op))
       return true;
-    if (!isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-             tensor::CollapseShapeOp, tensor::CastOp, tensor::ReshapeOp,
-             tensor::BitcastOp, zero::ShardSliceOp>(inBlock) &&
-        inBlock->getNumRegions() == 0)
+    if (!isView(inBlock) && inBlock->getNumRegions() == 0)
       continue;
     for (Value result : inBlock->getResults())
       if (readAfter(result, op))
         return true;
   }
   return false;
-}
-
-/// Whether `value` is `of` or a view of it.
-bool isViewOf(Value value, Value of) {
-  while (value != of) {
-    Operation *def = value.getDefiningOp();
-    if (!isa_and_present<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-                         tensor::CollapseShapeOp, tensor::CastOp,
-                         tensor::ReshapeOp, tensor::BitcastOp,
-                         zero::ShardSliceOp>(def))
-      return false;
-    value = def->getOperand(0);
-  }
-  return true;
 }
 
 /// The next value of `arg`, made by a linalg op in the body that does not
@@ -184,27 +193,18 @@ bool copySliceInPlace(scf::ForOp loop, BlockArgument arg, OpOperand &next) {
   std::optional<SlicedResult> sliced = findSlicedResult(next.get());
   if (!sliced || sliced->slice->getBlock() != loop.getBody() ||
       next.get().getType() != arg.getType() ||
-      isViewOf(sliced->slice.getSource(), arg))
+      viewSource(sliced->slice.getSource()) == arg)
     return false;
-  OpBuilder b(next.getOwner());
-  next.set(copyIntoArgument(b, *sliced, arg));
-  for (Operation *reshape : sliced->reshapes)
-    if (reshape->use_empty())
-      reshape->erase();
+  copyIntoArgument(next, *sliced, arg);
   return true;
 }
 
 /// Whether `value` is (a view of) an argument of its function that
 /// zero-offload-state placed in host memory.
 bool startsInHostMemory(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (!isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-             tensor::CollapseShapeOp, tensor::CastOp, tensor::ReshapeOp,
-             tensor::BitcastOp, zero::ShardSliceOp>(def))
-      return false;
-    value = def->getOperand(0);
-  }
-  auto arg = cast<BlockArgument>(value);
+  auto arg = dyn_cast<BlockArgument>(viewSource(value));
+  if (!arg)
+    return false;
   auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
   return fn && arg.getOwner() == &fn.getBody().front() &&
          zero::isHostArgument(fn, arg.getArgNumber());
@@ -280,14 +280,8 @@ struct ZeroDonateStatePass
         } else if (startsALoop(fn.getArgument(*argument))) {
           why = "it is a slice, and a loop starts from its argument";
         } else {
-          OpBuilder b(ret);
-          ret.setOperand(
-              index, copyIntoArgument(b, *sliced, fn.getArgument(*argument)));
-          // Left in place, a reshape of the slice that nothing reads would
-          // still be bufferized into a copy of its own.
-          for (Operation *reshape : sliced->reshapes)
-            if (reshape->use_empty())
-              reshape->erase();
+          copyIntoArgument(ret->getOpOperand(index), *sliced,
+                           fn.getArgument(*argument));
           donate(fn, *argument, index);
           continue;
         }
