@@ -92,6 +92,8 @@ static void addBufferizationPasses(OpPassManager &pm) {
   pm.addPass(zero::createZeroQuantizeToLinalg());
   // Futures that loops carry get buffers that outlive an iteration.
   pm.addPass(zero::createZeroExpandLoopFutures());
+  // A matmul reads a transposed weight as stored, not from a copy.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroFoldTransposesIntoMatmuls());
   // Elementwise arith and math on tensors to linalg, fused into one loop nest
   // per web (fusion keeps each element's sequence of operations): a
   // bucket's whole update is one loop nest, one kernel on the GPU.

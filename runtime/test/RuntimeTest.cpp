@@ -406,10 +406,29 @@ TEST(HostMatmul, AccumulatesIntoCWithLeadingDimensions) {
   std::vector<float> a = {1, 2, -1, 3, 4, -1};
   std::vector<float> b = {1, 0, 2, -1, 0, 1, 1, -1};
   std::vector<float> c = {10, 20, 30, -1, -1, 40, 50, 60, -1, -1};
-  zero_rt_host_matmul(ZERO_F32, ZERO_F32, 2, 3, 2, a.data(), 3, b.data(), 4,
-                      c.data(), 5);
+  zero_rt_host_matmul(ZERO_F32, ZERO_F32, 2, 3, 2, a.data(), 3, 0, b.data(), 4,
+                      0, c.data(), 5);
   // Row 0: [1 2] B = [1 2 4]; row 1: [3 4] B = [3 4 10]. Padding unchanged.
   EXPECT_EQ(c, (std::vector<float>{11, 22, 34, -1, -1, 43, 54, 70, -1, -1}));
+}
+
+/// Operands stored transposed (A as k x m, B as n x k, each in wider rows)
+/// give what the same operands stored as they are give.
+TEST(HostMatmul, ReadsTransposedOperands) {
+  // op(A) = [1 2; 3 4] stored as its transpose in rows of 3; op(B) =
+  // [1 0 2; -1 0 1] stored as its 3x2 transpose in rows of 2.
+  std::vector<float> at = {1, 3, -1, 2, 4, -1};
+  std::vector<float> bt = {1, -1, 0, 0, 2, 1};
+  std::vector<float> c = {10, 20, 30, 40, 50, 60};
+  zero_rt_host_matmul(ZERO_F32, ZERO_F32, 2, 3, 2, at.data(), 3, 1, bt.data(),
+                      2, 1, c.data(), 3);
+  // Row 0: [1 2] op(B) = [-1 0 4]; row 1: [3 4] op(B) = [-1 0 10].
+  EXPECT_EQ(c, (std::vector<float>{9, 20, 34, 39, 50, 70}));
+  // One operand transposed: op(A) as stored, op(B) transposed.
+  std::vector<float> a = {1, 2, 3, 4}, d = {0, 0, 0, 0, 0, 0};
+  zero_rt_host_matmul(ZERO_F32, ZERO_F32, 2, 3, 2, a.data(), 2, 0, bt.data(), 2,
+                      1, d.data(), 3);
+  EXPECT_EQ(d, (std::vector<float>{-1, 0, 4, -1, 0, 10}));
 }
 
 /// Each dot product is accumulated from zero with fused multiply-adds and
@@ -419,15 +438,15 @@ TEST(HostMatmul, SumsInAGpuGemmsOrder) {
   // x * x = 1 + 2^-11 + 2^-24 is no float: rounded, the 2^-24 is lost.
   float x = 1.0f + 0x1p-12f;
   std::vector<float> a = {-1.0f, x}, b = {1.0f, x}, c = {0.0f};
-  zero_rt_host_matmul(ZERO_F32, ZERO_F32, 1, 1, 2, a.data(), 2, b.data(), 1,
-                      c.data(), 1);
+  zero_rt_host_matmul(ZERO_F32, ZERO_F32, 1, 1, 2, a.data(), 2, 0, b.data(), 1,
+                      0, c.data(), 1);
   // fma(x, x, -1) keeps it; the loop nest's -1 + round(x * x) is 2^-11.
   EXPECT_EQ(c[0], 0x1p-11f + 0x1p-24f);
   // C is added last: 2^53 + (1 + 1) in f64, where the loop nest's
   // (2^53 + 1) + 1 rounds to 2^53 twice.
   std::vector<double> a64 = {1.0, 1.0}, b64 = {1.0, 1.0}, c64 = {0x1p53};
-  zero_rt_host_matmul(ZERO_F64, ZERO_F64, 1, 1, 2, a64.data(), 2, b64.data(), 1,
-                      c64.data(), 1);
+  zero_rt_host_matmul(ZERO_F64, ZERO_F64, 1, 1, 2, a64.data(), 2, 0, b64.data(),
+                      1, 0, c64.data(), 1);
   EXPECT_EQ(c64[0], 0x1p53 + 2.0);
 }
 
@@ -442,8 +461,8 @@ TEST(HostMatmul, Bf16IntoF32) {
   std::vector<uint16_t> a = {bf16(1.5f), bf16(-2.0f)};
   std::vector<uint16_t> b = {bf16(4.0f), bf16(0.25f)};
   std::vector<float> c = {1.0f};
-  zero_rt_host_matmul(ZERO_BF16, ZERO_F32, 1, 1, 2, a.data(), 2, b.data(), 1,
-                      c.data(), 1);
+  zero_rt_host_matmul(ZERO_BF16, ZERO_F32, 1, 1, 2, a.data(), 2, 0, b.data(), 1,
+                      0, c.data(), 1);
   EXPECT_EQ(c[0], 1.0f + (6.0f - 0.5f));
 }
 
@@ -452,7 +471,7 @@ TEST(HostMatmul, UnsupportedDtypesFailTheWorld) {
   LocalWorld world(1);
   world.run([](zero_rank *, int32_t) {
     int32_t a = 1, b = 1, c = 0;
-    zero_rt_host_matmul(ZERO_I32, ZERO_I32, 1, 1, 1, &a, 1, &b, 1, &c, 1);
+    zero_rt_host_matmul(ZERO_I32, ZERO_I32, 1, 1, 1, &a, 1, 0, &b, 1, 0, &c, 1);
   });
   EXPECT_NE(world.error().find("zero_rt_host_matmul (1x1x1): no GEMM for "
                                "dtypes 4 -> 4"),

@@ -1,8 +1,10 @@
-//===- Passes.h - loop-structure passes -------------------------------*- C++ -*-===//
+//===- Passes.h - loop-structure passes -------------------------------*- C++
+//-*-===//
 //
 // Passes on the structure of loop nests in upstream dialects (linalg, scf),
-// not on the zero dialect: elementwise fusion, horizontal fusion of
-// independent loops, and full reductions in zero's one order.
+// not on the zero dialect: transposes folded into matmuls, elementwise
+// fusion, horizontal fusion of independent loops, and full reductions in
+// zero's one order.
 //
 //===----------------------------------------------------------------------===//
 

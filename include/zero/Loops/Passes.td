@@ -5,6 +5,49 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ZeroFoldTransposesIntoMatmuls : Pass<"zero-fold-transposes-into-matmuls"> {
+  let summary = "Lets each matmul read a transposed operand through its "
+                "indexing maps, not from a transposed copy";
+  let description = [{
+    Runs on linalg on tensors, in `zero-to-llvm` and `zero-to-nvvm` before
+    any other loop transform. A linear layer's forward is x W^T and its
+    weight's gradient dy^T x; programs (zero-gen-step's, and those MLIR
+    front ends emit for a linear layer) spell the transpose as a
+    `linalg.transpose` that a `linalg.matmul` reads. Bufferized, that is a
+    transposed copy of the weight (in a mixed-precision step, of its bf16
+    copy): memory held until the matmul is done, and a pass over memory to
+    write it.
+
+    A `linalg.matmul` whose input is the result of a `linalg.transpose`
+    reads the transpose's input instead, through its indexing map composed
+    with the permutation (`linalg.matmul`'s `indexing_maps`, as upstream's
+    transpose-A and transpose-B forms write them). The transpose is erased
+    when nothing else reads it. Every element of the result is the same
+    products summed in the same order, so results do not change. On the GPU
+    `zero-gemm-calls` passes such an operand to cuBLAS as stored, with its
+    transpose flag; on the CPU the loop nest reads it in place. Matmuls on
+    buffers are left alone (a buffer's transpose may be written between).
+
+    The patterns are `zero::populateFoldTransposesIntoMatmulsPatterns`
+    (`zero/Loops/FoldTransposes.h`), for a pipeline that embeds them.
+
+    ```mlir
+    %t = linalg.transpose ins(%w : tensor<16x8xbf16>)
+        outs(%e : tensor<8x16xbf16>) permutation = [1, 0]
+    %y = linalg.matmul ins(%x, %t : tensor<4x8xbf16>, tensor<8x16xbf16>)
+        outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+    // becomes
+    %y = linalg.matmul indexing_maps = [
+          affine_map<(d0, d1, d2) -> (d0, d2)>,
+          affine_map<(d0, d1, d2) -> (d1, d2)>,
+          affine_map<(d0, d1, d2) -> (d0, d1)>]
+        ins(%x, %w : tensor<4x8xbf16>, tensor<16x8xbf16>)
+        outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def ZeroFuseElementwise : Pass<"zero-fuse-elementwise"> {
   let summary = "Fuses each web of elementwise loop nests into one, also "
                 "where a result has several uses";

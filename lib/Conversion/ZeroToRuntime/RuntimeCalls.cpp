@@ -6,7 +6,7 @@ using namespace mlir;
 
 namespace {
 
-enum class Kind { Void, I32, I64, Ptr };
+enum class Kind { Void, I32, I64, Ptr, ReadOnlyPtr };
 
 struct Row {
   const char *symbol;
@@ -16,7 +16,7 @@ struct Row {
 
 // The table's kinds, for its rows below.
 constexpr Kind VOID = Kind::Void, I32 = Kind::I32, I64 = Kind::I64,
-               PTR = Kind::Ptr;
+               PTR = Kind::Ptr, CPTR = Kind::ReadOnlyPtr;
 
 const Row &rowOf(zero::RuntimeFunction function) {
   static const Row rows[] = {
@@ -36,6 +36,7 @@ Type typeOf(MLIRContext *context, Kind kind) {
   case Kind::I64:
     return IntegerType::get(context, 64);
   case Kind::Ptr:
+  case Kind::ReadOnlyPtr:
   case Kind::Void:
     break;
   }
@@ -57,6 +58,12 @@ FunctionType zero::getRuntimeFunctionType(MLIRContext *context,
   if (row.result != Kind::Void)
     results.push_back(typeOf(context, row.result));
   return FunctionType::get(context, inputs, results);
+}
+
+bool zero::isReadOnlyParameter(RuntimeFunction function, unsigned index) {
+  const Row &row = rowOf(function);
+  return index < row.parameters.size() &&
+         row.parameters[index] == Kind::ReadOnlyPtr;
 }
 
 std::optional<zero::RuntimeFunction>

@@ -24,21 +24,78 @@ using namespace mlir;
 
 namespace {
 
+/// How a GEMM reads one input of a matmul: the buffer, whether it holds the
+/// transpose of the operand the GEMM multiplies (an indexing map that
+/// transposes it, or a column-major layout, but not both), and which of its
+/// strides is the leading dimension.
+struct GemmInput {
+  Value buffer;
+  bool transposed = false;
+  unsigned leadingStride = 0;
+};
+
+/// Whether `map` of a matmul's (m, n, k) iterations reads its operand as
+/// (`rows`, `columns`), or transposed, as (`columns`, `rows`); none when it
+/// does neither (a broadcast).
+std::optional<bool> isTransposedMap(AffineMap map, unsigned rows,
+                                    unsigned columns) {
+  if (map.getNumResults() != 2)
+    return std::nullopt;
+  if (map.getDimPosition(0) == rows && map.getDimPosition(1) == columns)
+    return false;
+  if (map.getDimPosition(0) == columns && map.getDimPosition(1) == rows)
+    return true;
+  return std::nullopt;
+}
+
+/// The GEMM's reading of input `index` of `op`, or why it has none. A map
+/// that transposes the operand and a column-major buffer cancel out.
+FailureOr<GemmInput> gemmInput(linalg::MatmulOp op, unsigned index,
+                               std::string &why) {
+  // A reads (m, k), B (k, n): iterations d0 = m, d1 = n, d2 = k.
+  AffineMap map = op.getIndexingMapsArray()[index];
+  std::optional<bool> byMap =
+      index == 0 ? isTransposedMap(map, 0, 2) : isTransposedMap(map, 2, 1);
+  if (!map.isProjectedPermutation() || !byMap) {
+    why = "its indexing maps broadcast an operand";
+    return failure();
+  }
+  Value buffer = op.getInputs()[index];
+  auto [strides, offset] =
+      cast<MemRefType>(buffer.getType()).getStridesAndOffset();
+  // Unit inner stride, or one known only at run time (checked there):
+  // row-major, led by the row stride.
+  if (strides[1] == 1 || ShapedType::isDynamic(strides[1]))
+    return GemmInput{buffer, *byMap, 0};
+  if (strides[0] == 1)
+    return GemmInput{buffer, !*byMap, 1};
+  why = "an operand is neither row- nor column-major";
+  return failure();
+}
+
 /// Why `op` cannot become a GEMM call ("" when it can).
 std::string whyNotGemm(linalg::MatmulOp op) {
   if (!op.hasPureBufferSemantics())
     return "it is not on buffers";
-  if (op.hasUserDefinedMaps())
-    return "it has its own indexing maps";
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(operand.getType());
     if (!type || type.getRank() != 2)
       return "an operand is not a 2-D buffer";
-    // A dynamic inner stride is checked at run time (replaceWithCall).
-    auto [strides, offset] = type.getStridesAndOffset();
-    if (strides[1] != 1 && !ShapedType::isDynamic(strides[1]))
-      return "an operand's rows are not contiguous";
   }
+  std::string why;
+  for (unsigned input : {0u, 1u})
+    if (failed(gemmInput(op, input, why)))
+      return why;
+  if (std::optional<bool> c =
+          isTransposedMap(op.getIndexingMapsArray()[2], 0, 1);
+      !c || *c)
+    return "its result is not indexed (m, n)";
+  // A dynamic inner stride is checked at run time (replaceWithCall).
+  int64_t inner = cast<MemRefType>(op.getOutputs()[0].getType())
+                      .getStridesAndOffset()
+                      .first[1];
+  if (inner != 1 && !ShapedType::isDynamic(inner))
+    return "its result's rows are not contiguous";
   Type a = getElementTypeOrSelf(op.getInputs()[0].getType());
   Type b = getElementTypeOrSelf(op.getInputs()[1].getType());
   Type c = getElementTypeOrSelf(op.getOutputs()[0].getType());
@@ -72,37 +129,51 @@ struct ZeroGemmCallsPass
     OpBuilder b(op);
     Location loc = op.getLoc();
     Type i32 = b.getI32Type(), i64 = b.getI64Type();
-    Value a = op.getInputs()[0], bm = op.getInputs()[1], c = op.getOutputs()[0];
+    std::string unused;
+    GemmInput a = *gemmInput(op, 0, unused), bm = *gemmInput(op, 1, unused);
+    Value c = op.getOutputs()[0];
     auto asI64 = [&](Value index) -> Value {
       return arith::IndexCastOp::create(b, loc, i64, index);
     };
     auto dim = [&](Value buffer, int64_t d) {
       return asI64(memref::DimOp::create(b, loc, buffer, d));
     };
-    // The leading dimension: the row stride, static or read at run time.
-    auto leading = [&](Value buffer) -> Value {
+    // The leading dimension: a stride, static or read at run time.
+    auto leading = [&](Value buffer, unsigned stride) -> Value {
       auto type = cast<MemRefType>(buffer.getType());
-      int64_t stride = type.getStridesAndOffset().first[0];
-      if (!ShapedType::isDynamic(stride))
-        return arith::ConstantIntOp::create(b, loc, i64, stride);
+      int64_t value = type.getStridesAndOffset().first[stride];
+      if (!ShapedType::isDynamic(value))
+        return arith::ConstantIntOp::create(b, loc, i64, value);
       return asI64(memref::ExtractStridedMetadataOp::create(b, loc, buffer)
-                       .getStrides()[0]);
+                       .getStrides()[stride]);
     };
     auto code = [&](Value buffer) -> Value {
       return arith::ConstantIntOp::create(
           b, loc, i32,
           *zero::dtypeCode(getElementTypeOrSelf(buffer.getType())));
     };
+    auto flag = [&](bool set) -> Value {
+      return arith::ConstantIntOp::create(b, loc, i32, set);
+    };
+    // k is A's second dimension as the op reads it.
+    bool aByMap = *isTransposedMap(op.getIndexingMapsArray()[0], 0, 2);
     func::FuncOp fn =
         calls.declare(b, gemm == zero::GemmLibrary::Host
                              ? zero::RuntimeFunction::zero_rt_host_matmul
                              : zero::RuntimeFunction::zero_rt_gpu_matmul);
-    SmallVector<Value> args = {code(a),     code(c),
-                               dim(a, 0),   dim(bm, 1),
-                               dim(a, 1),   calls.pointerTo(b, loc, a),
-                               leading(a),  calls.pointerTo(b, loc, bm),
-                               leading(bm), calls.pointerTo(b, loc, c),
-                               leading(c)};
+    SmallVector<Value> args = {code(a.buffer),
+                               code(c),
+                               dim(c, 0),
+                               dim(c, 1),
+                               dim(a.buffer, aByMap ? 0 : 1),
+                               calls.pointerTo(b, loc, a.buffer),
+                               leading(a.buffer, a.leadingStride),
+                               flag(a.transposed),
+                               calls.pointerTo(b, loc, bm.buffer),
+                               leading(bm.buffer, bm.leadingStride),
+                               flag(bm.transposed),
+                               calls.pointerTo(b, loc, c),
+                               leading(c, 0)};
     // Rows known to be contiguous only at run time (a view that a loop
     // carries has a dynamic layout): the call where they are, the loop nest
     // where not.

@@ -113,11 +113,14 @@ Access collectAccess(Operation *op) {
   };
   op->walk([&](Operation *inner) {
     if (auto call = dyn_cast<func::CallOp>(inner)) {
-      if (!zero::lookupRuntimeFunction(call.getCallee()))
+      std::optional<zero::RuntimeFunction> function =
+          zero::lookupRuntimeFunction(call.getCallee());
+      if (!function)
         access.unknown = true;
-      for (Value operand : call.getOperands())
+      for (auto [index, operand] : llvm::enumerate(call.getOperands()))
         if (isBufferOrAddress(operand))
-          note(operand, true, true);
+          note(operand, true,
+               !function || !zero::isReadOnlyParameter(*function, index));
       return;
     }
     if (zero::isBufferCollective(inner) || isa<zero::WaitOp>(inner)) {

@@ -22,7 +22,7 @@ namespace {
 using cublasStatus_t = int;
 using cublasHandle_t = struct cublasContext *;
 constexpr cublasStatus_t CUBLAS_STATUS_SUCCESS = 0;
-constexpr int CUBLAS_OP_N = 0;
+constexpr int CUBLAS_OP_N = 0, CUBLAS_OP_T = 1;
 constexpr int CUBLAS_GEMM_DEFAULT = -1;
 constexpr int CUBLAS_COMPUTE_32F = 68;
 constexpr int CUBLAS_COMPUTE_64F = 70;
@@ -114,8 +114,10 @@ cublasHandle_t threadHandle(const Blas &library) {
 
 extern "C" void zero_rt_gpu_matmul(int32_t inputDtype, int32_t outputDtype,
                                    int64_t m, int64_t n, int64_t k,
-                                   const void *a, int64_t lda, const void *b,
-                                   int64_t ldb, void *c, int64_t ldc) {
+                                   const void *a, int64_t lda,
+                                   int32_t transposeA, const void *b,
+                                   int64_t ldb, int32_t transposeB, void *c,
+                                   int64_t ldc) {
   std::string what = "cublasGemmEx (" + std::to_string(m) + "x" +
                      std::to_string(n) + "x" + std::to_string(k) + ")";
   // After a failure the world ends: later work would run on bad data.
@@ -144,8 +146,10 @@ extern "C" void zero_rt_gpu_matmul(int32_t inputDtype, int32_t outputDtype,
   if (cublasStatus_t s = library.setStream(handle, stream))
     return recordError("cublasSetStream: " +
                        std::string(library.statusString(s)));
-  // Row-major C = A B is column-major C^T = B^T A^T: swap the operands.
-  // beta = 1: the matmul accumulates into C.
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap
+  // the operands. A row-major operand read column-major is its transpose,
+  // so one stored as op(X) is CUBLAS_OP_N and one stored transposed
+  // CUBLAS_OP_T. beta = 1: the matmul accumulates into C.
   float one = 1.0f;
   double oneDouble = 1.0;
   bool f64 = typeOut == CUDA_R_64F;
@@ -154,7 +158,8 @@ extern "C" void zero_rt_gpu_matmul(int32_t inputDtype, int32_t outputDtype,
   noteLaunch(what);
   TracedRegion traced(stream, what);
   cublasStatus_t s = library.gemmEx(
-      handle, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), scale, b,
+      handle, transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      transposeA ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m), int(k), scale, b,
       typeIn, int(ldb), a, typeIn, int(lda), scale, c, typeOut, int(ldc),
       f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS)

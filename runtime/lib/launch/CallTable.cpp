@@ -18,12 +18,14 @@ struct VOID {};
 struct I32 {};
 struct I64 {};
 struct PTR {};
+struct CPTR {};
 
 template <typename Kind, typename T> constexpr bool isKind = false;
 template <> constexpr bool isKind<VOID, void> = true;
 template <> constexpr bool isKind<I32, int32_t> = true;
 template <> constexpr bool isKind<I64, int64_t> = true;
 template <typename T> constexpr bool isKind<PTR, T *> = true;
+template <typename T> constexpr bool isKind<CPTR, const T *> = true;
 
 template <typename KindResult, typename... KindParams, typename Result,
           typename... Params>

@@ -1,20 +1,20 @@
 // zero-gemm-calls: a matmul on row-major buffers becomes a call of the
 // runtime's cuBLAS GEMM (dtype codes, m, n, k, and each operand's pointer and
-// leading dimension); one it cannot call cuBLAS for stays a loop nest, with a
-// remark.
+// leading dimension, and for each input whether it is stored transposed);
+// one it cannot call cuBLAS for stays a loop nest, with a remark.
 
 // RUN: zero-opt %s --split-input-file --zero-gemm-calls --cse --verify-diagnostics | FileCheck %s
 // With `host` (zero-to-llvm{gpu-loops}) the same calls are of the runtime's
 // host GEMM, and the same matmuls stay loop nests.
 // RUN: zero-opt %s --split-input-file --zero-gemm-calls=gemm=host --cse --verify-diagnostics | FileCheck %s --check-prefix=HOST
 // HOST-LABEL: func.func @f32
-// HOST: call @zero_rt_host_matmul({{.*}}) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()
+// HOST: call @zero_rt_host_matmul({{.*}}) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, i32, !llvm.ptr, i64, i32, !llvm.ptr, i64) -> ()
 // HOST-NOT: zero_rt_gpu_matmul
 // HOST-LABEL: func.func @dynamic_layout
 // HOST: scf.if
 // HOST-NEXT: func.call @zero_rt_host_matmul
 // HOST-LABEL: func.func @left_alone
-// HOST-COUNT-3: linalg.matmul
+// HOST-COUNT-5: linalg.matmul
 // HOST-NOT: zero_rt_
 
 // f32: C[8x16] += A[8x4] B[4x16].
@@ -23,7 +23,7 @@
 // CHECK-DAG: %[[M:.*]] = arith.index_cast %{{.*}} : index to i64
 // CHECK-DAG: %[[LDA:.*]] = arith.constant 4 : i64
 // CHECK-DAG: %[[LDB:.*]] = arith.constant 16 : i64
-// CHECK: call @zero_rt_gpu_matmul(%[[F32]], %[[F32]], %[[M]], %{{.*}}, %{{.*}}, %{{.*}}, %[[LDA]], %{{.*}}, %[[LDB]], %{{.*}}, %[[LDB]]) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()
+// CHECK: call @zero_rt_gpu_matmul(%[[F32]], %[[F32]], %[[M]], %{{.*}}, %{{.*}}, %{{.*}}, %[[LDA]], %[[F32]], %{{.*}}, %[[LDB]], %[[F32]], %{{.*}}, %[[LDB]]) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, i32, !llvm.ptr, i64, i32, !llvm.ptr, i64) -> ()
 // CHECK-NOT: linalg.matmul
 func.func @f32(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>) {
   linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>)
@@ -85,18 +85,78 @@ func.func @dynamic_layout(%a: memref<8x4xf32>,
 
 // -----
 
-// Left as loop nests, each with a remark: integers (no cuBLAS GEMM), a
-// transposed operand (rows not contiguous), and tensors (not bufferized).
+// Operands read transposed, as zero-fold-transposes-into-matmuls leaves a
+// linear layer's forward (B through a transposed map: W stored n x k) and
+// its weight's gradient (A: dy stored k x m), are passed as stored with
+// their flags; k is A's dimension the map reads as k.
+// CHECK-LABEL: func.func @transposed_maps
+// CHECK-DAG: %[[NO:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[YES:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : i64
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : i64
+// CHECK: call @zero_rt_gpu_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C8]], %[[NO]], %{{.*}}, %[[C8]], %[[YES]], %{{.*}}, %[[C16]])
+// CHECK: %[[DYK:.*]] = memref.dim %arg3, %c0 : memref<4x16xf32>
+// CHECK-NEXT: %[[K:.*]] = arith.index_cast %[[DYK]] : index to i64
+// CHECK: call @zero_rt_gpu_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[K]], %{{.*}}, %[[C16]], %[[YES]], %{{.*}}, %[[C8]], %[[NO]], %{{.*}}, %[[C8]])
+// CHECK-NOT: linalg.matmul
+func.func @transposed_maps(%x: memref<4x8xbf16>, %w: memref<16x8xbf16>, %y: memref<4x16xf32>,
+                           %dy: memref<4x16xf32>, %xf: memref<4x8xf32>, %g: memref<16x8xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                 affine_map<(d0, d1, d2) -> (d1, d2)>,
+                                 affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%x, %w : memref<4x8xbf16>, memref<16x8xbf16>) outs(%y : memref<4x16xf32>)
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                 affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                 affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%dy, %xf : memref<4x16xf32>, memref<4x8xf32>) outs(%g : memref<16x8xf32>)
+  return
+}
+
+// -----
+
+// A column-major operand (a transposed view) is the transpose of what is
+// stored, led by its column stride; read through a transposed map as well,
+// the two cancel.
+// CHECK-LABEL: func.func @column_major
+// CHECK-DAG: %[[NO:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[YES:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[C6:.*]] = arith.constant 6 : i64
+// CHECK: call @zero_rt_gpu_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C6]], %[[YES]], %{{.*}}, %{{.*}}, %[[NO]],
+// CHECK: call @zero_rt_gpu_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C6]], %[[NO]], %{{.*}}, %{{.*}}, %[[NO]],
+func.func @column_major(%at: memref<4x6xf32, strided<[1, 6]>>, %b: memref<6x4xf32>,
+                        %c: memref<4x4xf32>, %a: memref<6x4xf32, strided<[1, 6]>>) {
+  linalg.matmul ins(%at, %b : memref<4x6xf32, strided<[1, 6]>>, memref<6x4xf32>) outs(%c : memref<4x4xf32>)
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                 affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                 affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%a, %b : memref<6x4xf32, strided<[1, 6]>>, memref<6x4xf32>) outs(%c : memref<4x4xf32>)
+  return
+}
+
+// -----
+
+// Left as loop nests, each with a remark: integers (no cuBLAS GEMM), an
+// operand with neither unit stride, a broadcast operand, a transposed
+// result, and tensors (not bufferized).
 // CHECK-LABEL: func.func @left_alone
-// CHECK-COUNT-3: linalg.matmul
+// CHECK-COUNT-5: linalg.matmul
 // CHECK-NOT: zero_rt_gpu_matmul
 func.func @left_alone(%ai: memref<4x4xi32>, %c: memref<4x4xi32>,
-                      %at: memref<4x4xf32, strided<[1, 4]>>, %b: memref<4x4xf32>,
-                      %cf: memref<4x4xf32>, %t: tensor<4x4xf32>) -> tensor<4x4xf32> {
+                      %as: memref<4x4xf32, strided<[8, 2]>>, %b: memref<4x4xf32>,
+                      %cf: memref<4x4xf32>, %v: memref<4xf32>,
+                      %ct: memref<4x4xf32, strided<[1, 4]>>,
+                      %t: tensor<4x4xf32>) -> tensor<4x4xf32> {
   // expected-remark @+1 {{matmul left as a loop nest: cuBLAS has no GEMM for these element types}}
   linalg.matmul ins(%ai, %ai : memref<4x4xi32>, memref<4x4xi32>) outs(%c : memref<4x4xi32>)
-  // expected-remark @+1 {{matmul left as a loop nest: an operand's rows are not contiguous}}
-  linalg.matmul ins(%at, %b : memref<4x4xf32, strided<[1, 4]>>, memref<4x4xf32>) outs(%cf : memref<4x4xf32>)
+  // expected-remark @+1 {{matmul left as a loop nest: an operand is neither row- nor column-major}}
+  linalg.matmul ins(%as, %b : memref<4x4xf32, strided<[8, 2]>>, memref<4x4xf32>) outs(%cf : memref<4x4xf32>)
+  // expected-remark @+1 {{matmul left as a loop nest: an operand is not a 2-D buffer}}
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>,
+                                 affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                 affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%v, %b : memref<4xf32>, memref<4x4xf32>) outs(%cf : memref<4x4xf32>)
+  // expected-remark @+1 {{matmul left as a loop nest: its result's rows are not contiguous}}
+  linalg.matmul ins(%b, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%ct : memref<4x4xf32, strided<[1, 4]>>)
   // expected-remark @+1 {{matmul left as a loop nest: it is not on buffers}}
   %r = linalg.matmul ins(%t, %t : tensor<4x4xf32>, tensor<4x4xf32>) outs(%t : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %r : tensor<4x4xf32>

@@ -40,6 +40,10 @@ llvm::StringRef getRuntimeSymbol(RuntimeFunction function);
 mlir::FunctionType getRuntimeFunctionType(mlir::MLIRContext *context,
                                           RuntimeFunction function);
 
+/// Whether `function` only reads through its pointer parameter `index`
+/// (CPTR in the call table; const in the C declaration).
+bool isReadOnlyParameter(RuntimeFunction function, unsigned index);
+
 /// The runtime function whose symbol is `symbol`, if any.
 std::optional<RuntimeFunction> lookupRuntimeFunction(llvm::StringRef symbol);
 

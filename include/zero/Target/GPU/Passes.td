@@ -430,37 +430,46 @@ def ZeroGemmCalls : Pass<"zero-gemm-calls", "mlir::ModuleOp"> {
                 "through the runtime: cuBLAS's, or its CPU replica";
   let description = [{
     Runs in `zero-to-nvvm` after bufferization, before loop nests become
-    kernels (as XLA calls cuBLAS for its dots). A `linalg.matmul` with the
-    default indexing maps, C[m, n] += A[m, k] B[k, n], whose operands are 2-D
-    buffers with unit inner stride (row-major, any leading dimension)
-    becomes a call of the runtime's
+    kernels (as XLA calls cuBLAS for its dots). A `linalg.matmul`, C[m, n]
+    += op(A)[m, k] op(B)[k, n], becomes a call of the runtime's
 
     ```c
     void zero_rt_gpu_matmul(int32_t input_dtype, int32_t output_dtype,
                             int64_t m, int64_t n, int64_t k,
-                            const void *a, int64_t lda, const void *b,
-                            int64_t ldb, void *c, int64_t ldc);
+                            const void *a, int64_t lda, int32_t transpose_a,
+                            const void *b, int64_t ldb, int32_t transpose_b,
+                            void *c, int64_t ldc);
     ```
 
-    which runs `cublasGemmEx` (beta = 1: it accumulates into C, as the op
-    does) on the calling rank's stream, after the kernels before it and
-    before those after it. Element types: f32, f64, and bf16 or f16 inputs
-    with an output of the same type or f32 (accumulated in f32). A matmul
-    the pass cannot call cuBLAS for stays a loop nest (a kernel) and gets a
-    remark saying why. An operand whose inner stride is known only at run
-    time (a weight that a training loop carries has a dynamic layout) is
-    checked there: the call runs when its rows are contiguous and the loop
-    nest when not. cuBLAS sums in its own order, so results differ from the
-    loop nest's in the last bits; they do not change between runs or between
-    the replicated and the sharded program.
+    when its operands are 2-D buffers, each input row-major or column-major
+    (any leading dimension) and C row-major, and its indexing maps read A
+    as (m, k) or transposed as (k, m), B as (k, n) or as (n, k), and C as
+    (m, n): the default maps, and the transpose-A and transpose-B forms
+    that `zero-fold-transposes-into-matmuls` leaves a linear layer's
+    forward and its weight's gradient in. An input whose map transposes it,
+    or whose buffer is column-major (but not both), is passed as stored
+    with its transpose flag, so no transposed copy is made; cuBLAS reads it
+    so (`CUBLAS_OP_T`). The call runs `cublasGemmEx` (beta = 1: it
+    accumulates into C, as the op does) on the calling rank's stream, after
+    the kernels before it and before those after it. Element types: f32,
+    f64, and bf16 or f16 inputs with an output of the same type or f32
+    (accumulated in f32). A matmul the pass cannot call cuBLAS for (a
+    broadcast operand, an operand neither row- nor column-major, a
+    column-major C) stays a loop nest (a kernel) and gets a remark saying
+    why. An operand whose inner stride is known only at run time (a weight
+    that a training loop carries has a dynamic layout) is checked there:
+    the call runs when its rows are contiguous and the loop nest when not.
+    cuBLAS sums in its own order, so results differ from the loop nest's in
+    the last bits; they do not change between runs or between the
+    replicated and the sharded program.
 
     ```mlir
     linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>)
                   outs(%c : memref<8x16xf32>)
     // becomes
     func.call @zero_rt_gpu_matmul(%c0_i32, %c0_i32, %c8, %c16, %c4, %pa, %c4,
-        %pb, %c16, %pc, %c16) : (i32, i32, i64, i64, i64, !llvm.ptr, i64,
-        !llvm.ptr, i64, !llvm.ptr, i64) -> ()
+        %c0_i32, %pb, %c16, %c0_i32, %pc, %c16) : (i32, i32, i64, i64, i64,
+        !llvm.ptr, i64, i32, !llvm.ptr, i64, i32, !llvm.ptr, i64) -> ()
     ```
 
     With `gemm=host`, the calls are of `zero_rt_host_matmul` (the same

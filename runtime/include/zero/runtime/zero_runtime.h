@@ -266,14 +266,19 @@ void zero_rt_gpu_write(void *gpu, const void *host, int64_t bytes);
    the copy is done, so that the host may reuse its buffer at once. Errors
    fail the bound rank's world. */
 void zero_rt_gpu_upload(void *gpu, const void *host, int64_t bytes);
-/* C[m, n] += A[m, k] B[k, n], row-major with leading dimensions (row strides,
-   in elements) lda, ldb, ldc, on the calling thread's stream with cuBLAS
-   (cublasGemmEx, loaded at run time). Inputs f32, f64, bf16 or f16; the
-   output the inputs' type, or f32 for bf16 and f16 inputs (accumulated in
-   f32). Errors fail the bound rank's world. */
+/* C[m, n] += op(A)[m, k] op(B)[k, n], row-major with leading dimensions
+   (row strides, in elements) lda, ldb, ldc, on the calling thread's stream
+   with cuBLAS (cublasGemmEx, loaded at run time). op(X) is X as stored, or,
+   where transpose_x is 1, the transpose of what is stored: A stored k x m,
+   B stored n x k (a linalg.matmul whose indexing maps transpose an operand,
+   or an operand in column-major layout), so that no transposed copy is
+   made. Inputs f32, f64, bf16 or f16; the output the inputs' type, or f32
+   for bf16 and f16 inputs (accumulated in f32). Errors fail the bound
+   rank's world. */
 void zero_rt_gpu_matmul(int32_t input_dtype, int32_t output_dtype, int64_t m,
                         int64_t n, int64_t k, const void *a, int64_t lda,
-                        const void *b, int64_t ldb, void *c, int64_t ldc);
+                        int32_t transpose_a, const void *b, int64_t ldb,
+                        int32_t transpose_b, void *c, int64_t ldc);
 
 /*--- Compiled-code API (acts on the bound rank) ----------------------------*/
 
@@ -428,7 +433,7 @@ void zero_rt_host_queue_join(void);
 /* Returns every rank's pooled host memory to the system (zero_world_destroy
    does). */
 void zero_host_memory_release(void);
-/* C[m, n] += A[m, k] B[k, n] on the host, with zero_rt_gpu_matmul's
+/* C[m, n] += op(A)[m, k] op(B)[k, n] on the host, with zero_rt_gpu_matmul's
    arguments and types, in a GPU GEMM's order of operations: each dot
    product accumulated from zero with fused multiply-adds (in f32, or f64
    for f64), then added to C. zero-gemm-calls
@@ -437,7 +442,8 @@ void zero_host_memory_release(void);
    Unsupported dtypes fail the bound rank's world. */
 void zero_rt_host_matmul(int32_t input_dtype, int32_t output_dtype, int64_t m,
                          int64_t n, int64_t k, const void *a, int64_t lda,
-                         const void *b, int64_t ldb, void *c, int64_t ldc);
+                         int32_t transpose_a, const void *b, int64_t ldb,
+                         int32_t transpose_b, void *c, int64_t ldc);
 /* Names the next collective the bound rank starts, in traces (a bucket). The
    string must outlive the call (compiled code passes a constant). */
 void zero_rt_label(const char *label);
