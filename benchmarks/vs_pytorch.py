@@ -21,8 +21,18 @@ live data a rank must hold (weights, moments, the local gradient and one
 Also times the update alone: the same step at N = 1 (no collectives) against
 the triad on one thread.
 
+With --batch B, each step also has its forward and backward: zero-gen-step
+--batch B (each tensor a layer over B rows of the rank's data: a linear
+layer's x W^T and ReLU, or a vector's scaling; the weights' gradients from
+the activations' squares), and PyTorch the same loss by autograd
+(torch_step.py --batch). The roofline column is then the matmuls' floating-
+point work (2 B rows x features for the forward's x W^T and as much for the
+weight's gradient, a parameter of each matrix) at the rate the triad's
+memory speed does not bound: it is left out, and each row prints its
+matmuls' GFLOP/s instead.
+
   benchmarks/vs_pytorch.py [--build build] [--cases small:2,gpt2:2,gpt2:4]
-                           [--steps 11] [--no-torch]
+                           [--steps 11] [--batch B] [--no-torch]
 """
 import argparse
 import math
@@ -143,23 +153,27 @@ def torch_python():
     return next((p for p in candidates if has_torch(p)), None)
 
 
-def torch_step(python, shapes, ranks, mode, steps):
+def torch_step(python, shapes, ranks, mode, steps, batch=0):
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peer",
                           "torch_step.py")
     out = run([python, script, "--shapes", shapes, "--ranks", str(ranks),
-               "--mode", mode, "--steps", str(steps - 1)]).stdout
+               "--mode", mode, "--steps", str(steps - 1), "--batch",
+               str(batch)]).stdout
     step = float(re.search(r"step_ms=([0-9.]+)", out).group(1))
     peak = float(re.search(r"peak_mb=([0-9.]+)", out).group(1))
     above = float(re.search(r"above_baseline_mb=([0-9.]+)", out).group(1))
     return step, peak, above
 
 
-def generate(bin_dir, work, model, ranks):
-    """Writes zero-gen-step's step for `model` on `ranks` ranks and its
-    parameter shapes; returns (the files' stem, the shapes' file, the
-    shapes, the number of parameters)."""
+def generate(bin_dir, work, model, ranks, batch=0):
+    """Writes zero-gen-step's step for `model` on `ranks` ranks (with a
+    forward and backward over `batch` rows when not 0) and its parameter
+    shapes; returns (the files' stem, the shapes' file, the shapes, the
+    number of parameters)."""
     gen = os.path.join(bin_dir, "zero-gen-step")
     flags = MODELS[model] + ["--mesh", str(ranks)]
+    if batch:
+        flags += ["--batch", str(batch)]
     shapes_text = run([gen] + flags + ["--shapes"]).stdout
     shapes = shapes_text.split()
     params = sum(math.prod(int(d) for d in shape.split("x"))
@@ -172,7 +186,21 @@ def generate(bin_dir, work, model, ranks):
     return stem, stem + ".shapes", shapes, params
 
 
+def matmul_flops(shapes, batch):
+    """The floating-point operations of a step's matmuls with B = `batch`
+    rows: x W^T and the weight's gradient dz^T x, 2 B rows x features each,
+    for every tensor of 2 or more dimensions."""
+    total = 0
+    for shape in shapes:
+        dims = [int(d) for d in shape.split("x")]
+        if len(dims) > 1:
+            total += 4 * batch * math.prod(dims)
+    return total
+
+
 def case(args, bin_dir, work, model, ranks, python):
+    if args.batch:
+        return case_with_forward(args, bin_dir, work, model, ranks, python)
     stem, shapes, shape_list, params = generate(bin_dir, work, model, ranks)
     compile_ = os.path.join(bin_dir, "zero-compile")
     run([compile_, stem + ".mlir", "-o", stem + "-given.so"])
@@ -219,6 +247,46 @@ def case(args, bin_dir, work, model, ranks, python):
               % (torch["zero"] / sharded[0]))
 
 
+def case_with_forward(args, bin_dir, work, model, ranks, python):
+    """A step with its forward and backward: zero as given and sharded
+    against PyTorch's autograd, DDP-style all-reduce and AdamW."""
+    stem, shapes, shape_list, params = generate(bin_dir, work, model, ranks,
+                                                args.batch)
+    compile_ = os.path.join(bin_dir, "zero-compile")
+    run([compile_, stem + ".mlir", "-o", stem + "-given.so"])
+    run([compile_, stem + ".mlir", "-o", stem + "-sharded.so", "--passes",
+         "zero-weight-update-sharding{shard-function-boundary}"])
+    given = launch(bin_dir, stem + "-given.so", ranks, args.steps, args.repeat)
+    sharded = launch(bin_dir, stem + "-sharded.so", ranks, args.steps,
+                     args.repeat)
+    flops = matmul_flops(shape_list, args.batch)
+    print("\n%s with forward and backward, B = %d rows a rank: %d tensors, "
+          "%d parameters, N = %d, %.2f GFLOP of matmuls a rank a step" %
+          (model, args.batch, len(shape_list), params, ranks, flops / 1e9))
+    print("  %-24s %9s %12s %12s" % ("", "step ms", "matmul GF/s",
+                                     "peak MB/rank"))
+    rows = [("zero as given", given[0], given[1]),
+            ("zero sharded", sharded[0], sharded[1])]
+    torch = {}
+    if python:
+        for mode, label in [("foreach", "torch AdamW foreach"),
+                            ("zero", "torch ZeroRedundancyOpt")]:
+            step, peak, _ = torch_step(python, shapes, ranks, mode,
+                                       args.steps, args.batch)
+            torch[mode] = step
+            rows.append((label, step, peak))
+    for label, step, peak in rows:
+        print("  %-24s %9.1f %12.2f %12.0f" % (label, step,
+                                               flops / step / 1e6, peak))
+    print("  zero: system allocations in steps 2-%d: given %d, sharded %d" %
+          (args.steps, given[2], sharded[2]))
+    if torch:
+        print("  zero as given vs torch foreach: %.2fx faster" %
+              (torch["foreach"] / given[0]))
+        print("  zero sharded vs torch ZeroRedundancyOptimizer: %.2fx faster"
+              % (torch["zero"] / sharded[0]))
+
+
 def update_alone(args, bin_dir, work):
     """The update at N = 1, no collectives, against one thread's triad."""
     stem, _, _, params = generate(bin_dir, work, "small", 1)
@@ -243,6 +311,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=3,
                         help="zero's runs per program, the best kept: this "
                         "machine's noise moves a run by a third")
+    parser.add_argument("--batch", type=int, default=0,
+                        help="rows of data a rank's forward and backward read "
+                        "each step (0: the update alone, gradients given)")
     parser.add_argument("--no-torch", action="store_true")
     args = parser.parse_args()
     bin_dir = require_tools(args.build, "vs_pytorch")
@@ -258,7 +329,8 @@ def main():
           "zero: zero-compile (host CPU default), zero-launch, local backend"
           % (os.cpu_count(), cpu_model(), fresh_page_us()))
     with tempfile.TemporaryDirectory(prefix="zero-vs-pytorch-") as work:
-        update_alone(args, bin_dir, work)
+        if not args.batch:
+            update_alone(args, bin_dir, work)
         for spec in args.cases.split(","):
             model, ranks = spec.split(":")
             case(args, bin_dir, work, model, int(ranks), python)

@@ -7,6 +7,16 @@ MB; mean, as zero's steps do) and then runs either torch.optim.AdamW
 (foreach=True) or ZeroRedundancyOptimizer(AdamW), which updates this rank's
 partition and broadcasts it.
 
+With --batch B, each step first computes the gradients as zero-gen-step
+--batch B's step does (benchmarks/Programs.cpp), by autograd: tensor k's
+layer reads B rows of this rank's data x_k, of its features (the product of
+its dimensions after the first); a weight of 2 or more dimensions is a
+linear layer without bias, z = x_k W^T (W flattened to rows x features),
+a = relu(z), and a vector scales the features, z = x_k * w, a = z; the loss
+is the sum over layers of the squares of a over 2B. The all-reduce follows
+the backward pass (DDP's overlaps it; on one thread per rank there is
+nothing to overlap it with).
+
 Prints one line: mode, ranks, the median step in ms over --steps timed steps
 (the slowest rank's), and the peak resident memory per rank (MB: whole, and
 above the process as it was before the model was made).
@@ -58,6 +68,19 @@ def bucketed_all_reduce(torch, dist, params, bucket_bytes, world):
     flush()
 
 
+def forward_loss(torch, params, data, batch):
+    """zero-gen-step --batch's loss: each layer's activations' squares over
+    2B, summed over the layers."""
+    loss = 0
+    for p, x in zip(params, data):
+        if p.dim() > 1:
+            a = torch.relu(x @ p.reshape(p.shape[0], -1).t())
+        else:
+            a = x * p
+        loss = loss + a.square().sum() / (2 * batch)
+    return loss
+
+
 def run(rank, args, shapes, out):
     import torch
     import torch.distributed as dist
@@ -71,8 +94,13 @@ def run(rank, args, shapes, out):
     gen = torch.Generator().manual_seed(1 + rank)
     params = [torch.nn.Parameter(torch.rand(s, generator=gen) * 2 - 1)
               for s in shapes]
-    for p in params:
-        p.grad = torch.rand(p.shape, generator=gen) * 2 - 1
+    if args.batch:
+        data = [torch.rand(args.batch, p.numel() // p.shape[0]
+                           if p.dim() > 1 else p.numel(), generator=gen) * 2 - 1
+                for p in params]
+    else:
+        for p in params:
+            p.grad = torch.rand(p.shape, generator=gen) * 2 - 1
     kwargs = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
     if args.mode == "zero":
         opt = ZeroRedundancyOptimizer(params, optimizer_class=torch.optim.AdamW,
@@ -83,6 +111,9 @@ def run(rank, args, shapes, out):
     for step in range(args.steps + 1):
         dist.barrier()
         start = time.perf_counter()
+        if args.batch:
+            opt.zero_grad(set_to_none=True)
+            forward_loss(torch, params, data, args.batch).backward()
         bucketed_all_reduce(torch, dist, params, args.bucket_mb << 20,
                             args.ranks)
         opt.step()
@@ -104,6 +135,9 @@ def main():
     parser.add_argument("--mode", choices=["foreach", "zero"],
                         default="foreach")
     parser.add_argument("--bucket-mb", type=int, default=25)
+    parser.add_argument("--batch", type=int, default=0,
+                        help="rows of data a rank's forward and backward "
+                        "read (0: gradients given, no forward)")
     args = parser.parse_args()
     try:
         import torch.multiprocessing as mp
@@ -132,8 +166,8 @@ def main():
     median = max(r[1] for r in results)
     peak = max(r[2] for r in results)
     above = max(r[3] for r in results)
-    print("torch %s ranks=%d step_ms=%.1f peak_mb=%.0f above_baseline_mb=%.0f"
-          % (args.mode, args.ranks, median, peak, above))
+    print("torch %s ranks=%d batch=%d step_ms=%.1f peak_mb=%.0f above_baseline_mb=%.0f"
+          % (args.mode, args.ranks, args.batch, median, peak, above))
     return 0
 
 

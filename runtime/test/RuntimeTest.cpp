@@ -431,6 +431,100 @@ TEST(HostMatmul, ReadsTransposedOperands) {
   EXPECT_EQ(d, (std::vector<float>{-1, 0, 4, -1, 0, 10}));
 }
 
+/// The panels' vector kernels give, for every element, the sum a row at a
+/// time gives: fused multiply-adds from zero in k's order, then added to C.
+/// Sizes that leave partial blocks and panels, each transpose, bf16 inputs
+/// into f32 and into bf16, several threads, and each kernel the host runs.
+class HostMatmulKernels : public ::testing::TestWithParam<const char *> {};
+
+INSTANTIATE_TEST_SUITE_P(Isa, HostMatmulKernels,
+                         ::testing::Values("avx512", "avx2", "portable"));
+
+TEST_P(HostMatmulKernels, PanelsGiveTheSumsInKsOrder) {
+  setenv("ZERO_HOST_GEMM_ISA", GetParam(), 1);
+  const int64_t m = 7, n = 45, k = 33;
+  uint32_t seed = 12345;
+  auto next = [&] {
+    seed = seed * 1664525u + 1013904223u;
+    return static_cast<float>(seed >> 8) / float(1 << 24) * 2 - 1;
+  };
+  auto bf16 = [](float value) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return static_cast<uint16_t>(bits >> 16);
+  };
+  auto widen = [](uint16_t half) {
+    uint32_t bits = uint32_t(half) << 16;
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+  };
+  std::vector<float> a(m * k), b(k * n), c0(m * n);
+  for (float &x : a)
+    x = next();
+  for (float &x : b)
+    x = next();
+  for (float &x : c0)
+    x = next();
+  setenv("ZERO_HOST_THREADS", "3", 1);
+  setenv("ZERO_HOST_CHUNK", "1", 1);
+  for (int32_t ta : {0, 1})
+    for (int32_t tb : {0, 1}) {
+      // op(A) = a (m x k) and op(B) = b (k x n), stored as asked.
+      std::vector<float> as(m * k), bs(k * n);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t p = 0; p < k; ++p)
+          as[ta ? p * m + i : i * k + p] = a[i * k + p];
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j)
+          bs[tb ? j * k + p : p * n + j] = b[p * n + j];
+      std::vector<float> expected = c0, got = c0;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          float sum = 0;
+          for (int64_t p = 0; p < k; ++p)
+            sum = std::fma(a[i * k + p], b[p * n + j], sum);
+          expected[i * n + j] += sum;
+        }
+      zero_rt_host_matmul(ZERO_F32, ZERO_F32, m, n, k, as.data(), ta ? m : k,
+                          ta, bs.data(), tb ? k : n, tb, got.data(), n);
+      EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size() * 4), 0)
+          << "transpose a " << ta << ", b " << tb;
+      // bf16 inputs, summed in f32, into f32 and into bf16.
+      std::vector<uint16_t> ah(m * k), bh(k * n), ch(m * n);
+      for (size_t e = 0; e < as.size(); ++e)
+        ah[e] = bf16(as[e]);
+      for (size_t e = 0; e < bs.size(); ++e)
+        bh[e] = bf16(bs[e]);
+      for (size_t e = 0; e < ch.size(); ++e)
+        ch[e] = bf16(c0[e]);
+      std::vector<float> wide = c0, wideExpected = c0;
+      std::vector<uint16_t> narrowExpected = ch;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          float sum = 0;
+          for (int64_t p = 0; p < k; ++p)
+            sum = std::fma(widen(ah[ta ? p * m + i : i * k + p]),
+                           widen(bh[tb ? j * k + p : p * n + j]), sum);
+          wideExpected[i * n + j] += sum;
+          narrowExpected[i * n + j] =
+              zero::rt::floatToBf16(widen(ch[i * n + j]) + sum);
+        }
+      zero_rt_host_matmul(ZERO_BF16, ZERO_F32, m, n, k, ah.data(), ta ? m : k,
+                          ta, bh.data(), tb ? k : n, tb, wide.data(), n);
+      EXPECT_EQ(std::memcmp(wide.data(), wideExpected.data(), wide.size() * 4),
+                0)
+          << "bf16 into f32, transpose a " << ta << ", b " << tb;
+      zero_rt_host_matmul(ZERO_BF16, ZERO_BF16, m, n, k, ah.data(), ta ? m : k,
+                          ta, bh.data(), tb ? k : n, tb, ch.data(), n);
+      EXPECT_EQ(ch, narrowExpected)
+          << "bf16 into bf16, transpose a " << ta << ", b " << tb;
+    }
+  unsetenv("ZERO_HOST_THREADS");
+  unsetenv("ZERO_HOST_CHUNK");
+  unsetenv("ZERO_HOST_GEMM_ISA");
+}
+
 /// Each dot product is accumulated from zero with fused multiply-adds and
 /// then added to C, as a GPU GEMM does; the loop nest of linalg.matmul adds
 /// each rounded product to C in turn, and gets other results.

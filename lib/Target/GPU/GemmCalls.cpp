@@ -103,7 +103,8 @@ std::string whyNotGemm(linalg::MatmulOp op) {
   bool halfIntoFloat = a == b && (a.isBF16() || a.isF16()) && c.isF32();
   if (!(same && (a.isF32() || a.isF64() || a.isBF16() || a.isF16())) &&
       !halfIntoFloat)
-    return "cuBLAS has no GEMM for these element types";
+    return "there is no GEMM for these element types (cuBLAS's and the "
+           "runtime's: f32, f64, and bf16 or f16 into themselves or f32)";
   return "";
 }
 

@@ -1,18 +1,27 @@
 //===- HostMatmul.cpp - the GEMM call, on the host ------------------------===//
 //
 // zero_rt_host_matmul: the call zero-gemm-calls{gemm=host} emits when the
-// GPU pipeline's loop structure runs on the CPU (zero-to-llvm{gpu-loops}).
-// It computes what cuBLAS's GEMM with beta = 1 computes (either operand
-// stored transposed), in the order of
-// operations of a GPU GEMM: each dot product accumulates from zero with
-// fused multiply-adds (in f32 for f32, bf16 and f16 inputs, in f64 for f64),
-// and is then added to C once. The loop nest of a linalg.matmul rounds each
-// product and adds it to C in turn, so a matmul that one program calls and
-// another leaves as a loop nest differ in the last bits here, as they do on
-// the GPU: the CPU check sees what the GPU check would.
+// GPU pipeline's loop structure runs on the CPU (zero-to-llvm{gpu-loops}). It
+// computes what cuBLAS's GEMM with beta = 1 computes (either operand stored
+// transposed), in the order of operations of a GPU GEMM: each dot product
+// accumulates from zero with fused multiply-adds (in f32 for f32, bf16 and f16
+// inputs, in f64 for f64), and is then added to C once. A matmul's loop nest
+// rounds each product and adds it to C in turn, so a matmul that one program
+// calls and another leaves as a loop nest differ in the last bits here, as they
+// do on the GPU: the CPU check sees what the GPU check would.
+//
+// Each element's sum runs in k's order, so the work is cut only across the
+// elements of C: the f32 path packs A's rows and each panel of B's columns
+// into contiguous f32, computes a block of C's rows by a panel at a time
+// with the block's sums in vector registers (a lane a column of C, the
+// vector width the host's: AVX-512 or AVX2 with FMA, chosen at run time),
+// and splits the panels across the rank's share of the host's threads. The
+// lanes are separate sums, so the result is the same on every host and for
+// every number of threads.
 //
 //===----------------------------------------------------------------------===//
 
+#include "backends/Backend.h"
 #include "core/Reduce.h"
 #include "zero/runtime/zero_runtime.h"
 
@@ -22,6 +31,11 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ZERO_HOST_GEMM_X86 1
+#endif
 
 using namespace zero::rt;
 
@@ -39,13 +53,13 @@ struct Operand {
   }
 };
 
-/// C += op(A) op(B), a row of C at a time: the row's dot products
+/// C += op(A) op(B) in `Acc`, a row of C at a time: the row's dot products
 /// accumulate over k in `sums` (in k's order, every column at once), then
-/// are added to the row of C. Where the operands are stored does not change
-/// the order of operations.
+/// are added to the row of C. The f64 GEMM, and the reference the f32 path
+/// gives the bits of.
 template <typename Acc>
-void gemm(zero_dtype inputs, zero_dtype output, int64_t m, int64_t n, int64_t k,
-          Operand a, Operand b, void *c, int64_t ldc) {
+void gemmByRows(zero_dtype inputs, zero_dtype output, int64_t m, int64_t n,
+                int64_t k, Operand a, Operand b, void *c, int64_t ldc) {
   std::vector<Acc> sums(n);
   for (int64_t i = 0; i < m; ++i) {
     std::fill(sums.begin(), sums.end(), Acc(0));
@@ -61,6 +75,223 @@ void gemm(zero_dtype inputs, zero_dtype output, int64_t m, int64_t n, int64_t k,
       storeElement(output, c, i * ldc + j, before + sums[j]);
     }
   }
+}
+
+/// Element `offset` of `data`, an f32, bf16 or f16 buffer, as f32 (exact).
+float loadFloat(zero_dtype dtype, const void *data, int64_t offset) {
+  switch (dtype) {
+  case ZERO_BF16:
+    return bf16ToFloat(static_cast<const uint16_t *>(data)[offset]);
+  case ZERO_F16:
+    return f16ToFloat(static_cast<const uint16_t *>(data)[offset]);
+  default:
+    return static_cast<const float *>(data)[offset];
+  }
+}
+
+/// to[x * toStride] = element x of the `count` contiguous elements at
+/// `from` (f32, bf16 or f16), as f32: one row or column of an operand, its
+/// type's conversion chosen once.
+void widenRun(zero_dtype dtype, const void *from, int64_t count, float *to,
+              int64_t toStride) {
+  if (dtype == ZERO_F32) {
+    const float *source = static_cast<const float *>(from);
+    for (int64_t x = 0; x < count; ++x)
+      to[x * toStride] = source[x];
+    return;
+  }
+  const uint16_t *source = static_cast<const uint16_t *>(from);
+  for (int64_t x = 0; x < count; ++x)
+    to[x * toStride] =
+        dtype == ZERO_BF16 ? bf16ToFloat(source[x]) : f16ToFloat(source[x]);
+}
+
+/// Columns of C a panel holds: two AVX-512 vectors, four AVX2 ones.
+constexpr int64_t kPanel = 32;
+/// Rows of C a block holds, at most.
+constexpr int64_t kMaxBlock = 4;
+
+/// sums[r][j] = sum over p < k, in p's order, of a[r * k + p] * panel[p *
+/// kPanel + j] by fused multiply-adds from zero, for r < rows. Each lane of
+/// a vector is one (r, j): its own sum.
+using Kernel = void (*)(const float *a, int64_t rows, int64_t k,
+                        const float *panel, float (*sums)[kPanel]);
+
+void kernelPortable(const float *a, int64_t rows, int64_t k, const float *panel,
+                    float (*sums)[kPanel]) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float *row = sums[r];
+    std::fill(row, row + kPanel, 0.0f);
+    for (int64_t p = 0; p < k; ++p) {
+      float x = a[r * k + p];
+      for (int64_t j = 0; j < kPanel; ++j)
+        row[j] = std::fma(x, panel[p * kPanel + j], row[j]);
+    }
+  }
+}
+
+#ifdef ZERO_HOST_GEMM_X86
+__attribute__((target("avx512f"))) void kernelAvx512(const float *a,
+                                                     int64_t rows, int64_t k,
+                                                     const float *panel,
+                                                     float (*sums)[kPanel]) {
+  __m512 acc[kMaxBlock][2];
+  for (int64_t r = 0; r < kMaxBlock; ++r)
+    acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  // Rows past `rows` read row 0 again: their sums are not stored.
+  const float *rowsOf[kMaxBlock];
+  for (int64_t r = 0; r < kMaxBlock; ++r)
+    rowsOf[r] = a + (r < rows ? r : 0) * k;
+  for (int64_t p = 0; p < k; ++p) {
+    __m512 low = _mm512_loadu_ps(panel + p * kPanel);
+    __m512 high = _mm512_loadu_ps(panel + p * kPanel + 16);
+    for (int64_t r = 0; r < kMaxBlock; ++r) {
+      __m512 x = _mm512_set1_ps(rowsOf[r][p]);
+      acc[r][0] = _mm512_fmadd_ps(x, low, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(x, high, acc[r][1]);
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    _mm512_storeu_ps(sums[r], acc[r][0]);
+    _mm512_storeu_ps(sums[r] + 16, acc[r][1]);
+  }
+}
+
+/// Two rows at a time: four vectors a row fill eight of AVX2's sixteen
+/// registers with sums.
+__attribute__((target("avx2,fma"))) void kernelAvx2(const float *a,
+                                                    int64_t rows, int64_t k,
+                                                    const float *panel,
+                                                    float (*sums)[kPanel]) {
+  for (int64_t first = 0; first < rows; first += 2) {
+    int64_t second = first + 1 < rows ? first + 1 : first;
+    __m256 acc[2][4];
+    for (auto &row : acc)
+      for (__m256 &v : row)
+        v = _mm256_setzero_ps();
+    for (int64_t p = 0; p < k; ++p) {
+      __m256 x0 = _mm256_set1_ps(a[first * k + p]);
+      __m256 x1 = _mm256_set1_ps(a[second * k + p]);
+      for (int64_t v = 0; v < 4; ++v) {
+        __m256 column = _mm256_loadu_ps(panel + p * kPanel + 8 * v);
+        acc[0][v] = _mm256_fmadd_ps(x0, column, acc[0][v]);
+        acc[1][v] = _mm256_fmadd_ps(x1, column, acc[1][v]);
+      }
+    }
+    for (int64_t v = 0; v < 4; ++v) {
+      _mm256_storeu_ps(sums[first] + 8 * v, acc[0][v]);
+      if (second != first)
+        _mm256_storeu_ps(sums[second] + 8 * v, acc[1][v]);
+    }
+  }
+}
+#endif
+
+/// The widest kernel this host runs, or a narrower one that
+/// ZERO_HOST_GEMM_ISA names (avx2, portable), for tests: all give the same
+/// bits.
+Kernel hostKernel() {
+  const char *isa = std::getenv("ZERO_HOST_GEMM_ISA");
+  std::string wanted = isa ? isa : "avx512";
+  if (wanted == "portable")
+    return kernelPortable;
+#ifdef ZERO_HOST_GEMM_X86
+  __builtin_cpu_init();
+  if (wanted == "avx512" && __builtin_cpu_supports("avx512f"))
+    return kernelAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return kernelAvx2;
+#endif
+  return kernelPortable;
+}
+
+/// The f32-accumulating GEMM (f32, bf16 and f16 inputs), its panels split
+/// across threads.
+struct PanelGemm {
+  zero_dtype inputs, output;
+  int64_t m, n, k;
+  Operand b;
+  void *c;
+  int64_t ldc;
+  std::vector<float> a; // op(A), m x k, row-major
+  Kernel kernel;
+
+  /// Columns [j, j + kPanel) of op(B), k x kPanel, zero past n, read
+  /// along B's storage: a row of op(B) where B is stored as it is, a
+  /// column where it is stored transposed (a row of what is stored).
+  void packPanel(int64_t j, float *panel) const {
+    int64_t width = std::min(kPanel, n - j);
+    size_t bytes = dtypeSize(inputs);
+    const char *base = static_cast<const char *>(b.data);
+    if (width < kPanel)
+      std::fill(panel, panel + k * kPanel, 0.0f);
+    if (b.transposed) {
+      for (int64_t x = 0; x < width; ++x)
+        widenRun(inputs, base + b.offset(0, j + x) * bytes, k, panel + x,
+                 kPanel);
+      return;
+    }
+    for (int64_t p = 0; p < k; ++p)
+      widenRun(inputs, base + b.offset(p, j) * bytes, width, panel + p * kPanel,
+               1);
+  }
+
+  /// C[i, j + x] += sums[i][x] for the block's rows and the panel's columns.
+  void addToC(int64_t i, int64_t rows, int64_t j,
+              const float (*sums)[kPanel]) const {
+    int64_t width = std::min(kPanel, n - j);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t at = (i + r) * ldc + j;
+      if (output == ZERO_F32) {
+        float *row = static_cast<float *>(c) + at;
+        for (int64_t x = 0; x < width; ++x)
+          row[x] = row[x] + sums[r][x];
+        continue;
+      }
+      for (int64_t x = 0; x < width; ++x)
+        storeElement(output, c, at + x,
+                     loadFloat(output, c, at + x) + sums[r][x]);
+    }
+  }
+
+  void runPanels(int64_t first, int64_t last) const {
+    std::vector<float> panel(k * kPanel);
+    float sums[kMaxBlock][kPanel];
+    for (int64_t index = first; index < last; ++index) {
+      int64_t j = index * kPanel;
+      packPanel(j, panel.data());
+      for (int64_t i = 0; i < m; i += kMaxBlock) {
+        int64_t rows = std::min(kMaxBlock, m - i);
+        kernel(a.data() + i * k, rows, k, panel.data(), sums);
+        addToC(i, rows, j, sums);
+      }
+    }
+  }
+
+  static void task(void *context, int64_t first, int64_t last) {
+    static_cast<const PanelGemm *>(context)->runPanels(first, last);
+  }
+};
+
+void gemmByPanels(zero_dtype inputs, zero_dtype output, int64_t m, int64_t n,
+                  int64_t k, Operand a, Operand b, void *c, int64_t ldc) {
+  PanelGemm gemm{inputs, output, m, n, k, b, c, ldc, {}, hostKernel()};
+  gemm.a.resize(m * k);
+  size_t bytes = dtypeSize(inputs);
+  const char *base = static_cast<const char *>(a.data);
+  // Along A's storage: a row of op(A), or a column where A is transposed.
+  if (a.transposed)
+    for (int64_t p = 0; p < k; ++p)
+      widenRun(inputs, base + a.offset(0, p) * bytes, m, gemm.a.data() + p, k);
+  else
+    for (int64_t i = 0; i < m; ++i)
+      widenRun(inputs, base + a.offset(i, 0) * bytes, k, gemm.a.data() + i * k,
+               1);
+  int64_t panels = (n + kPanel - 1) / kPanel;
+  // A panel's work in multiply-adds, as parallelFor's grain: small GEMMs
+  // stay on the calling thread.
+  int64_t grain = std::max<int64_t>(1, m * k * kPanel / 16);
+  parallelFor(&PanelGemm::task, &gemm, 0, panels, grain);
 }
 
 bool isFloat(int32_t dtype) {
@@ -94,11 +325,13 @@ extern "C" void zero_rt_host_matmul(int32_t inputDtype, int32_t outputDtype,
                 std::to_string(n) + "x" + std::to_string(k) +
                 "): no GEMM for dtypes " + std::to_string(inputDtype) + " -> " +
                 std::to_string(outputDtype));
+  if (m <= 0 || n <= 0)
+    return;
   auto inputs = static_cast<zero_dtype>(inputDtype);
   auto output = static_cast<zero_dtype>(outputDtype);
   Operand left{a, lda, transposeA != 0}, right{b, ldb, transposeB != 0};
   if (output == ZERO_F64)
-    gemm<double>(inputs, output, m, n, k, left, right, c, ldc);
+    gemmByRows<double>(inputs, output, m, n, k, left, right, c, ldc);
   else
-    gemm<float>(inputs, output, m, n, k, left, right, c, ldc);
+    gemmByPanels(inputs, output, m, n, k, left, right, c, ldc);
 }

@@ -436,7 +436,10 @@ void zero_host_memory_release(void);
 /* C[m, n] += op(A)[m, k] op(B)[k, n] on the host, with zero_rt_gpu_matmul's
    arguments and types, in a GPU GEMM's order of operations: each dot
    product accumulated from zero with fused multiply-adds (in f32, or f64
-   for f64), then added to C. zero-gemm-calls
+   for f64), then added to C; vectorized across C's columns (each lane its
+   own sum, so the bits are the same on every host) and split across the
+   rank's share of the host's threads (zero_rt_parallel_for's rule).
+   zero-gemm-calls
    emits it with its `host` option, so that the GPU pipeline's structure
    runs on the CPU (zero-to-llvm{gpu-loops}) with its matmuls calls too.
    Unsupported dtypes fail the bound rank's world. */
