@@ -198,17 +198,23 @@ def matmul_flops(shapes, batch):
     return total
 
 
-def case(args, bin_dir, work, model, ranks, python):
-    if args.batch:
-        return case_with_forward(args, bin_dir, work, model, ranks, python)
-    stem, shapes, shape_list, params = generate(bin_dir, work, model, ranks)
+def given_and_sharded(args, bin_dir, stem, ranks):
+    """zero-launch's figures (launch) for `stem`.mlir as given and sharded
+    at the function boundary."""
     compile_ = os.path.join(bin_dir, "zero-compile")
     run([compile_, stem + ".mlir", "-o", stem + "-given.so"])
     run([compile_, stem + ".mlir", "-o", stem + "-sharded.so", "--passes",
          "zero-weight-update-sharding{shard-function-boundary}"])
-    given = launch(bin_dir, stem + "-given.so", ranks, args.steps, args.repeat)
-    sharded = launch(bin_dir, stem + "-sharded.so", ranks, args.steps,
-                     args.repeat)
+    return (launch(bin_dir, stem + "-given.so", ranks, args.steps, args.repeat),
+            launch(bin_dir, stem + "-sharded.so", ranks, args.steps,
+                   args.repeat))
+
+
+def case(args, bin_dir, work, model, ranks, python):
+    if args.batch:
+        return case_with_forward(args, bin_dir, work, model, ranks, python)
+    stem, shapes, shape_list, params = generate(bin_dir, work, model, ranks)
+    given, sharded = given_and_sharded(args, bin_dir, stem, ranks)
     bandwidth = triad(bin_dir, ranks)
     mb = 1 / (1 << 20)
     bucket = min(BUCKET, 4 * params)
@@ -252,13 +258,7 @@ def case_with_forward(args, bin_dir, work, model, ranks, python):
     against PyTorch's autograd, DDP-style all-reduce and AdamW."""
     stem, shapes, shape_list, params = generate(bin_dir, work, model, ranks,
                                                 args.batch)
-    compile_ = os.path.join(bin_dir, "zero-compile")
-    run([compile_, stem + ".mlir", "-o", stem + "-given.so"])
-    run([compile_, stem + ".mlir", "-o", stem + "-sharded.so", "--passes",
-         "zero-weight-update-sharding{shard-function-boundary}"])
-    given = launch(bin_dir, stem + "-given.so", ranks, args.steps, args.repeat)
-    sharded = launch(bin_dir, stem + "-sharded.so", ranks, args.steps,
-                     args.repeat)
+    given, sharded = given_and_sharded(args, bin_dir, stem, ranks)
     flops = matmul_flops(shape_list, args.batch)
     print("\n%s with forward and backward, B = %d rows a rank: %d tensors, "
           "%d parameters, N = %d, %.2f GFLOP of matmuls a rank a step" %
