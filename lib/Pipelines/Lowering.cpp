@@ -92,8 +92,9 @@ static void addBufferizationPasses(OpPassManager &pm) {
   pm.addPass(zero::createZeroQuantizeToLinalg());
   // Futures that loops carry get buffers that outlive an iteration.
   pm.addPass(zero::createZeroExpandLoopFutures());
-  // A matmul reads a transposed weight as stored, not from a copy.
-  pm.addNestedPass<func::FuncOp>(zero::createZeroFoldTransposesIntoMatmuls());
+  // Matmuls in one form: generic ones named (kept out of fusion, called as
+  // GEMMs alike), a transposed weight read as stored, not from a copy.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroNormalizeMatmuls());
   // Elementwise arith and math on tensors to linalg, fused into one loop nest
   // per web (fusion keeps each element's sequence of operations): a
   // bucket's whole update is one loop nest, one kernel on the GPU.
@@ -216,6 +217,12 @@ void appendZeroToLLVM(OpPassManager &pm, const Options &options) {
     zero::ZeroOffloadToHostOptions offload;
     offload.gpu = false;
     pm.addPass(zero::createZeroOffloadToHost(offload));
+    // Matmuls, named or generic, call the runtime's GEMM (as XLA's CPU
+    // backend calls a library for its dots): vectorized and threaded, where
+    // a loop nest adds one rounded product at a time.
+    zero::ZeroGemmCallsOptions matmuls;
+    matmuls.gemm = zero::GemmLibrary::Host;
+    pm.addPass(zero::createZeroGemmCalls(matmuls));
     // Updates across the rank's share of the cores.
     zero::ZeroHostParallelLoopsOptions parallel;
     parallel.minElements = options.hostParallelElements;

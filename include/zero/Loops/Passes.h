@@ -2,7 +2,7 @@
 //-*-===//
 //
 // Passes on the structure of loop nests in upstream dialects (linalg, scf),
-// not on the zero dialect: transposes folded into matmuls, elementwise
+// not on the zero dialect: matmuls in one form, elementwise
 // fusion, horizontal fusion of independent loops, and full reductions in
 // zero's one order.
 //

@@ -5,31 +5,44 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ZeroFoldTransposesIntoMatmuls : Pass<"zero-fold-transposes-into-matmuls"> {
-  let summary = "Lets each matmul read a transposed operand through its "
-                "indexing maps, not from a transposed copy";
+def ZeroNormalizeMatmuls : Pass<"zero-normalize-matmuls"> {
+  let summary = "Puts every matmul in one form: a linalg.matmul that reads "
+                "each operand as stored";
   let description = [{
     Runs on linalg on tensors, in `zero-to-llvm` and `zero-to-nvvm` before
-    any other loop transform. A linear layer's forward is x W^T and its
-    weight's gradient dy^T x; programs (zero-gen-step's, and those MLIR
-    front ends emit for a linear layer) spell the transpose as a
-    `linalg.transpose` that a `linalg.matmul` reads. Bufferized, that is a
-    transposed copy of the weight (in a mixed-precision step, of its bf16
-    copy): memory held until the matmul is done, and a pass over memory to
-    write it.
+    any other loop transform. A matmul reaches the lowering spelled several
+    ways, and this pass gives them one form:
 
-    A `linalg.matmul` whose input is the result of a `linalg.transpose`
-    reads the transpose's input instead, through its indexing map composed
-    with the permutation (`linalg.matmul`'s `indexing_maps`, as upstream's
-    transpose-A and transpose-B forms write them). The transpose is erased
-    when nothing else reads it. Every element of the result is the same
-    products summed in the same order, so results do not change. On the GPU
-    `zero-gemm-calls` passes such an operand to cuBLAS as stored, with its
-    transpose flag; on the CPU the loop nest reads it in place. Matmuls on
-    buffers are left alone (a buffer's transpose may be written between).
+    - **Generic matmuls become `linalg.matmul`.** A `linalg.generic` with
+      two inputs and one output, two parallel loops and one reduction in any
+      order, A read at (m, k) or (k, m), B at (k, n) or (n, k), C at (m, n),
+      whose body adds the product of its inputs (each widened by
+      `arith.extf` or not) to its output and does nothing else, is the
+      generic form of a matmul (`linalg-generalize-named-ops` writes it so,
+      and front ends emit it). It becomes the `linalg.matmul` with the same
+      operands and indexing maps, so that elementwise fusion does not fuse
+      its neighbours into it and `zero-gemm-calls` calls the GEMM for it as
+      for a named one: the two forms of a program give the same bits.
+      (Upstream's `linalg-specialize-generic-ops` builds invalid ops for the
+      transposed forms.)
+    - **Transposes fold into the matmul's indexing maps.** A linear layer's
+      forward is x W^T and its weight's gradient dy^T x; programs
+      (zero-gen-step's, and those front ends emit for a linear layer) spell
+      the transpose as a `linalg.transpose` that a `linalg.matmul` reads.
+      Bufferized, that is a transposed copy of the weight (in a
+      mixed-precision step, of its bf16 copy), and a pass over memory to
+      write it. The matmul reads the transpose's input instead, through its
+      indexing map composed with the permutation (the transpose-A and
+      transpose-B forms of `linalg.matmul`'s `indexing_maps`); the transpose
+      is erased when nothing else reads it. On the GPU `zero-gemm-calls`
+      passes such an operand to cuBLAS as stored, with its transpose flag;
+      on the CPU, to the runtime's GEMM.
 
-    The patterns are `zero::populateFoldTransposesIntoMatmulsPatterns`
-    (`zero/Loops/FoldTransposes.h`), for a pipeline that embeds them.
+    Every element of every result is the same products summed in the same
+    order, so results do not change. Ops on buffers are left alone (a
+    transposed buffer may be written between the transpose and the matmul).
+    The patterns are `zero::populateNormalizeMatmulsPatterns`
+    (`zero/Loops/NormalizeMatmuls.h`), for a pipeline that embeds them.
 
     ```mlir
     %t = linalg.transpose ins(%w : tensor<16x8xbf16>)

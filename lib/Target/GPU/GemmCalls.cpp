@@ -5,14 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
+#include "zero/Loops/NormalizeMatmuls.h"
 #include "zero/Target/GPU/Passes.h"
 
 namespace zero {
@@ -108,6 +109,21 @@ std::string whyNotGemm(linalg::MatmulOp op) {
   return "";
 }
 
+/// `op` as the linalg.matmul it is, built in its place, when it is the
+/// generic form of one on buffers (zero::matmulMapsOf).
+std::optional<linalg::MatmulOp> asMatmul(linalg::GenericOp op,
+                                         OpBuilder &builder) {
+  std::optional<SmallVector<AffineMap>> maps = zero::matmulMapsOf(op);
+  if (!op.hasPureBufferSemantics() || !maps)
+    return std::nullopt;
+  builder.setInsertionPoint(op);
+  auto matmul = linalg::MatmulOp::create(builder, op.getLoc(), TypeRange(),
+                                         op.getDpsInputs(), op.getDpsInits());
+  matmul.setIndexingMapsAttr(builder.getAffineMapArrayAttr(*maps));
+  op.erase();
+  return matmul;
+}
+
 struct ZeroGemmCallsPass
     : public zero::impl::ZeroGemmCallsBase<ZeroGemmCallsPass> {
   using ZeroGemmCallsBase::ZeroGemmCallsBase;
@@ -116,6 +132,11 @@ struct ZeroGemmCallsPass
     ModuleOp module = getOperation();
     zero::RuntimeCallBuilder calls(module);
     SmallVector<linalg::MatmulOp> matmuls;
+    SmallVector<linalg::GenericOp> generics;
+    module.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    OpBuilder builder(module.getContext());
+    for (linalg::GenericOp op : generics)
+      (void)asMatmul(op, builder);
     module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
     for (linalg::MatmulOp op : matmuls) {
       if (std::string why = whyNotGemm(op); !why.empty()) {

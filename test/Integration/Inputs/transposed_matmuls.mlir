@@ -1,5 +1,5 @@
 // A linear layer's forward and backward with each transpose a
-// linalg.transpose that a matmul reads: zero-fold-transposes-into-matmuls
+// linalg.transpose that a matmul reads: zero-normalize-matmuls
 // folds all three into the matmuls' indexing maps.
 func.func @layer(%x: tensor<3x5xbf16>, %w: tensor<7x5xbf16>,
                  %dy: tensor<3x7xf32>, %xf: tensor<3x5xf32>,

@@ -1,5 +1,5 @@
 // transposed_matmuls.mlir with each transpose a copy (a linalg.generic that
-// zero-fold-transposes-into-matmuls does not read through): the matmuls
+// zero-normalize-matmuls does not read through): the matmuls
 // read transposed copies, as they did before the fold.
 func.func @layer(%x: tensor<3x5xbf16>, %w: tensor<7x5xbf16>,
                  %dy: tensor<3x7xf32>, %xf: tensor<3x5xf32>,

@@ -85,7 +85,7 @@ func.func @dynamic_layout(%a: memref<8x4xf32>,
 
 // -----
 
-// Operands read transposed, as zero-fold-transposes-into-matmuls leaves a
+// Operands read transposed, as zero-normalize-matmuls leaves a
 // linear layer's forward (B through a transposed map: W stored n x k) and
 // its weight's gradient (A: dy stored k x m), are passed as stored with
 // their flags; k is A's dimension the map reads as k.
@@ -109,6 +109,56 @@ func.func @transposed_maps(%x: memref<4x8xbf16>, %w: memref<16x8xbf16>, %y: memr
                                  affine_map<(d0, d1, d2) -> (d2, d1)>,
                                  affine_map<(d0, d1, d2) -> (d0, d1)>]
       ins(%dy, %xf : memref<4x16xf32>, memref<4x8xf32>) outs(%g : memref<16x8xf32>)
+  return
+}
+
+// -----
+
+// The generic form of a matmul (linalg-generalize-named-ops writes it so, and
+// front ends emit it) is a GEMM call as the named op is: here x W^T in bf16
+// into f32 (its inputs widened in its body), and a matmul whose loops run
+// (k, m, n). A generic whose body does something else stays as it is.
+// CHECK-LABEL: func.func @generic_forms
+// CHECK: call @zero_rt_gpu_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{.*}}, %{{.*}}, %{{.*}}, %c1_i32{{.*}},
+// CHECK: call @zero_rt_gpu_matmul(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{.*}}, %{{.*}}, %{{.*}}, %c0_i32{{.*}},
+// CHECK: linalg.generic
+// CHECK: arith.subf
+// CHECK-NOT: call @zero_rt_gpu_matmul
+// CHECK: return
+func.func @generic_forms(%x: memref<4x8xbf16>, %w: memref<16x8xbf16>, %y: memref<4x16xf32>,
+                         %a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d1, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x8xbf16>, memref<16x8xbf16>) outs(%y : memref<4x16xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(k, m, n) -> (m, k)>,
+                                   affine_map<(k, m, n) -> (k, n)>,
+                                   affine_map<(k, m, n) -> (m, n)>],
+                  iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in_0, %in : f32
+    %1 = arith.addf %0, %out : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.subf %out, %0 : f32
+    linalg.yield %1 : f32
+  }
   return
 }
 

@@ -430,7 +430,7 @@ def ZeroGemmCalls : Pass<"zero-gemm-calls", "mlir::ModuleOp"> {
                 "through the runtime: cuBLAS's, or its CPU replica";
   let description = [{
     Runs in `zero-to-nvvm` after bufferization, before loop nests become
-    kernels (as XLA calls cuBLAS for its dots). A `linalg.matmul`, C[m, n]
+    kernels (as XLA calls cuBLAS for its dots), and in `zero-to-llvm`. A `linalg.matmul`, C[m, n]
     += op(A)[m, k] op(B)[k, n], becomes a call of the runtime's
 
     ```c
@@ -445,8 +445,10 @@ def ZeroGemmCalls : Pass<"zero-gemm-calls", "mlir::ModuleOp"> {
     (any leading dimension) and C row-major, and its indexing maps read A
     as (m, k) or transposed as (k, m), B as (k, n) or as (n, k), and C as
     (m, n): the default maps, and the transpose-A and transpose-B forms
-    that `zero-fold-transposes-into-matmuls` leaves a linear layer's
-    forward and its weight's gradient in. An input whose map transposes it,
+    that `zero-normalize-matmuls` leaves a linear layer's forward and its
+    weight's gradient in. A matmul's generic form on buffers (a pipeline
+    that runs this pass alone may have one) is taken as the
+    `linalg.matmul` it is first (`zero::matmulMapsOf`). An input whose map transposes it,
     or whose buffer is column-major (but not both), is passed as stored
     with its transpose flag, so no transposed copy is made; cuBLAS reads it
     so (`CUBLAS_OP_T`). The call runs `cublasGemmEx` (beta = 1: it
@@ -475,10 +477,12 @@ def ZeroGemmCalls : Pass<"zero-gemm-calls", "mlir::ModuleOp"> {
     With `gemm=host`, the calls are of `zero_rt_host_matmul` (the same
     arguments): the runtime's GEMM on the CPU, in a GPU GEMM's order of
     operations (each dot product accumulated from zero with fused
-    multiply-adds, then added to C). `zero-to-llvm{gpu-loops}`, the GPU's
-    structure run on the CPU, runs the pass so, so that a matmul the pass
-    leaves as a loop nest in one program and calls in another shows as a
-    difference on the CPU too.
+    multiply-adds, then added to C; vectorized across C's columns and split
+    across the rank's share of the host's threads). `zero-to-llvm` runs the
+    pass so for the CPU's matmuls (as XLA's CPU backend calls a library for
+    its dots), and so does `zero-to-llvm{gpu-loops}`, the GPU's structure
+    run on the CPU: a matmul the pass leaves as a loop nest in one program
+    and calls in another shows as a difference on the CPU too.
   }];
   let options = [
     Option<"gemm", "gemm", "::zero::GemmLibrary",

@@ -1,8 +1,9 @@
-// zero-fold-transposes-into-matmuls: a matmul that reads a linalg.transpose
-// reads the transpose's input through a transposed indexing map, and the
-// transpose (a copy, once bufferized) goes when nothing else reads it.
+// zero-normalize-matmuls: a matmul's generic form becomes a linalg.matmul;
+// a matmul that reads a linalg.transpose reads the transpose's input
+// through a transposed indexing map, and the transpose (a copy, once
+// bufferized) goes when nothing else reads it.
 
-// RUN: zero-opt %s --split-input-file --zero-fold-transposes-into-matmuls | FileCheck %s
+// RUN: zero-opt %s --split-input-file --zero-normalize-matmuls | FileCheck %s
 
 // A linear layer's forward, x W^T, in bf16 into f32: B read transposed.
 // CHECK-DAG: #[[$MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -93,4 +94,91 @@ func.func @left_alone(%x: tensor<4x8xf32>, %w: tensor<8x4xf32>, %c: tensor<4x4xf
   linalg.transpose ins(%xb : memref<4x8xf32>) outs(%tb : memref<8x4xf32>) permutation = [1, 0]
   linalg.matmul ins(%xb, %tb : memref<4x8xf32>, memref<8x4xf32>) outs(%cb : memref<4x4xf32>)
   return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// Generic matmuls become linalg.matmul with the same maps, renamed to the
+// matmul's loops: here x W^T in bf16 into f32 (its inputs widened in its
+// body), loops in (k, m, n) order, the product's operands either way round,
+// and the sum's.
+// CHECK-DAG: #[[$MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[$NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[$MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @generic_forms
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xbf16>, %[[W:.*]]: tensor<16x8xbf16>, %[[Y:.*]]: tensor<4x16xf32>, %[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8x16xf32>, %[[C:.*]]: tensor<4x16xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: %[[R0:.*]] = linalg.matmul indexing_maps = [#[[$MK]], #[[$NK]], #[[$MN]]] ins(%[[X]], %[[W]] : tensor<4x8xbf16>, tensor<16x8xbf16>) outs(%[[Y]] : tensor<4x16xf32>)
+// CHECK: %[[R1:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<4x8xf32>, tensor<8x16xf32>) outs(%[[C]] : tensor<4x16xf32>)
+// CHECK: return %[[R0]], %[[R1]]
+func.func @generic_forms(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>, %y: tensor<4x16xf32>,
+                         %a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4x16xf32>)
+    -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %r0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                         affine_map<(d0, d1, d2) -> (d1, d2)>,
+                                         affine_map<(d0, d1, d2) -> (d0, d1)>],
+                        iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x8xbf16>, tensor<16x8xbf16>) outs(%y : tensor<4x16xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<4x16xf32>
+  %r1 = linalg.generic {indexing_maps = [affine_map<(k, m, n) -> (m, k)>,
+                                         affine_map<(k, m, n) -> (k, n)>,
+                                         affine_map<(k, m, n) -> (m, n)>],
+                        iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in_0, %in : f32
+    %1 = arith.addf %0, %out : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x16xf32>
+  return %r0, %r1 : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// Left generic: a body that does more than add the product (a ReLU fused
+// in), one that subtracts it, and a broadcast operand (not a matmul's map).
+// CHECK-LABEL: func.func @not_matmuls
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: linalg.matmul
+func.func @not_matmuls(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4x16xf32>, %v: tensor<8xf32>)
+    -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %r0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                         affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                         affine_map<(d0, d1, d2) -> (d0, d1)>],
+                        iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.maximumf %in, %zero : f32
+    %1 = arith.mulf %0, %in_0 : f32
+    %2 = arith.addf %out, %1 : f32
+    linalg.yield %2 : f32
+  } -> tensor<4x16xf32>
+  %r1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,
+                                         affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                         affine_map<(d0, d1, d2) -> (d0, d1)>],
+                        iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.subf %out, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x16xf32>
+  %r2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>,
+                                         affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                         affine_map<(d0, d1, d2) -> (d0, d1)>],
+                        iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%v, %b : tensor<8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x16xf32>
+  return %r0, %r1, %r2 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 }
