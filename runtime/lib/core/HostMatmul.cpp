@@ -157,6 +157,19 @@ __attribute__((target("avx512f"))) void kernelAvx512(const float *a,
   }
 }
 
+/// C[r * ldc + x] += sums[r][x] for r < rows and a whole panel's columns, in
+/// f32: what addToC does a lane at a time.
+__attribute__((target("avx512f"))) void
+addPanelAvx512(float *c, int64_t ldc, int64_t rows,
+               const float (*sums)[kPanel]) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t x = 0; x < kPanel; x += 16) {
+      float *at = c + r * ldc + x;
+      _mm512_storeu_ps(
+          at, _mm512_add_ps(_mm512_loadu_ps(at), _mm512_loadu_ps(sums[r] + x)));
+    }
+}
+
 /// Two rows at a time: four vectors a row fill eight of AVX2's sixteen
 /// registers with sums.
 __attribute__((target("avx2,fma"))) void kernelAvx2(const float *a,
@@ -187,6 +200,43 @@ __attribute__((target("avx2,fma"))) void kernelAvx2(const float *a,
 }
 #endif
 
+/// dst[p * dstStride + x] = src[x * ld + p] for x, p < 16: a 16 x 16 block
+/// of f32 transposed in registers (four rounds of shuffles), for a panel of
+/// B stored transposed, which the scalar loop packs an element at a time.
+// GCC 12's unpack intrinsics start from _mm512_undefined_ps, which it then
+// warns is uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+__attribute__((target("avx512f"))) void
+transpose16x16(const float *src, int64_t ld, float *dst, int64_t dstStride) {
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; ++i)
+    r[i] = _mm512_loadu_ps(src + i * ld);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+  }
+  for (int i = 0; i < 16; ++i)
+    _mm512_storeu_ps(dst + i * dstStride, r[i]);
+}
+#pragma GCC diagnostic pop
+
 /// The widest kernel this host runs, or a narrower one that
 /// ZERO_HOST_GEMM_ISA names (avx2, portable), for tests: all give the same
 /// bits.
@@ -215,6 +265,7 @@ struct PanelGemm {
   int64_t ldc;
   std::vector<float> a; // op(A), m x k, row-major
   Kernel kernel;
+  bool avx512; // the kernel is AVX-512: so are the packing and the adding
 
   /// Columns [j, j + kPanel) of op(B), k x kPanel, zero past n, read
   /// along B's storage: a row of op(B) where B is stored as it is, a
@@ -226,9 +277,19 @@ struct PanelGemm {
     if (width < kPanel)
       std::fill(panel, panel + k * kPanel, 0.0f);
     if (b.transposed) {
+      int64_t p = 0;
+#ifdef ZERO_HOST_GEMM_X86
+      // Whole 16 x 16 blocks of an f32 panel in registers, the rest below.
+      if (inputs == ZERO_F32 && width == kPanel && avx512)
+        for (; p + 16 <= k; p += 16)
+          for (int64_t x = 0; x < kPanel; x += 16)
+            transpose16x16(static_cast<const float *>(b.data) +
+                               b.offset(p, j + x),
+                           b.ld, panel + p * kPanel + x, kPanel);
+#endif
       for (int64_t x = 0; x < width; ++x)
-        widenRun(inputs, base + b.offset(0, j + x) * bytes, k, panel + x,
-                 kPanel);
+        widenRun(inputs, base + b.offset(p, j + x) * bytes, k - p,
+                 panel + p * kPanel + x, kPanel);
       return;
     }
     for (int64_t p = 0; p < k; ++p)
@@ -240,6 +301,11 @@ struct PanelGemm {
   void addToC(int64_t i, int64_t rows, int64_t j,
               const float (*sums)[kPanel]) const {
     int64_t width = std::min(kPanel, n - j);
+#ifdef ZERO_HOST_GEMM_X86
+    if (output == ZERO_F32 && width == kPanel && avx512)
+      return addPanelAvx512(static_cast<float *>(c) + i * ldc + j, ldc, rows,
+                            sums);
+#endif
     for (int64_t r = 0; r < rows; ++r) {
       int64_t at = (i + r) * ldc + j;
       if (output == ZERO_F32) {
@@ -275,7 +341,13 @@ struct PanelGemm {
 
 void gemmByPanels(zero_dtype inputs, zero_dtype output, int64_t m, int64_t n,
                   int64_t k, Operand a, Operand b, void *c, int64_t ldc) {
-  PanelGemm gemm{inputs, output, m, n, k, b, c, ldc, {}, hostKernel()};
+  Kernel kernel = hostKernel();
+#ifdef ZERO_HOST_GEMM_X86
+  bool avx512 = kernel == kernelAvx512;
+#else
+  bool avx512 = false;
+#endif
+  PanelGemm gemm{inputs, output, m, n, k, b, c, ldc, {}, kernel, avx512};
   gemm.a.resize(m * k);
   size_t bytes = dtypeSize(inputs);
   const char *base = static_cast<const char *>(a.data);
