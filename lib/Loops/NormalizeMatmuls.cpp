@@ -66,16 +66,6 @@ bool addsProductToOutput(Block *body) {
          (isArgumentOrWidened(x, body, 1) && isArgumentOrWidened(y, body, 0));
 }
 
-/// Whether `map` of (d0, d1, d2) reads the operand as (d`rows`,
-/// d`columns`) or transposed.
-bool readsEitherWay(AffineMap map, unsigned rows, unsigned columns) {
-  if (map.getNumResults() != 2)
-    return false;
-  unsigned first = map.getDimPosition(0), second = map.getDimPosition(1);
-  return (first == rows && second == columns) ||
-         (first == columns && second == rows);
-}
-
 /// A generic matmul as the linalg.matmul it is. Upstream's
 /// linalg-specialize-generic-ops builds invalid ops for the transposed
 /// forms, so the maps are renamed to the matmul's own here.
@@ -84,15 +74,7 @@ struct SpecializeGenericMatmul : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<SmallVector<AffineMap>> maps = zero::matmulMapsOf(op);
-    if (!maps)
-      return rewriter.notifyMatchFailure(op, "not a matmul");
-    auto matmul =
-        linalg::MatmulOp::create(rewriter, op.getLoc(), op.getResultTypes(),
-                                 op.getDpsInputs(), op.getDpsInits());
-    matmul.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(*maps));
-    rewriter.replaceOp(op, matmul);
-    return success();
+    return zero::specializeMatmul(rewriter, op);
   }
 };
 
@@ -161,9 +143,36 @@ std::optional<SmallVector<AffineMap>> zero::matmulMapsOf(linalg::GenericOp op) {
     return std::nullopt; // C does not read both parallel loops
   for (AffineMap &map : maps)
     map = map.replaceDimsAndSymbols(renamed, {}, 3, 0);
-  if (!readsEitherWay(maps[0], 0, 2) || !readsEitherWay(maps[1], 2, 1))
+  if (!zero::readsTransposed(maps[0], 0, 2) ||
+      !zero::readsTransposed(maps[1], 2, 1))
     return std::nullopt;
   return maps;
+}
+
+std::optional<bool> zero::readsTransposed(AffineMap map, unsigned rows,
+                                          unsigned columns) {
+  if (map.getNumResults() != 2 || !map.isProjectedPermutation())
+    return std::nullopt;
+  unsigned first = map.getDimPosition(0), second = map.getDimPosition(1);
+  if (first == rows && second == columns)
+    return false;
+  if (first == columns && second == rows)
+    return true;
+  return std::nullopt;
+}
+
+FailureOr<linalg::MatmulOp> zero::specializeMatmul(RewriterBase &rewriter,
+                                                   linalg::GenericOp op) {
+  std::optional<SmallVector<AffineMap>> maps = matmulMapsOf(op);
+  if (!maps)
+    return rewriter.notifyMatchFailure(op, "not a matmul");
+  rewriter.setInsertionPoint(op);
+  auto matmul =
+      linalg::MatmulOp::create(rewriter, op.getLoc(), op.getResultTypes(),
+                               op.getDpsInputs(), op.getDpsInits());
+  matmul.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(*maps));
+  rewriter.replaceOp(op, matmul);
+  return matmul;
 }
 
 void zero::populateNormalizeMatmulsPatterns(RewritePatternSet &patterns) {

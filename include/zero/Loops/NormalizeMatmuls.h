@@ -26,6 +26,17 @@ namespace zero {
 std::optional<llvm::SmallVector<mlir::AffineMap>>
 matmulMapsOf(mlir::linalg::GenericOp op);
 
+/// Whether `map`, over a matmul's loops, reads its operand as (d`rows`,
+/// d`columns`) (false) or transposed, as (d`columns`, d`rows`) (true); none
+/// when it does neither (a broadcast, or not a projected permutation).
+std::optional<bool> readsTransposed(mlir::AffineMap map, unsigned rows,
+                                    unsigned columns);
+
+/// `op` replaced by the linalg.matmul it is (matmulMapsOf), on tensors or
+/// on buffers; failure, with `op` unchanged, when it is not one.
+mlir::FailureOr<mlir::linalg::MatmulOp>
+specializeMatmul(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp op);
+
 /// Generic matmuls as linalg.matmul, and transposes a matmul reads folded
 /// into its indexing maps.
 void populateNormalizeMatmulsPatterns(mlir::RewritePatternSet &patterns);

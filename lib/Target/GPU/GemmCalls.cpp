@@ -35,29 +35,15 @@ struct GemmInput {
   unsigned leadingStride = 0;
 };
 
-/// Whether `map` of a matmul's (m, n, k) iterations reads its operand as
-/// (`rows`, `columns`), or transposed, as (`columns`, `rows`); none when it
-/// does neither (a broadcast).
-std::optional<bool> isTransposedMap(AffineMap map, unsigned rows,
-                                    unsigned columns) {
-  if (map.getNumResults() != 2)
-    return std::nullopt;
-  if (map.getDimPosition(0) == rows && map.getDimPosition(1) == columns)
-    return false;
-  if (map.getDimPosition(0) == columns && map.getDimPosition(1) == rows)
-    return true;
-  return std::nullopt;
-}
-
 /// The GEMM's reading of input `index` of `op`, or why it has none. A map
 /// that transposes the operand and a column-major buffer cancel out.
 FailureOr<GemmInput> gemmInput(linalg::MatmulOp op, unsigned index,
                                std::string &why) {
   // A reads (m, k), B (k, n): iterations d0 = m, d1 = n, d2 = k.
   AffineMap map = op.getIndexingMapsArray()[index];
-  std::optional<bool> byMap =
-      index == 0 ? isTransposedMap(map, 0, 2) : isTransposedMap(map, 2, 1);
-  if (!map.isProjectedPermutation() || !byMap) {
+  std::optional<bool> byMap = index == 0 ? zero::readsTransposed(map, 0, 2)
+                                         : zero::readsTransposed(map, 2, 1);
+  if (!byMap) {
     why = "its indexing maps broadcast an operand";
     return failure();
   }
@@ -88,7 +74,7 @@ std::string whyNotGemm(linalg::MatmulOp op) {
     if (failed(gemmInput(op, input, why)))
       return why;
   if (std::optional<bool> c =
-          isTransposedMap(op.getIndexingMapsArray()[2], 0, 1);
+          zero::readsTransposed(op.getIndexingMapsArray()[2], 0, 1);
       !c || *c)
     return "its result is not indexed (m, n)";
   // A dynamic inner stride is checked at run time (replaceWithCall).
@@ -109,21 +95,6 @@ std::string whyNotGemm(linalg::MatmulOp op) {
   return "";
 }
 
-/// `op` as the linalg.matmul it is, built in its place, when it is the
-/// generic form of one on buffers (zero::matmulMapsOf).
-std::optional<linalg::MatmulOp> asMatmul(linalg::GenericOp op,
-                                         OpBuilder &builder) {
-  std::optional<SmallVector<AffineMap>> maps = zero::matmulMapsOf(op);
-  if (!op.hasPureBufferSemantics() || !maps)
-    return std::nullopt;
-  builder.setInsertionPoint(op);
-  auto matmul = linalg::MatmulOp::create(builder, op.getLoc(), TypeRange(),
-                                         op.getDpsInputs(), op.getDpsInits());
-  matmul.setIndexingMapsAttr(builder.getAffineMapArrayAttr(*maps));
-  op.erase();
-  return matmul;
-}
-
 struct ZeroGemmCallsPass
     : public zero::impl::ZeroGemmCallsBase<ZeroGemmCallsPass> {
   using ZeroGemmCallsBase::ZeroGemmCallsBase;
@@ -132,11 +103,15 @@ struct ZeroGemmCallsPass
     ModuleOp module = getOperation();
     zero::RuntimeCallBuilder calls(module);
     SmallVector<linalg::MatmulOp> matmuls;
+    // A matmul's generic form on buffers is the linalg.matmul it is.
     SmallVector<linalg::GenericOp> generics;
-    module.walk([&](linalg::GenericOp op) { generics.push_back(op); });
-    OpBuilder builder(module.getContext());
+    module.walk([&](linalg::GenericOp op) {
+      if (op.hasPureBufferSemantics())
+        generics.push_back(op);
+    });
+    IRRewriter rewriter(module.getContext());
     for (linalg::GenericOp op : generics)
-      (void)asMatmul(op, builder);
+      (void)zero::specializeMatmul(rewriter, op);
     module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
     for (linalg::MatmulOp op : matmuls) {
       if (std::string why = whyNotGemm(op); !why.empty()) {
@@ -178,7 +153,7 @@ struct ZeroGemmCallsPass
       return arith::ConstantIntOp::create(b, loc, i32, set);
     };
     // k is A's second dimension as the op reads it.
-    bool aByMap = *isTransposedMap(op.getIndexingMapsArray()[0], 0, 2);
+    bool aByMap = *zero::readsTransposed(op.getIndexingMapsArray()[0], 0, 2);
     func::FuncOp fn =
         calls.declare(b, gemm == zero::GemmLibrary::Host
                              ? zero::RuntimeFunction::zero_rt_host_matmul
