@@ -448,17 +448,8 @@ TEST_P(HostMatmulKernels, PanelsGiveTheSumsInKsOrder) {
     seed = seed * 1664525u + 1013904223u;
     return static_cast<float>(seed >> 8) / float(1 << 24) * 2 - 1;
   };
-  auto bf16 = [](float value) {
-    uint32_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    return static_cast<uint16_t>(bits >> 16);
-  };
-  auto widen = [](uint16_t half) {
-    uint32_t bits = uint32_t(half) << 16;
-    float value;
-    std::memcpy(&value, &bits, sizeof value);
-    return value;
-  };
+  using zero::rt::bf16ToFloat;
+  using zero::rt::floatToBf16;
   std::vector<float> a(m * k), b(k * n), c0(m * n);
   for (float &x : a)
     x = next();
@@ -493,22 +484,22 @@ TEST_P(HostMatmulKernels, PanelsGiveTheSumsInKsOrder) {
       // bf16 inputs, summed in f32, into f32 and into bf16.
       std::vector<uint16_t> ah(m * k), bh(k * n), ch(m * n);
       for (size_t e = 0; e < as.size(); ++e)
-        ah[e] = bf16(as[e]);
+        ah[e] = floatToBf16(as[e]);
       for (size_t e = 0; e < bs.size(); ++e)
-        bh[e] = bf16(bs[e]);
+        bh[e] = floatToBf16(bs[e]);
       for (size_t e = 0; e < ch.size(); ++e)
-        ch[e] = bf16(c0[e]);
+        ch[e] = floatToBf16(c0[e]);
       std::vector<float> wide = c0, wideExpected = c0;
       std::vector<uint16_t> narrowExpected = ch;
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           float sum = 0;
           for (int64_t p = 0; p < k; ++p)
-            sum = std::fma(widen(ah[ta ? p * m + i : i * k + p]),
-                           widen(bh[tb ? j * k + p : p * n + j]), sum);
+            sum = std::fma(bf16ToFloat(ah[ta ? p * m + i : i * k + p]),
+                           bf16ToFloat(bh[tb ? j * k + p : p * n + j]), sum);
           wideExpected[i * n + j] += sum;
           narrowExpected[i * n + j] =
-              zero::rt::floatToBf16(widen(ch[i * n + j]) + sum);
+              floatToBf16(bf16ToFloat(ch[i * n + j]) + sum);
         }
       zero_rt_host_matmul(ZERO_BF16, ZERO_F32, m, n, k, ah.data(), ta ? m : k,
                           ta, bh.data(), tb ? k : n, tb, wide.data(), n);
@@ -547,13 +538,9 @@ TEST(HostMatmul, SumsInAGpuGemmsOrder) {
 /// bf16 inputs accumulate in f32 into an f32 output, as cuBLAS's
 /// CUBLAS_COMPUTE_32F does.
 TEST(HostMatmul, Bf16IntoF32) {
-  auto bf16 = [](float value) {
-    uint32_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    return static_cast<uint16_t>(bits >> 16); // exact for these values
-  };
-  std::vector<uint16_t> a = {bf16(1.5f), bf16(-2.0f)};
-  std::vector<uint16_t> b = {bf16(4.0f), bf16(0.25f)};
+  using zero::rt::floatToBf16; // exact for these values
+  std::vector<uint16_t> a = {floatToBf16(1.5f), floatToBf16(-2.0f)};
+  std::vector<uint16_t> b = {floatToBf16(4.0f), floatToBf16(0.25f)};
   std::vector<float> c = {1.0f};
   zero_rt_host_matmul(ZERO_BF16, ZERO_F32, 1, 1, 2, a.data(), 2, 0, b.data(), 1,
                       0, c.data(), 1);

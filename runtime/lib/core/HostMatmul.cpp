@@ -53,39 +53,23 @@ struct Operand {
   }
 };
 
-/// C += op(A) op(B) in `Acc`, a row of C at a time: the row's dot products
+/// C += op(A) op(B) in f64, a row of C at a time: the row's dot products
 /// accumulate over k in `sums` (in k's order, every column at once), then
-/// are added to the row of C. The f64 GEMM, and the reference the f32 path
-/// gives the bits of.
-template <typename Acc>
-void gemmByRows(zero_dtype inputs, zero_dtype output, int64_t m, int64_t n,
-                int64_t k, Operand a, Operand b, void *c, int64_t ldc) {
-  std::vector<Acc> sums(n);
+/// are added to the row of C.
+void gemmF64(int64_t m, int64_t n, int64_t k, Operand a, Operand b, void *c,
+             int64_t ldc) {
+  std::vector<double> sums(n);
   for (int64_t i = 0; i < m; ++i) {
-    std::fill(sums.begin(), sums.end(), Acc(0));
+    std::fill(sums.begin(), sums.end(), 0.0);
     for (int64_t p = 0; p < k; ++p) {
-      auto x = static_cast<Acc>(loadElement(inputs, a.data, a.offset(i, p)));
+      double x = loadElement(ZERO_F64, a.data, a.offset(i, p));
       for (int64_t j = 0; j < n; ++j)
-        sums[j] = std::fma(
-            x, static_cast<Acc>(loadElement(inputs, b.data, b.offset(p, j))),
-            sums[j]);
+        sums[j] =
+            std::fma(x, loadElement(ZERO_F64, b.data, b.offset(p, j)), sums[j]);
     }
-    for (int64_t j = 0; j < n; ++j) {
-      auto before = static_cast<Acc>(loadElement(output, c, i * ldc + j));
-      storeElement(output, c, i * ldc + j, before + sums[j]);
-    }
-  }
-}
-
-/// Element `offset` of `data`, an f32, bf16 or f16 buffer, as f32 (exact).
-float loadFloat(zero_dtype dtype, const void *data, int64_t offset) {
-  switch (dtype) {
-  case ZERO_BF16:
-    return bf16ToFloat(static_cast<const uint16_t *>(data)[offset]);
-  case ZERO_F16:
-    return f16ToFloat(static_cast<const uint16_t *>(data)[offset]);
-  default:
-    return static_cast<const float *>(data)[offset];
+    for (int64_t j = 0; j < n; ++j)
+      storeElement(ZERO_F64, c, i * ldc + j,
+                   loadElement(ZERO_F64, c, i * ldc + j) + sums[j]);
   }
 }
 
@@ -265,7 +249,6 @@ struct PanelGemm {
   int64_t ldc;
   std::vector<float> a; // op(A), m x k, row-major
   Kernel kernel;
-  bool avx512; // the kernel is AVX-512: so are the packing and the adding
 
   /// Columns [j, j + kPanel) of op(B), k x kPanel, zero past n, read
   /// along B's storage: a row of op(B) where B is stored as it is, a
@@ -280,7 +263,7 @@ struct PanelGemm {
       int64_t p = 0;
 #ifdef ZERO_HOST_GEMM_X86
       // Whole 16 x 16 blocks of an f32 panel in registers, the rest below.
-      if (inputs == ZERO_F32 && width == kPanel && avx512)
+      if (inputs == ZERO_F32 && width == kPanel && kernel == kernelAvx512)
         for (; p + 16 <= k; p += 16)
           for (int64_t x = 0; x < kPanel; x += 16)
             transpose16x16(static_cast<const float *>(b.data) +
@@ -302,7 +285,7 @@ struct PanelGemm {
               const float (*sums)[kPanel]) const {
     int64_t width = std::min(kPanel, n - j);
 #ifdef ZERO_HOST_GEMM_X86
-    if (output == ZERO_F32 && width == kPanel && avx512)
+    if (output == ZERO_F32 && width == kPanel && kernel == kernelAvx512)
       return addPanelAvx512(static_cast<float *>(c) + i * ldc + j, ldc, rows,
                             sums);
 #endif
@@ -314,9 +297,11 @@ struct PanelGemm {
           row[x] = row[x] + sums[r][x];
         continue;
       }
+      // A bf16 or f16 C, widened exactly, the sum rounded once.
       for (int64_t x = 0; x < width; ++x)
         storeElement(output, c, at + x,
-                     loadFloat(output, c, at + x) + sums[r][x]);
+                     static_cast<float>(loadElement(output, c, at + x)) +
+                         sums[r][x]);
     }
   }
 
@@ -341,13 +326,7 @@ struct PanelGemm {
 
 void gemmByPanels(zero_dtype inputs, zero_dtype output, int64_t m, int64_t n,
                   int64_t k, Operand a, Operand b, void *c, int64_t ldc) {
-  Kernel kernel = hostKernel();
-#ifdef ZERO_HOST_GEMM_X86
-  bool avx512 = kernel == kernelAvx512;
-#else
-  bool avx512 = false;
-#endif
-  PanelGemm gemm{inputs, output, m, n, k, b, c, ldc, {}, kernel, avx512};
+  PanelGemm gemm{inputs, output, m, n, k, b, c, ldc, {}, hostKernel()};
   gemm.a.resize(m * k);
   size_t bytes = dtypeSize(inputs);
   const char *base = static_cast<const char *>(a.data);
@@ -360,8 +339,9 @@ void gemmByPanels(zero_dtype inputs, zero_dtype output, int64_t m, int64_t n,
       widenRun(inputs, base + a.offset(i, 0) * bytes, k, gemm.a.data() + i * k,
                1);
   int64_t panels = (n + kPanel - 1) / kPanel;
-  // A panel's work in multiply-adds, as parallelFor's grain: small GEMMs
-  // stay on the calling thread.
+  // parallelFor's grain, the elements a panel counts as: its multiply-adds
+  // over a vector's 16 lanes, so that a GEMM of fewer than 4096 vector
+  // multiply-adds a thread stays on the calling thread.
   int64_t grain = std::max<int64_t>(1, m * k * kPanel / 16);
   parallelFor(&PanelGemm::task, &gemm, 0, panels, grain);
 }
@@ -403,7 +383,7 @@ extern "C" void zero_rt_host_matmul(int32_t inputDtype, int32_t outputDtype,
   auto output = static_cast<zero_dtype>(outputDtype);
   Operand left{a, lda, transposeA != 0}, right{b, ldb, transposeB != 0};
   if (output == ZERO_F64)
-    gemmByRows<double>(inputs, output, m, n, k, left, right, c, ldc);
+    gemmF64(m, n, k, left, right, c, ldc);
   else
     gemmByPanels(inputs, output, m, n, k, left, right, c, ldc);
 }
