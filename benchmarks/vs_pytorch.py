@@ -210,6 +210,27 @@ def given_and_sharded(args, bin_dir, stem, ranks):
                    args.repeat))
 
 
+def torch_steps(args, python, shapes, ranks):
+    """PyTorch's step in each mode, with a forward and backward when
+    args.batch: {mode: (row label, step ms, peak MB)}; empty without
+    PyTorch."""
+    if not python:
+        return {}
+    return {mode: (label,) + torch_step(python, shapes, ranks, mode,
+                                        args.steps, args.batch)[:2]
+            for mode, label in [("foreach", "torch AdamW foreach"),
+                                ("zero", "torch ZeroRedundancyOpt")]}
+
+
+def print_against_torch(torch, given, sharded):
+    """zero's steps against PyTorch's (torch_steps), as speedups."""
+    if torch:
+        print("  zero as given vs torch foreach: %.2fx faster" %
+              (torch["foreach"][1] / given[0]))
+        print("  zero sharded vs torch ZeroRedundancyOptimizer: %.2fx faster"
+              % (torch["zero"][1] / sharded[0]))
+
+
 def case(args, bin_dir, work, model, ranks, python):
     if args.batch:
         return case_with_forward(args, bin_dir, work, model, ranks, python)
@@ -230,27 +251,18 @@ def case(args, bin_dir, work, model, ranks, python):
     rows = [("zero as given", given[0], roof_given, given[1], live_given),
             ("zero sharded", sharded[0], roof_sharded, sharded[1],
              live_sharded)]
-    torch = {}
-    if python:
-        for mode, label in [("foreach", "torch AdamW foreach"),
-                            ("zero", "torch ZeroRedundancyOpt")]:
-            step, peak, above = torch_step(python, shapes, ranks, mode,
-                                           args.steps)
-            torch[mode] = step
-            rows.append((label, step, roof_given if mode == "foreach"
-                         else roof_sharded, peak,
-                         live_given if mode == "foreach" else live_sharded))
+    torch = torch_steps(args, python, shapes, ranks)
+    for mode, (label, step, peak) in torch.items():
+        rows.append((label, step, roof_given if mode == "foreach"
+                     else roof_sharded, peak,
+                     live_given if mode == "foreach" else live_sharded))
     for label, step, roof, peak, live in rows:
         print("  %-24s %9.1f %9.1f %12.0f %10.0f %9.2f" % (
             label, step, roof, peak, live, peak / live))
     print("  zero: system allocations in steps 2-%d: given %d, sharded %d" %
           (args.steps, given[2], sharded[2]))
     print("  zero sharded vs as given: %.2fx faster" % (given[0] / sharded[0]))
-    if torch:
-        print("  zero as given vs torch foreach: %.2fx faster" %
-              (torch["foreach"] / given[0]))
-        print("  zero sharded vs torch ZeroRedundancyOptimizer: %.2fx faster"
-              % (torch["zero"] / sharded[0]))
+    print_against_torch(torch, given, sharded)
 
 
 def case_with_forward(args, bin_dir, work, model, ranks, python):
@@ -267,24 +279,14 @@ def case_with_forward(args, bin_dir, work, model, ranks, python):
                                      "peak MB/rank"))
     rows = [("zero as given", given[0], given[1]),
             ("zero sharded", sharded[0], sharded[1])]
-    torch = {}
-    if python:
-        for mode, label in [("foreach", "torch AdamW foreach"),
-                            ("zero", "torch ZeroRedundancyOpt")]:
-            step, peak, _ = torch_step(python, shapes, ranks, mode,
-                                       args.steps, args.batch)
-            torch[mode] = step
-            rows.append((label, step, peak))
+    torch = torch_steps(args, python, shapes, ranks)
+    rows += list(torch.values())
     for label, step, peak in rows:
         print("  %-24s %9.1f %12.2f %12.0f" % (label, step,
                                                flops / step / 1e6, peak))
     print("  zero: system allocations in steps 2-%d: given %d, sharded %d" %
           (args.steps, given[2], sharded[2]))
-    if torch:
-        print("  zero as given vs torch foreach: %.2fx faster" %
-              (torch["foreach"] / given[0]))
-        print("  zero sharded vs torch ZeroRedundancyOptimizer: %.2fx faster"
-              % (torch["zero"] / sharded[0]))
+    print_against_torch(torch, given, sharded)
 
 
 def update_alone(args, bin_dir, work):
