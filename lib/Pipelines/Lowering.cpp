@@ -120,6 +120,8 @@ static void addBufferizationPasses(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // What loops carry in place folded away, their host marks kept in step.
   pm.addNestedPass<func::FuncOp>(zero::createZeroFoldInPlaceIterArgs());
+  // A new weight gathered into its argument's buffer, not copied there.
+  pm.addNestedPass<func::FuncOp>(zero::createZeroForwardCollectiveOutputs());
   addDeallocationPasses(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createCanonicalizer());

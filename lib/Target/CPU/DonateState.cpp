@@ -44,22 +44,34 @@ OpOperand *findUnreadDestination(Value result, std::string &why) {
   return init;
 }
 
-/// A state result that is a view of part of a larger tensor: the slice of a
-/// padded or bucketed all-gather that is a sharded step's new weight,
-/// perhaps reshaped. Bufferized as it stands, the slice is copied into a
-/// buffer of its own to be returned; copied into its argument's buffer
-/// instead, it needs none.
+/// A state result that is a view of a tensor made for more than it, or
+/// made for it alone by a collective: the slice of a padded or bucketed
+/// all-gather that is a sharded step's new weight, or an all-gather of the
+/// weight alone, perhaps reshaped. Bufferized as it stands, the slice is
+/// copied into a buffer of its own to be returned, and the gather writes
+/// one; copied into its argument's buffer instead, it needs none (and the
+/// gather's own buffer goes too, once
+/// `zero-forward-collective-outputs` has it write there).
 struct SlicedResult {
-  tensor::ExtractSliceOp slice;
-  /// The reshapes from the slice to the result, the result's own first.
+  /// The slice (tensor.extract_slice) or the all-gather's result.
+  Value source;
+  /// The reshapes from the source to the result, the result's own first.
   SmallVector<Operation *> reshapes;
+
+  bool isSlice() const {
+    return source.getDefiningOp<tensor::ExtractSliceOp>();
+  }
+  /// What the source is, for a remark.
+  StringRef what() const {
+    return isSlice() ? "a slice" : "an all-gather's result";
+  }
 };
 
 std::optional<SlicedResult> findSlicedResult(Value result) {
   SlicedResult sliced;
   while (Operation *def = result.getDefiningOp()) {
-    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
-      sliced.slice = slice;
+    if (isa<tensor::ExtractSliceOp, zero::AllGatherOp>(def)) {
+      sliced.source = result;
       return sliced;
     }
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
@@ -124,10 +136,10 @@ Value copyIntoArgument(OpBuilder &b, SlicedResult &sliced, Value argument) {
   Value dest = argument;
   for (Operation *reshape : sliced.reshapes)
     dest = unreshape(b, reshape, dest);
-  Value copied = bufferization::MaterializeInDestinationOp::create(
-                     b, sliced.slice.getLoc(), dest.getType(),
-                     sliced.slice.getResult(), dest)
-                     .getResult();
+  Value copied =
+      bufferization::MaterializeInDestinationOp::create(
+          b, sliced.source.getLoc(), dest.getType(), sliced.source, dest)
+          .getResult();
   for (Operation *reshape : llvm::reverse(sliced.reshapes)) {
     IRMapping mapping;
     mapping.map(reshape->getOperand(0), copied);
@@ -144,6 +156,37 @@ void copyIntoArgument(OpOperand &result, SlicedResult &sliced, Value argument) {
   for (Operation *reshape : sliced.reshapes)
     if (reshape->use_empty())
       reshape->erase();
+}
+
+/// Moves the all-gather `gather` of a weight whose result is copied into its
+/// argument `argument` up to just after what it needs: its input, and
+/// every read of the argument before it (in the gather's block; an op
+/// holding a read in its regions counts as reading). Placed before the
+/// step's return, every new shard would be held until the step's end;
+/// moved up, each is freed after its gather, and the new weight, written
+/// into the argument's buffer (zero-forward-collective-outputs), takes no
+/// memory of its own.
+void moveGatherUp(zero::AllGatherOp gather, Value argument) {
+  Block *block = gather->getBlock();
+  Operation *latest = nullptr;
+  auto note = [&](Operation *op) {
+    Operation *inBlock = op ? block->findAncestorOpInBlock(*op) : nullptr;
+    if (inBlock && inBlock != gather && inBlock->isBeforeInBlock(gather) &&
+        (!latest || latest->isBeforeInBlock(inBlock)))
+      latest = inBlock;
+  };
+  note(gather.getInput().getDefiningOp());
+  SmallVector<Value> views = {argument};
+  while (!views.empty())
+    for (Operation *user : views.pop_back_val().getUsers()) {
+      note(user);
+      if (isView(user))
+        views.push_back(user->getResult(0));
+    }
+  if (latest)
+    gather->moveAfter(latest);
+  else
+    gather->moveBefore(block, block->begin());
 }
 
 /// Whether the buffer of `value` may be read after `op` in their block: by
@@ -186,14 +229,15 @@ bool updateInPlace(scf::ForOp loop, BlockArgument arg, Value next) {
 
 /// The next value of `arg` that is a slice (perhaps reshaped) of something
 /// else the body made (a carried weight's copy, its part of a gathered
-/// bucket): copied into `arg` at the end of the iteration, when every read
-/// of the old value is done, rather than into a buffer of its own beside
-/// the bucket and the old value. Returns whether it is.
+/// bucket), or a gather's whole result: copied into `arg` at the end of the
+/// iteration, when every read of the old value is done, rather than into a
+/// buffer of its own beside the bucket and the old value. Returns whether it
+/// is.
 bool copySliceInPlace(scf::ForOp loop, BlockArgument arg, OpOperand &next) {
   std::optional<SlicedResult> sliced = findSlicedResult(next.get());
-  if (!sliced || sliced->slice->getBlock() != loop.getBody() ||
+  if (!sliced || sliced->source.getParentBlock() != loop.getBody() ||
       next.get().getType() != arg.getType() ||
-      viewSource(sliced->slice.getSource()) == arg)
+      (sliced->isSlice() && viewSource(sliced->source) == arg))
     return false;
   copyIntoArgument(next, *sliced, arg);
   return true;
@@ -276,12 +320,16 @@ struct ZeroDonateStatePass
         if (zero::isHostArgument(fn, *argument)) {
           // zero-offload-to-host sends such a slice down on the rank's host
           // queue, into pinned memory of its own, as the step goes on.
-          why = "it is a slice, and its argument lives in host memory";
+          why = "it is " + sliced->what().str() +
+                ", and its argument lives in host memory";
         } else if (startsALoop(fn.getArgument(*argument))) {
-          why = "it is a slice, and a loop starts from its argument";
+          why = "it is " + sliced->what().str() +
+                ", and a loop starts from its argument";
         } else {
           copyIntoArgument(ret->getOpOperand(index), *sliced,
                            fn.getArgument(*argument));
+          if (auto gather = sliced->source.getDefiningOp<zero::AllGatherOp>())
+            moveGatherUp(gather, fn.getArgument(*argument));
           donate(fn, *argument, index);
           continue;
         }

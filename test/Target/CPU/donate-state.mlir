@@ -92,6 +92,48 @@ func.func @gathered_slice(%w: tensor<12xf32>, %shards: tensor<5xf32>)
 
 // -----
 
+// A weight all-gathered on its own (too large for a bucket), reshaped back
+// to its shape: the gather's result is copied into the argument, seen in
+// the gather's shape, and zero-forward-collective-outputs then has the
+// gather write there. The gather moves up to just after the last read of
+// the old weight (its shard is made earlier), ahead of the work that does
+// not read the weight.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @gathered_alone
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<4x3xf32> {zero.aliasing_output = 0 : i64}
+// CHECK: %[[READ:.*]] = arith.mulf %[[W]], %[[W]]
+// CHECK-NEXT: %[[ALL:.*]] = zero.all_gather
+// CHECK-NEXT: arith.addf
+// CHECK-NOT: tensor.expand_shape %[[ALL]]
+// CHECK: %[[DEST:.*]] = tensor.collapse_shape %[[W]] {{\[\[}}0, 1]]
+// CHECK: %[[COPY:.*]] = bufferization.materialize_in_destination %[[ALL]] in %[[DEST]]
+// CHECK: %[[NEW:.*]] = tensor.expand_shape %[[COPY]] {{\[\[}}0, 1]] output_shape [4, 3]
+// CHECK: return %[[NEW]], %[[READ]]
+func.func @gathered_alone(%w: tensor<4x3xf32>, %shard: tensor<6xf32>, %x: tensor<8xf32>)
+    -> (tensor<4x3xf32> {zero.state_of = 0 : i64}, tensor<4x3xf32>) {
+  %read = arith.mulf %w, %w : tensor<4x3xf32>
+  %later = arith.addf %x, %x : tensor<8xf32>
+  %all = zero.all_gather %shard on @dp : tensor<6xf32> -> tensor<12xf32>
+  %w2 = tensor.expand_shape %all [[0, 1]] output_shape [4, 3] : tensor<12xf32> into tensor<4x3xf32>
+  return %w2, %read : tensor<4x3xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// The same, with the weight in host memory (offload=params): it keeps its
+// buffer, with the reason.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @host_gathered_alone
+// CHECK-NOT: materialize_in_destination
+// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: it is an all-gather's result, and its argument lives in host memory}}
+func.func @host_gathered_alone(%w: tensor<12xf32> {zero.memory = "host"}, %shard: tensor<6xf32>)
+    -> (tensor<12xf32> {zero.state_of = 0 : i64}) {
+  %all = zero.all_gather %shard on @dp : tensor<6xf32> -> tensor<12xf32>
+  return %all : tensor<12xf32>
+}
+
+// -----
+
 // A padded gather's slice, whose argument lives in host memory (offload):
 // zero-offload-to-host sends it down on the rank's host queue into pinned
 // memory of its own, so it keeps that buffer.

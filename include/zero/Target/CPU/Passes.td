@@ -101,13 +101,19 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
 
     A sharded step's new weight is a slice of what the all-gather made (a
     padded gather's first part, or the weight's part of a gathered bucket),
-    perhaps reshaped. Bufferized as it stands, the slice would be copied
-    into a buffer of its own to be returned: a second copy of the weights
-    at the step's end, and a fresh buffer every step. The slice is instead
-    copied into its argument (`bufferization.materialize_in_destination`
-    into the argument seen in the slice's shape), which is donated. Where
-    the argument lives in host memory (`zero-offload-state`), the slice is
-    left for `zero-offload-to-host`, which sends it down on the rank's host
+    or the whole result of a gather of the weight alone (one too large for
+    a bucket), perhaps reshaped. Bufferized as it stands, the slice would
+    be copied into a buffer of its own to be returned, and the gather
+    writes one: a second copy of the weights at the step's end, and a fresh
+    buffer every step. The slice or the gather's result is instead copied
+    into its argument (`bufferization.materialize_in_destination` into the
+    argument seen in its shape), which is donated; once bufferized,
+    `zero-forward-collective-outputs` has a gather so copied write into the
+    argument itself. Such a gather of a weight alone moves up to just after
+    its shard is made and the old weight last read (in the function's
+    block), rather than wait before the return: its shard is then freed
+    after it rather than held to the step's end. Where the argument lives in host memory
+    (`zero-offload-state`), the slice or result is left for `zero-offload-to-host`, which sends it down on the rank's host
     queue; where a loop starts from the argument or a view of it (a training
     loop that carries a moment's shard, updating it in place), it is left
     too: One-Shot Bufferize would copy the whole argument before the loop.
@@ -119,7 +125,7 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     the op takes the iteration argument as its destination, so the loop
     needs no second buffer for the value; a next value that is a slice of
     something else the body made (a carried weight's copy, its part of a
-    gathered bucket) is copied into the iteration argument at the end of
+    gathered bucket), or a gather's whole result, is copied into the iteration argument at the end of
     the iteration, after every read of the old one, as a sharded step's
     new weight is into its argument. A state result that is such a
     loop's result, from a loop that starts the value from the result's
@@ -223,6 +229,50 @@ def ZeroFoldInPlaceIterArgs
     } {zero.host_iter_args = array<i64: 0>}
     ```
   }];
+}
+
+def ZeroForwardCollectiveOutputs
+    : Pass<"zero-forward-collective-outputs", "mlir::func::FuncOp"> {
+  let summary = "Has a collective write straight into the buffer its fresh "
+                "output is only copied into";
+  let description = [{
+    Runs right after One-Shot Bufferize (both pipelines run it). A
+    collective writes its result into a buffer of its own
+    (`memref.alloc`). Where the only reader of that buffer is a
+    `memref.copy` of all of it (perhaps reshaped) into another buffer, the
+    collective can write there itself: a sharded step's new weight,
+    all-gathered on its own and copied into its argument's buffer
+    (`zero-donate-state`), is then gathered into the argument, and the step
+    holds no second copy of the weights. This is the destination NCCL's
+    all-gather is given by its caller, and the one FSDP gathers a parameter
+    into.
+
+    The collective writes the target earlier than the copy did: from its
+    start to its wait (or where it stands, when it is not split). So the
+    rewrite is made only where nothing in between reads, writes or views
+    the target's buffer (by any op of the block or nested in one), no
+    collective's wait later in the block names it (a collective started
+    earlier that may still read it), the collective does not read it, both
+    are in one block, and the buffers have the identity layout (the copy's
+    reshapes undone on the target give back the output's type). Views of
+    the target made between the two (an argument reshaped just before the
+    copy) are made again before the collective. Elsewhere nothing changes.
+
+    ```mlir
+    %out = memref.alloc() : memref<1536xf32>
+    zero.all_gather_buffer %shard, %out on @dp
+        : memref<768xf32>, memref<1536xf32>
+    %view = memref.expand_shape %out [[0, 1]] output_shape [2, 768]
+        : memref<1536xf32> into memref<2x768xf32>
+    memref.copy %view, %w : memref<2x768xf32> to memref<2x768xf32>
+    // becomes
+    %flat = memref.collapse_shape %w [[0, 1]]
+        : memref<2x768xf32> into memref<1536xf32>
+    zero.all_gather_buffer %shard, %flat on @dp
+        : memref<768xf32>, memref<1536xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
 def ZeroReturnDonatedBuffers

@@ -1,0 +1,142 @@
+// zero-forward-collective-outputs: a collective whose fresh output is only
+// copied, whole, into another buffer writes into that buffer itself, where
+// nothing touches that buffer between the two; elsewhere nothing changes,
+// and where only a hazard stands in the way a remark at the copy says so.
+
+// RUN: zero-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(zero-forward-collective-outputs))' --verify-diagnostics | FileCheck %s
+
+// A weight gathered on its own and copied into its argument (as
+// zero-donate-state and One-Shot Bufferize leave it): the gather writes
+// into the argument, seen in the gather's shape, made before the gather.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @gathered_into_argument
+// CHECK-SAME: (%[[W:.*]]: memref<4x3xf32>, %[[SHARD:.*]]: memref<6xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[W]] {{\[\[}}0, 1]] : memref<4x3xf32> into memref<12xf32>
+// CHECK-NEXT: zero.all_gather_buffer %[[SHARD]], %[[FLAT]] on @dp
+// CHECK-NOT: memref.copy
+// CHECK: return
+func.func @gathered_into_argument(%w: memref<4x3xf32>, %shard: memref<6xf32>) -> memref<4x3xf32> {
+  %out = memref.alloc() : memref<12xf32>
+  zero.all_gather_buffer %shard, %out on @dp : memref<6xf32>, memref<12xf32>
+  %flat = memref.collapse_shape %w [[0, 1]] : memref<4x3xf32> into memref<12xf32>
+  memref.copy %out, %flat : memref<12xf32> to memref<12xf32>
+  %new = memref.expand_shape %flat [[0, 1]] output_shape [4, 3] : memref<12xf32> into memref<4x3xf32>
+  return %new : memref<4x3xf32>
+}
+
+// -----
+
+// The copy reads the output through a reshape: the target is reshaped
+// back. A started collective's wait names the new output too.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @started_and_reshaped
+// CHECK-SAME: (%[[W:.*]]: memref<4x3xf32>, %[[SHARD:.*]]: memref<6xf32>, %[[X:.*]]: memref<8xf32>)
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[W]]
+// CHECK-NEXT: %[[R:.*]] = zero.all_gather_buffer %[[SHARD]], %[[FLAT]] on @dp : memref<6xf32>, memref<12xf32> -> !zero.request
+// CHECK: linalg.fill
+// CHECK: zero.wait %[[R]], %[[SHARD]], %[[FLAT]]
+// CHECK-NOT: memref.copy
+func.func @started_and_reshaped(%w: memref<4x3xf32>, %shard: memref<6xf32>, %x: memref<8xf32>) {
+  %out = memref.alloc() : memref<12xf32>
+  %r = zero.all_gather_buffer %shard, %out on @dp : memref<6xf32>, memref<12xf32> -> !zero.request
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%x : memref<8xf32>)
+  zero.wait %r, %shard, %out : memref<6xf32>, memref<12xf32>
+  %rows = memref.expand_shape %out [[0, 1]] output_shape [4, 3] : memref<12xf32> into memref<4x3xf32>
+  memref.copy %rows, %w : memref<4x3xf32> to memref<4x3xf32>
+  return
+}
+
+// -----
+
+// The argument's old value is read between the gather and the copy: the
+// gather would overwrite it first, so the copy stays, with the reason.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @read_between
+// CHECK: %[[OUT:.*]] = memref.alloc
+// CHECK: zero.all_gather_buffer %{{.*}}, %[[OUT]]
+// CHECK: memref.copy %[[OUT]]
+func.func @read_between(%w: memref<12xf32>, %shard: memref<6xf32>, %y: memref<12xf32>) {
+  %out = memref.alloc() : memref<12xf32>
+  zero.all_gather_buffer %shard, %out on @dp : memref<6xf32>, memref<12xf32>
+  memref.copy %w, %y : memref<12xf32> to memref<12xf32>
+  // expected-remark @+1 {{zero-forward-collective-outputs: the copy of 'zero.all_gather_buffer''s output stays: the buffer it is copied into is used between the two}}
+  memref.copy %out, %w : memref<12xf32> to memref<12xf32>
+  return
+}
+
+// -----
+
+// A collective started before the gather still reads the argument until
+// its wait, after the copy.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @still_read_by_a_started_collective
+// CHECK: %[[OUT:.*]] = memref.alloc
+// CHECK: zero.all_gather_buffer %{{.*}}, %[[OUT]]
+// CHECK: memref.copy %[[OUT]]
+func.func @still_read_by_a_started_collective(%w: memref<12xf32>, %shard: memref<6xf32>) {
+  %sum = memref.alloc() : memref<6xf32>
+  %r = zero.reduce_scatter_buffer %w, %sum on @dp reduce = sum : memref<12xf32>, memref<6xf32> -> !zero.request
+  %out = memref.alloc() : memref<12xf32>
+  zero.all_gather_buffer %shard, %out on @dp : memref<6xf32>, memref<12xf32>
+  // expected-remark @+1 {{zero-forward-collective-outputs: the copy of 'zero.all_gather_buffer''s output stays: a collective's wait after it names the buffer it is copied into}}
+  memref.copy %out, %w : memref<12xf32> to memref<12xf32>
+  zero.wait %r, %w, %sum : memref<12xf32>, memref<6xf32>
+  return
+}
+
+// -----
+
+// The gather reads a view of the buffer its output is copied into (an
+// in-place gather, which the copy does not make).
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @reads_its_target
+// CHECK: memref.copy
+func.func @reads_its_target(%w: memref<12xf32>) {
+  %part = memref.subview %w[0] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1]>>
+  %out = memref.alloc() : memref<12xf32>
+  zero.all_gather_buffer %part, %out on @dp : memref<6xf32, strided<[1]>>, memref<12xf32>
+  // expected-remark @+1 {{the collective reads the buffer it is copied into}}
+  memref.copy %out, %w : memref<12xf32> to memref<12xf32>
+  return
+}
+
+// -----
+
+// The output is read by something other than the copy, or only part of it
+// is copied: the collective keeps its buffer, with no remark (nothing
+// else could be done).
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @other_readers
+// CHECK-COUNT-2: memref.copy
+func.func @other_readers(%w: memref<12xf32>, %v: memref<6xf32>, %shard: memref<6xf32>, %y: memref<12xf32>) {
+  %out = memref.alloc() : memref<12xf32>
+  zero.all_gather_buffer %shard, %out on @dp : memref<6xf32>, memref<12xf32>
+  memref.copy %out, %w : memref<12xf32> to memref<12xf32>
+  memref.copy %out, %y : memref<12xf32> to memref<12xf32>
+  %out2 = memref.alloc() : memref<12xf32>
+  zero.all_gather_buffer %shard, %out2 on @dp : memref<6xf32>, memref<12xf32>
+  %half = memref.subview %out2[0] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1]>>
+  memref.copy %half, %v : memref<6xf32, strided<[1]>> to memref<6xf32>
+  return
+}
+
+// -----
+
+// The copy is in another block (a branch): it may not run, so the
+// argument must keep its old value until it does.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @copied_in_a_branch
+// CHECK: memref.alloc
+// CHECK: scf.if
+// CHECK: memref.copy
+func.func @copied_in_a_branch(%w: memref<12xf32>, %shard: memref<6xf32>, %c: i1) {
+  %out = memref.alloc() : memref<12xf32>
+  zero.all_gather_buffer %shard, %out on @dp : memref<6xf32>, memref<12xf32>
+  scf.if %c {
+    // expected-remark @+1 {{it is not after the collective in the same block}}
+    memref.copy %out, %w : memref<12xf32> to memref<12xf32>
+  }
+  return
+}
