@@ -33,6 +33,8 @@ matmuls' GFLOP/s instead.
 
   benchmarks/vs_pytorch.py [--build build] [--cases small:2,gpt2:2,gpt2:4]
                            [--steps 11] [--batch B] [--no-torch]
+
+Each case is MODEL:N, MODEL one of small, gpt2, bert and resnet50 (MODELS).
 """
 import argparse
 import math
@@ -51,6 +53,11 @@ MODELS = {
               "8192", "--context", "256"],
     # GPT-2 small: 148 tensors, 124M parameters.
     "gpt2": ["--model=gpt2"],
+    # BERT-base: 199 tensors, 110M parameters.
+    "bert": ["--model=bert"],
+    # ResNet-50: 161 tensors, 25.6M parameters (a convolution's weight a
+    # layer over its rows x features, as zero-gen-step --batch writes it).
+    "resnet50": ["--model=resnet50"],
 }
 BUCKET = 25 << 20
 ADAMW_BYTES = 28  # per parameter: w, m, v read and written, g read

@@ -64,6 +64,12 @@ bool fusesWithoutRecomputing(OpOperand *fusedOperand) {
   return true;
 }
 
+/// Whether `op` is no loop nest (a reshape), or one without reductions.
+bool isElementwiseLoopNest(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return !linalgOp || linalgOp.getNumReductionLoops() == 0;
+}
+
 /// Fuses an elementwise producer into its consumer when
 /// fusesWithoutRecomputing allows, and replaces every use of both: the
 /// producer's other uses read the fused op's extra results. (Upstream's
@@ -137,11 +143,17 @@ struct ZeroFuseElementwisePass
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *) { return false; });
     // What upstream's pass adds: reshapes folded into the loop nests where
-    // the reshaped value has one use, and the cleanups fusion needs.
+    // the reshaped value has one use, and the cleanups fusion needs. Only
+    // into elementwise loop nests: folded into a matmul (a convolution's
+    // weight collapsed to rows x features), a reshape makes it a
+    // contraction over several dimensions, which is no GEMM
+    // (zero-gemm-calls) but a loop nest, some 40 times slower.
     linalg::populateFoldReshapeOpsByExpansionPatterns(
         patterns, [](OpOperand *fusedOperand) {
           Operation *producer = fusedOperand->get().getDefiningOp();
-          return producer && producer->hasOneUse();
+          return producer && producer->hasOneUse() &&
+                 isElementwiseLoopNest(producer) &&
+                 isElementwiseLoopNest(fusedOperand->getOwner());
         });
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);

@@ -107,3 +107,48 @@ func.func @splat_scalar(%m: tensor<64xf32>, %t: f32) -> tensor<64xf32> {
   %mh = arith.mulf %m, %cs : tensor<64xf32>
   return %mh : tensor<64xf32>
 }
+
+// -----
+
+// A reshape between two elementwise ops folds into the loop nests, which
+// then fuse into one.
+// CHECK-LABEL: func.func @reshape_between_elementwise
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<4x8xf32>)
+// CHECK: %[[R:.*]] = linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @reshape_between_elementwise(%a: tensor<4x8xf32>) -> tensor<32xf32> {
+  %s = arith.mulf %a, %a : tensor<4x8xf32>
+  %c = tensor.collapse_shape %s [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+  %t = arith.addf %c, %c : tensor<32xf32>
+  return %t : tensor<32xf32>
+}
+
+// -----
+
+// A convolution's weight collapsed to rows x features and read by a matmul
+// (x W^T), and its gradient expanded back: the reshapes stay outside the
+// matmuls, which stay two-dimensional GEMMs (zero-gemm-calls), rather than
+// becoming contractions over the weight's four dimensions.
+#xk = affine_map<(m, n, k) -> (m, k)>
+#wnk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @convolution_weight
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<16x3x3x3xf32> into tensor<16x27xf32>
+// CHECK: linalg.matmul indexing_maps
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<8x27xf32>, tensor<16x27xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x8xf32>, tensor<8x27xf32>)
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] output_shape [16, 3, 3, 3]
+func.func @convolution_weight(%w: tensor<16x3x3x3xf32>, %x: tensor<8x27xf32>, %dzt: tensor<16x8xf32>)
+    -> (tensor<8x16xf32>, tensor<16x3x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %fw = tensor.collapse_shape %w [[0], [1, 2, 3]] : tensor<16x3x3x3xf32> into tensor<16x27xf32>
+  %ze = tensor.empty() : tensor<8x16xf32>
+  %zf = linalg.fill ins(%zero : f32) outs(%ze : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %z = linalg.matmul indexing_maps = [#xk, #wnk, #mn] ins(%x, %fw : tensor<8x27xf32>, tensor<16x27xf32>) outs(%zf : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %ge = tensor.empty() : tensor<16x27xf32>
+  %gf = linalg.fill ins(%zero : f32) outs(%ge : tensor<16x27xf32>) -> tensor<16x27xf32>
+  %gw = linalg.matmul ins(%dzt, %x : tensor<16x8xf32>, tensor<8x27xf32>) outs(%gf : tensor<16x27xf32>) -> tensor<16x27xf32>
+  %gl = tensor.expand_shape %gw [[0], [1, 2, 3]] output_shape [16, 3, 3, 3] : tensor<16x27xf32> into tensor<16x3x3x3xf32>
+  return %z, %gl : tensor<8x16xf32>, tensor<16x3x3x3xf32>
+}
