@@ -69,7 +69,10 @@ def ZeroFuseElementwise : Pass<"zero-fuse-elementwise"> {
     `zero-to-llvm` and `zero-to-nvvm`). Like upstream's
     `linalg-fuse-elementwise-ops`, it fuses an elementwise `linalg.generic`
     into the one that consumes its result, and folds reshapes into loop
-    nests. Unlike it, a producer whose result has other uses fuses too, when
+    nests, here only into elementwise ones: a reshape folded into a matmul
+    (a convolution's weight collapsed to rows x features) makes it a
+    contraction over several dimensions, which `zero-gemm-calls` cannot
+    call a GEMM for. Unlike it, a producer whose result has other uses fuses too, when
     all of them come after the consumer in its block: the fused op returns
     the producer's result as well, and replaces the producer. An optimizer's
     update is such a web (the new moments are read by the weight's update and
