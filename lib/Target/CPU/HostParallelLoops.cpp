@@ -47,6 +47,32 @@ int64_t elementwiseIterations(linalg::LinalgOp op) {
   return iterations;
 }
 
+/// `op` as one loop over flat views of its buffers, where every operand is
+/// a dense buffer read at its element (each map the identity, or a 0-d
+/// value): the nest's innermost loop may be short (a 3x3 convolution's
+/// weight), and delinearizing each element's index keeps the loop scalar.
+/// Each element is computed by the same operations. Else `op` itself.
+linalg::LinalgOp flattenDenseNest(IRRewriter &rewriter, linalg::LinalgOp op) {
+  if (op.getNumLoops() < 2 || !isa<linalg::GenericOp>(op))
+    return op;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (!type || (type.getRank() != 0 &&
+                  (!type.getLayout().isIdentity() || !map.isIdentity())))
+      return op;
+  }
+  ReassociationIndices all(op.getNumLoops());
+  std::iota(all.begin(), all.end(), 0);
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::CollapseResult> collapsed =
+      linalg::collapseOpIterationDims(op, {all}, rewriter);
+  if (failed(collapsed))
+    return op;
+  rewriter.replaceOp(op, collapsed->results);
+  return collapsed->collapsedOp;
+}
+
 struct ZeroHostParallelLoopsPass
     : public zero::impl::ZeroHostParallelLoopsBase<ZeroHostParallelLoopsPass> {
   using Base::Base;
@@ -66,6 +92,7 @@ struct ZeroHostParallelLoopsPass
     IRRewriter rewriter(&getContext());
     llvm::DenseMap<Operation *, unsigned> tasks;
     for (linalg::LinalgOp op : ops) {
+      op = flattenDenseNest(rewriter, op);
       auto fn = op->getParentOfType<func::FuncOp>();
       Location loc = op.getLoc();
       rewriter.setInsertionPoint(op);

@@ -1,30 +1,32 @@
 // RUN: zero-opt %s --split-input-file --zero-host-parallel-loops --verify-diagnostics | FileCheck %s
 // RUN: zero-opt %s --split-input-file --zero-host-parallel-loops=min-elements=0 | FileCheck %s --check-prefix=OFF
 
-// An update of a 256x300 moment: a loop over its 256 rows, the body a task
-// over a range of them, each running its row's 300 elements whole (a loop
-// that stays contiguous, and vectorizes), called through
-// zero_rt_parallel_for; the buffers and the scalar pass through the
-// context's slots.
+// An update of a 256x300 moment, every operand a dense buffer read at its
+// element: one loop over its 76800 elements, on flat views of the buffers
+// (each element computed as before), the body a task over a range of them
+// (contiguous: it vectorizes), called through zero_rt_parallel_for; the
+// buffers and the scalar pass through the context's slots.
 // CHECK-LABEL: func.func @update
 // CHECK-SAME: (%[[M:.*]]: memref<256x300xf32>, %[[G:.*]]: memref<256x300xf32>, %[[S:.*]]: f32)
 // CHECK: %[[CONTEXT:.*]] = llvm.alloca %{{.*}} x i64
-// CHECK: memref.extract_aligned_pointer_as_index %[[G]]
-// CHECK: memref.extract_aligned_pointer_as_index %[[M]]
+// CHECK-DAG: %[[FG:.*]] = memref.collapse_shape %[[G]] {{\[\[}}0, 1]] : memref<256x300xf32> into memref<76800xf32>
+// CHECK-DAG: %[[FM:.*]] = memref.collapse_shape %[[M]] {{\[\[}}0, 1]] : memref<256x300xf32> into memref<76800xf32>
+// CHECK: memref.extract_aligned_pointer_as_index %[[FG]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[FM]]
 // CHECK: arith.bitcast %[[S]] : f32 to i32
 // CHECK: %[[TASK:.*]] = constant @update_host0 : (!llvm.ptr, i64, i64) -> ()
 // CHECK: %[[POINTER:.*]] = builtin.unrealized_conversion_cast %[[TASK]]
 // CHECK: %[[N:.*]] = arith.index_cast %{{.*}} : index to i64
-// CHECK: call @zero_rt_parallel_for(%[[POINTER]], %[[CONTEXT]], %[[N]], %c300_i64)
+// CHECK: call @zero_rt_parallel_for(%[[POINTER]], %[[CONTEXT]], %[[N]], %c1_i64)
 // CHECK-NOT: linalg.generic
 // CHECK: func.func private @update_host0(%[[C:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64) attributes {zero.host_task}
-// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
 // CHECK-NOT: arith.divsi
-// CHECK:   scf.for %[[COLUMN:.*]] = %{{.*}} to %{{.*}} step
 // CHECK-NOT: arith.remsi
-// CHECK:     arith.mulf
-// CHECK:     arith.addf
-// CHECK:     memref.store
+// CHECK-NOT: scf.for
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
+// CHECK:   memref.store
 // OFF-LABEL: func.func @update
 // OFF: linalg.generic
 // OFF-NOT: zero_rt_parallel_for
@@ -42,18 +44,20 @@ func.func @update(%m: memref<256x300xf32>, %g: memref<256x300xf32>, %s: f32) {
 
 // -----
 
-// Two rows of 65536: too few rows to share among the cores, so one loop
-// over every element, its index split into row and column.
-// CHECK-LABEL: func.func @two_rows
+// A 3x3 convolution's weight (64x128x3x3), dense: one flat loop too, where
+// its innermost loop of 3 would have kept the nest scalar.
+// CHECK-LABEL: func.func @convolution_weight
+// CHECK: memref.collapse_shape %{{.*}} {{\[\[}}0, 1, 2, 3]] : memref<64x128x3x3xf32> into memref<73728xf32>
 // CHECK: call @zero_rt_parallel_for(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64)
-// CHECK: func.func private @two_rows_host0
+// CHECK: func.func private @convolution_weight_host0
 // CHECK: scf.for
-// CHECK:   arith.remsi %{{.*}}, %c65536
-// CHECK:   arith.divsi %{{.*}}, %c65536
-#map = affine_map<(i, j) -> (i, j)>
-func.func @two_rows(%m: memref<2x65536xf32>) {
-  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel", "parallel"]}
-      outs(%m : memref<2x65536xf32>) {
+// CHECK-NOT: arith.remsi
+// CHECK-NOT: scf.for
+// CHECK: memref.store
+#map = affine_map<(a, b, c, d) -> (a, b, c, d)>
+func.func @convolution_weight(%w: memref<64x128x3x3xf32>) {
+  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%w : memref<64x128x3x3xf32>) {
   ^bb0(%b: f32):
     %q = arith.addf %b, %b : f32
     linalg.yield %q : f32
@@ -63,31 +67,48 @@ func.func @two_rows(%m: memref<2x65536xf32>) {
 
 // -----
 
-// Negative: below min-elements (16384 by default), a reduction (its order
-// is the program's), and an op of dynamic size stay as they are.
-// CHECK-LABEL: func.func @unchanged
-// CHECK: linalg.generic
-// CHECK: linalg.reduce
-// CHECK: linalg.generic
-// CHECK-NOT: zero_rt_parallel_for
-// CHECK: return
-#map = affine_map<(i) -> (i)>
-func.func @unchanged(%small: memref<1000xf32>, %big: memref<65536xf32>, %sum: memref<f32>, %d: memref<?xf32>) {
-  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]}
-      outs(%small : memref<1000xf32>) {
-  ^bb0(%b: f32):
-    %q = arith.addf %b, %b : f32
+// A bias added to each row of a 256x300 activation (read along the rows,
+// not at each element, so not flat): a loop over its 256 rows, each task
+// iteration running its row's 300 elements whole (a loop that stays
+// contiguous, and vectorizes).
+// CHECK-LABEL: func.func @rows
+// CHECK: call @zero_rt_parallel_for(%{{.*}}, %{{.*}}, %{{.*}}, %c300_i64)
+// CHECK: func.func private @rows_host0
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NOT: arith.divsi
+// CHECK:   scf.for %[[COLUMN:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NOT: arith.remsi
+// CHECK:     arith.addf
+// CHECK:     memref.store
+#map = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+func.func @rows(%x: memref<256x300xf32>, %bias: memref<300xf32>) {
+  linalg.generic {indexing_maps = [#row, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<300xf32>) outs(%x : memref<256x300xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %q = arith.addf %b, %a : f32
     linalg.yield %q : f32
   }
-  linalg.reduce ins(%big : memref<65536xf32>) outs(%sum : memref<f32>) dimensions = [0]
-    (%a: f32, %s: f32) {
-      %t = arith.addf %a, %s : f32
-      linalg.yield %t : f32
-    }
-  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel"]}
-      outs(%d : memref<?xf32>) {
-  ^bb0(%b: f32):
-    %q = arith.addf %b, %b : f32
+  return
+}
+
+// -----
+
+// Two rows of 65536 with a bias: too few rows to share among the cores, so
+// one loop over every element, its index split into row and column.
+// CHECK-LABEL: func.func @two_rows
+// CHECK: call @zero_rt_parallel_for(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i64)
+// CHECK: func.func private @two_rows_host0
+// CHECK: scf.for
+// CHECK:   arith.remsi %{{.*}}, %c65536
+// CHECK:   arith.divsi %{{.*}}, %c65536
+#map = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+func.func @two_rows(%m: memref<2x65536xf32>, %bias: memref<65536xf32>) {
+  linalg.generic {indexing_maps = [#row, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<65536xf32>) outs(%m : memref<2x65536xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %q = arith.addf %b, %a : f32
     linalg.yield %q : f32
   }
   return

@@ -434,10 +434,15 @@ def ZeroHostParallelLoops
     `min-elements` iterations, becomes one loop, run as a task by the
     runtime's `zero_rt_parallel_for` (HostTasks.h: the body a function over
     a range of iterations, the values it uses passed through a context of
-    64-bit slots). The loop is over the nest's outer loops, collapsed, each
+    64-bit slots). Where every operand is a dense buffer read at its
+    element (each indexing map the identity, or a 0-d value), the op is
+    first made one over flat views of its buffers (`memref.collapse_shape`),
+    so that the loop is over every element with no index to split: a 3x3
+    convolution's weight has an innermost loop of 3, which kept its update
+    scalar. Otherwise the loop is over the nest's outer loops, collapsed, each
     iteration running the innermost loop whole, when they make at least 64
     iterations and the innermost 16: the innermost loop stays contiguous
-    and vectorizes. Otherwise it is over every element (the whole nest
+    and vectorizes; else over every element (the whole nest
     collapsed, each index split again per element). The runtime cuts the
     loop into chunks of at least `ZERO_HOST_CHUNK` (4096) elements for the
     calling rank's
