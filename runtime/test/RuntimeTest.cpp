@@ -407,7 +407,7 @@ TEST(HostMatmul, AccumulatesIntoCWithLeadingDimensions) {
   std::vector<float> b = {1, 0, 2, -1, 0, 1, 1, -1};
   std::vector<float> c = {10, 20, 30, -1, -1, 40, 50, 60, -1, -1};
   zero_rt_host_matmul(ZERO_F32, ZERO_F32, 2, 3, 2, a.data(), 3, 0, b.data(), 4,
-                      0, c.data(), 5);
+                      0, c.data(), 5, 1);
   // Row 0: [1 2] B = [1 2 4]; row 1: [3 4] B = [3 4 10]. Padding unchanged.
   EXPECT_EQ(c, (std::vector<float>{11, 22, 34, -1, -1, 43, 54, 70, -1, -1}));
 }
@@ -421,13 +421,13 @@ TEST(HostMatmul, ReadsTransposedOperands) {
   std::vector<float> bt = {1, -1, 0, 0, 2, 1};
   std::vector<float> c = {10, 20, 30, 40, 50, 60};
   zero_rt_host_matmul(ZERO_F32, ZERO_F32, 2, 3, 2, at.data(), 3, 1, bt.data(),
-                      2, 1, c.data(), 3);
+                      2, 1, c.data(), 3, 1);
   // Row 0: [1 2] op(B) = [-1 0 4]; row 1: [3 4] op(B) = [-1 0 10].
   EXPECT_EQ(c, (std::vector<float>{9, 20, 34, 39, 50, 70}));
   // One operand transposed: op(A) as stored, op(B) transposed.
   std::vector<float> a = {1, 2, 3, 4}, d = {0, 0, 0, 0, 0, 0};
   zero_rt_host_matmul(ZERO_F32, ZERO_F32, 2, 3, 2, a.data(), 2, 0, bt.data(), 2,
-                      1, d.data(), 3);
+                      1, d.data(), 3, 1);
   EXPECT_EQ(d, (std::vector<float>{-1, 0, 4, -1, 0, 10}));
 }
 
@@ -478,7 +478,7 @@ TEST_P(HostMatmulKernels, PanelsGiveTheSumsInKsOrder) {
           expected[i * n + j] += sum;
         }
       zero_rt_host_matmul(ZERO_F32, ZERO_F32, m, n, k, as.data(), ta ? m : k,
-                          ta, bs.data(), tb ? k : n, tb, got.data(), n);
+                          ta, bs.data(), tb ? k : n, tb, got.data(), n, 1);
       EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size() * 4), 0)
           << "transpose a " << ta << ", b " << tb;
       // bf16 inputs, summed in f32, into f32 and into bf16.
@@ -502,14 +502,32 @@ TEST_P(HostMatmulKernels, PanelsGiveTheSumsInKsOrder) {
               floatToBf16(bf16ToFloat(ch[i * n + j]) + sum);
         }
       zero_rt_host_matmul(ZERO_BF16, ZERO_F32, m, n, k, ah.data(), ta ? m : k,
-                          ta, bh.data(), tb ? k : n, tb, wide.data(), n);
+                          ta, bh.data(), tb ? k : n, tb, wide.data(), n, 1);
       EXPECT_EQ(std::memcmp(wide.data(), wideExpected.data(), wide.size() * 4),
                 0)
           << "bf16 into f32, transpose a " << ta << ", b " << tb;
       zero_rt_host_matmul(ZERO_BF16, ZERO_BF16, m, n, k, ah.data(), ta ? m : k,
-                          ta, bh.data(), tb ? k : n, tb, ch.data(), n);
+                          ta, bh.data(), tb ? k : n, tb, ch.data(), n, 1);
       EXPECT_EQ(ch, narrowExpected)
           << "bf16 into bf16, transpose a " << ta << ", b " << tb;
+      // accumulate 0: C is not read (NaN here), and each element is what
+      // a C of zeros gives.
+      std::vector<float> zeros(m * n, 0.0f), unread(m * n, std::nanf(""));
+      zero_rt_host_matmul(ZERO_F32, ZERO_F32, m, n, k, as.data(), ta ? m : k,
+                          ta, bs.data(), tb ? k : n, tb, zeros.data(), n, 1);
+      zero_rt_host_matmul(ZERO_F32, ZERO_F32, m, n, k, as.data(), ta ? m : k,
+                          ta, bs.data(), tb ? k : n, tb, unread.data(), n, 0);
+      EXPECT_EQ(std::memcmp(unread.data(), zeros.data(), zeros.size() * 4), 0)
+          << "C unread, transpose a " << ta << ", b " << tb;
+      std::vector<uint16_t> narrowZeros(m * n, 0), narrowUnread(m * n, 0x7fc0);
+      zero_rt_host_matmul(ZERO_BF16, ZERO_BF16, m, n, k, ah.data(), ta ? m : k,
+                          ta, bh.data(), tb ? k : n, tb, narrowZeros.data(), n,
+                          1);
+      zero_rt_host_matmul(ZERO_BF16, ZERO_BF16, m, n, k, ah.data(), ta ? m : k,
+                          ta, bh.data(), tb ? k : n, tb, narrowUnread.data(), n,
+                          0);
+      EXPECT_EQ(narrowUnread, narrowZeros)
+          << "bf16 C unread, transpose a " << ta << ", b " << tb;
     }
   unsetenv("ZERO_HOST_THREADS");
   unsetenv("ZERO_HOST_CHUNK");
@@ -524,15 +542,28 @@ TEST(HostMatmul, SumsInAGpuGemmsOrder) {
   float x = 1.0f + 0x1p-12f;
   std::vector<float> a = {-1.0f, x}, b = {1.0f, x}, c = {0.0f};
   zero_rt_host_matmul(ZERO_F32, ZERO_F32, 1, 1, 2, a.data(), 2, 0, b.data(), 1,
-                      0, c.data(), 1);
+                      0, c.data(), 1, 1);
   // fma(x, x, -1) keeps it; the loop nest's -1 + round(x * x) is 2^-11.
   EXPECT_EQ(c[0], 0x1p-11f + 0x1p-24f);
   // C is added last: 2^53 + (1 + 1) in f64, where the loop nest's
   // (2^53 + 1) + 1 rounds to 2^53 twice.
   std::vector<double> a64 = {1.0, 1.0}, b64 = {1.0, 1.0}, c64 = {0x1p53};
   zero_rt_host_matmul(ZERO_F64, ZERO_F64, 1, 1, 2, a64.data(), 2, 0, b64.data(),
-                      1, 0, c64.data(), 1);
+                      1, 0, c64.data(), 1, 1);
   EXPECT_EQ(c64[0], 0x1p53 + 2.0);
+  // accumulate 0: C is not read, and the sum is added to zero.
+  c64 = {std::nan("")};
+  zero_rt_host_matmul(ZERO_F64, ZERO_F64, 1, 1, 2, a64.data(), 2, 0, b64.data(),
+                      1, 0, c64.data(), 1, 0);
+  EXPECT_EQ(c64[0], 2.0);
+  // A sum of -0 (a product below the smallest float, rounded to -0 from
+  // the negative side) plus zero is +0, as a C of zeros gives, not the
+  // sum's -0.
+  std::vector<float> tiny = {-0x1p-100f}, small = {0x1p-100f}, d = {1.0f};
+  zero_rt_host_matmul(ZERO_F32, ZERO_F32, 1, 1, 1, tiny.data(), 1, 0,
+                      small.data(), 1, 0, d.data(), 1, 0);
+  EXPECT_EQ(d[0], 0.0f);
+  EXPECT_FALSE(std::signbit(d[0]));
 }
 
 /// bf16 inputs accumulate in f32 into an f32 output, as cuBLAS's
@@ -543,7 +574,7 @@ TEST(HostMatmul, Bf16IntoF32) {
   std::vector<uint16_t> b = {floatToBf16(4.0f), floatToBf16(0.25f)};
   std::vector<float> c = {1.0f};
   zero_rt_host_matmul(ZERO_BF16, ZERO_F32, 1, 1, 2, a.data(), 2, 0, b.data(), 1,
-                      0, c.data(), 1);
+                      0, c.data(), 1, 1);
   EXPECT_EQ(c[0], 1.0f + (6.0f - 0.5f));
 }
 
@@ -552,7 +583,8 @@ TEST(HostMatmul, UnsupportedDtypesFailTheWorld) {
   LocalWorld world(1);
   world.run([](zero_rank *, int32_t) {
     int32_t a = 1, b = 1, c = 0;
-    zero_rt_host_matmul(ZERO_I32, ZERO_I32, 1, 1, 1, &a, 1, 0, &b, 1, 0, &c, 1);
+    zero_rt_host_matmul(ZERO_I32, ZERO_I32, 1, 1, 1, &a, 1, 0, &b, 1, 0, &c, 1,
+                        1);
   });
   EXPECT_NE(world.error().find("zero_rt_host_matmul (1x1x1): no GEMM for "
                                "dtypes 4 -> 4"),

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
@@ -95,6 +96,33 @@ std::string whyNotGemm(linalg::MatmulOp op) {
   return "";
 }
 
+/// The fill of +0.0 that makes `op`'s C just before it, in its block, with
+/// nothing between that touches C's buffer: the host's GEMM then need not
+/// read C (its sums plus zero are the bits the zeros give). Else null.
+linalg::FillOp findZeroFill(linalg::MatmulOp op) {
+  Value c = op.getOutputs()[0];
+  Value buffer = memref::skipViewLikeOps(cast<MemrefValue>(c));
+  for (Operation *it = op->getPrevNode(); it; it = it->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(it);
+    if (fill && fill.getOutputs()[0] == c) {
+      auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+      auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
+      bool positiveZero = value && value.getValue().isPosZero();
+      return positiveZero ? fill : linalg::FillOp();
+    }
+    WalkResult touches = it->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (auto memref = dyn_cast<MemrefValue>(operand);
+            memref && memref::skipViewLikeOps(memref) == buffer)
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (touches.wasInterrupted())
+      return {};
+  }
+  return {};
+}
+
 struct ZeroGemmCallsPass
     : public zero::impl::ZeroGemmCallsBase<ZeroGemmCallsPass> {
   using ZeroGemmCallsBase::ZeroGemmCallsBase;
@@ -123,6 +151,13 @@ struct ZeroGemmCallsPass
   }
 
   void replaceWithCall(linalg::MatmulOp op, zero::RuntimeCallBuilder &calls) {
+    // The host's GEMM takes C's zeros as read, with no pass over C to write
+    // them (the fill stays for the loop nest where there is one). cuBLAS is
+    // called as before: its beta = 0 would not add the zero, and a sum of -0
+    // would keep its sign.
+    linalg::FillOp zeroFill;
+    if (gemm == zero::GemmLibrary::Host)
+      zeroFill = findZeroFill(op);
     OpBuilder b(op);
     Location loc = op.getLoc();
     Type i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -171,6 +206,8 @@ struct ZeroGemmCallsPass
                                flag(bm.transposed),
                                calls.pointerTo(b, loc, c),
                                leading(c, 0)};
+    if (gemm == zero::GemmLibrary::Host)
+      args.push_back(flag(!zeroFill));
     // Rows known to be contiguous only at run time (a view that a loop
     // carries has a dynamic layout): the call where they are, the loop nest
     // where not.
@@ -178,12 +215,16 @@ struct ZeroGemmCallsPass
     if (!contiguous) {
       func::CallOp::create(b, loc, fn, args);
       op.erase();
+      if (zeroFill)
+        zeroFill.erase();
       return;
     }
     auto branch = scf::IfOp::create(b, loc, contiguous, /*withElse=*/true);
     b.setInsertionPoint(branch.thenBlock()->getTerminator());
     func::CallOp::create(b, loc, fn, args);
     op->moveBefore(branch.elseBlock()->getTerminator());
+    if (zeroFill)
+      zeroFill->moveBefore(op);
   }
 
   /// Whether every operand's inner stride is 1, for operands whose stride is

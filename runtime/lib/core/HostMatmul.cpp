@@ -5,7 +5,10 @@
 // computes what cuBLAS's GEMM with beta = 1 computes (either operand stored
 // transposed), in the order of operations of a GPU GEMM: each dot product
 // accumulates from zero with fused multiply-adds (in f32 for f32, bf16 and f16
-// inputs, in f64 for f64), and is then added to C once. A matmul's loop nest
+// inputs, in f64 for f64), and is then added to C once (to zero, C unread,
+// where the caller says so: accumulate 0, in place of a C filled with zeros
+// for the GEMM to add to; cuBLAS's beta = 1 adds 1 * 0, the same bits). A
+// matmul's loop nest
 // rounds each product and adds it to C in turn, so a matmul that one program
 // calls and another leaves as a loop nest differ in the last bits here, as they
 // do on the GPU: the CPU check sees what the GPU check would.
@@ -53,11 +56,12 @@ struct Operand {
   }
 };
 
-/// C += op(A) op(B) in f64, a row of C at a time: the row's dot products
-/// accumulate over k in `sums` (in k's order, every column at once), then
-/// are added to the row of C.
+/// C += op(A) op(B) in f64 (C's old value taken as zero unless
+/// `accumulate`), a row of C at a time: the row's dot products accumulate
+/// over k in `sums` (in k's order, every column at once), then are added to
+/// the row of C.
 void gemmF64(int64_t m, int64_t n, int64_t k, Operand a, Operand b, void *c,
-             int64_t ldc) {
+             int64_t ldc, bool accumulate) {
   std::vector<double> sums(n);
   for (int64_t i = 0; i < m; ++i) {
     std::fill(sums.begin(), sums.end(), 0.0);
@@ -69,7 +73,8 @@ void gemmF64(int64_t m, int64_t n, int64_t k, Operand a, Operand b, void *c,
     }
     for (int64_t j = 0; j < n; ++j)
       storeElement(ZERO_F64, c, i * ldc + j,
-                   loadElement(ZERO_F64, c, i * ldc + j) + sums[j]);
+                   (accumulate ? loadElement(ZERO_F64, c, i * ldc + j) : 0.0) +
+                       sums[j]);
   }
 }
 
@@ -142,15 +147,16 @@ __attribute__((target("avx512f"))) void kernelAvx512(const float *a,
 }
 
 /// C[r * ldc + x] += sums[r][x] for r < rows and a whole panel's columns, in
-/// f32: what addToC does a lane at a time.
+/// f32 (C's old value taken as zero unless `accumulate`): what addToC does a
+/// lane at a time.
 __attribute__((target("avx512f"))) void
-addPanelAvx512(float *c, int64_t ldc, int64_t rows,
-               const float (*sums)[kPanel]) {
+addPanelAvx512(float *c, int64_t ldc, int64_t rows, const float (*sums)[kPanel],
+               bool accumulate) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t x = 0; x < kPanel; x += 16) {
       float *at = c + r * ldc + x;
-      _mm512_storeu_ps(
-          at, _mm512_add_ps(_mm512_loadu_ps(at), _mm512_loadu_ps(sums[r] + x)));
+      __m512 old = accumulate ? _mm512_loadu_ps(at) : _mm512_setzero_ps();
+      _mm512_storeu_ps(at, _mm512_add_ps(old, _mm512_loadu_ps(sums[r] + x)));
     }
 }
 
@@ -249,6 +255,8 @@ struct PanelGemm {
   int64_t ldc;
   std::vector<float> a; // op(A), m x k, row-major
   Kernel kernel;
+  /// Whether C's old value is added to (else it is taken as zero, unread).
+  bool accumulate;
 
   /// Columns [j, j + kPanel) of op(B), k x kPanel, zero past n, read
   /// along B's storage: a row of op(B) where B is stored as it is, a
@@ -280,27 +288,30 @@ struct PanelGemm {
                1);
   }
 
-  /// C[i, j + x] += sums[i][x] for the block's rows and the panel's columns.
+  /// C[i, j + x] += sums[i][x] for the block's rows and the panel's columns
+  /// (C's old value taken as zero unless `accumulate`).
   void addToC(int64_t i, int64_t rows, int64_t j,
               const float (*sums)[kPanel]) const {
     int64_t width = std::min(kPanel, n - j);
 #ifdef ZERO_HOST_GEMM_X86
     if (output == ZERO_F32 && width == kPanel && kernel == kernelAvx512)
       return addPanelAvx512(static_cast<float *>(c) + i * ldc + j, ldc, rows,
-                            sums);
+                            sums, accumulate);
 #endif
     for (int64_t r = 0; r < rows; ++r) {
       int64_t at = (i + r) * ldc + j;
       if (output == ZERO_F32) {
         float *row = static_cast<float *>(c) + at;
         for (int64_t x = 0; x < width; ++x)
-          row[x] = row[x] + sums[r][x];
+          row[x] = (accumulate ? row[x] : 0.0f) + sums[r][x];
         continue;
       }
       // A bf16 or f16 C, widened exactly, the sum rounded once.
       for (int64_t x = 0; x < width; ++x)
         storeElement(output, c, at + x,
-                     static_cast<float>(loadElement(output, c, at + x)) +
+                     (accumulate
+                          ? static_cast<float>(loadElement(output, c, at + x))
+                          : 0.0f) +
                          sums[r][x]);
     }
   }
@@ -325,8 +336,10 @@ struct PanelGemm {
 };
 
 void gemmByPanels(zero_dtype inputs, zero_dtype output, int64_t m, int64_t n,
-                  int64_t k, Operand a, Operand b, void *c, int64_t ldc) {
-  PanelGemm gemm{inputs, output, m, n, k, b, c, ldc, {}, hostKernel()};
+                  int64_t k, Operand a, Operand b, void *c, int64_t ldc,
+                  bool accumulate) {
+  PanelGemm gemm{inputs, output,       m,         n, k, b, c, ldc,
+                 {},     hostKernel(), accumulate};
   gemm.a.resize(m * k);
   size_t bytes = dtypeSize(inputs);
   const char *base = static_cast<const char *>(a.data);
@@ -367,7 +380,7 @@ extern "C" void zero_rt_host_matmul(int32_t inputDtype, int32_t outputDtype,
                                     const void *a, int64_t lda,
                                     int32_t transposeA, const void *b,
                                     int64_t ldb, int32_t transposeB, void *c,
-                                    int64_t ldc) {
+                                    int64_t ldc, int32_t accumulate) {
   // The types zero-gemm-calls emits the call for (cuBLAS's).
   bool same = inputDtype == outputDtype && isFloat(inputDtype);
   bool halfIntoFloat = (inputDtype == ZERO_BF16 || inputDtype == ZERO_F16) &&
@@ -383,7 +396,7 @@ extern "C" void zero_rt_host_matmul(int32_t inputDtype, int32_t outputDtype,
   auto output = static_cast<zero_dtype>(outputDtype);
   Operand left{a, lda, transposeA != 0}, right{b, ldb, transposeB != 0};
   if (output == ZERO_F64)
-    gemmF64(m, n, k, left, right, c, ldc);
+    gemmF64(m, n, k, left, right, c, ldc, accumulate != 0);
   else
-    gemmByPanels(inputs, output, m, n, k, left, right, c, ldc);
+    gemmByPanels(inputs, output, m, n, k, left, right, c, ldc, accumulate != 0);
 }

@@ -7,15 +7,18 @@
 // With `host` (zero-to-llvm{gpu-loops}) the same calls are of the runtime's
 // host GEMM, and the same matmuls stay loop nests.
 // RUN: zero-opt %s --split-input-file --zero-gemm-calls=gemm=host --cse --verify-diagnostics | FileCheck %s --check-prefix=HOST
+// The host's GEMM takes one more argument, whether to add to C's old value:
+// 1, but where a fill of +0.0 makes C just before (@zero_filled).
 // HOST-LABEL: func.func @f32
-// HOST: call @zero_rt_host_matmul({{.*}}) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, i32, !llvm.ptr, i64, i32, !llvm.ptr, i64) -> ()
+// HOST: %[[ONE:.*]] = arith.constant 1 : i32
+// HOST: call @zero_rt_host_matmul({{.*}}, %[[ONE]]) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, i32, !llvm.ptr, i64, i32, !llvm.ptr, i64, i32) -> ()
 // HOST-NOT: zero_rt_gpu_matmul
 // HOST-LABEL: func.func @dynamic_layout
 // HOST: scf.if
 // HOST-NEXT: func.call @zero_rt_host_matmul
 // HOST-LABEL: func.func @left_alone
 // HOST-COUNT-5: linalg.matmul
-// HOST-NOT: zero_rt_
+// HOST-NOT: call @zero_rt_
 
 // f32: C[8x16] += A[8x4] B[4x16].
 // CHECK-LABEL: func.func @f32
@@ -190,7 +193,7 @@ func.func @column_major(%at: memref<4x6xf32, strided<[1, 6]>>, %b: memref<6x4xf3
 // result, and tensors (not bufferized).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-COUNT-5: linalg.matmul
-// CHECK-NOT: zero_rt_gpu_matmul
+// CHECK-NOT: call @zero_rt_gpu_matmul
 func.func @left_alone(%ai: memref<4x4xi32>, %c: memref<4x4xi32>,
                       %as: memref<4x4xf32, strided<[8, 2]>>, %b: memref<4x4xf32>,
                       %cf: memref<4x4xf32>, %v: memref<4xf32>,
@@ -210,4 +213,51 @@ func.func @left_alone(%ai: memref<4x4xi32>, %c: memref<4x4xi32>,
   // expected-remark @+1 {{matmul left as a loop nest: it is not on buffers}}
   %r = linalg.matmul ins(%t, %t : tensor<4x4xf32>, tensor<4x4xf32>) outs(%t : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// C made by a fill of +0.0 just before the matmul: the host's GEMM does not
+// read C (its sums plus zero, the bits the zeros give), and the fill goes;
+// cuBLAS is called as before, after the fill. A fill of -0.0, or one with a
+// read of C between, stays, and the GEMM adds to C. Where the call is
+// guarded by a run-time check of the layout, the fill goes into the
+// branch that keeps the loop nest.
+// CHECK-LABEL: func.func @zero_filled
+// CHECK: linalg.fill
+// CHECK: call @zero_rt_gpu_matmul
+// HOST-LABEL: func.func @zero_filled
+// HOST-NOT: linalg.fill
+// HOST: %[[NONE:.*]] = arith.constant 0 : i32
+// HOST: call @zero_rt_host_matmul({{.*}}, %[[NONE]]) :
+// HOST: linalg.fill ins(%{{.*}} : f32) outs(%[[C2:.*]] : memref<8x16xf32>)
+// HOST: %[[ONE:.*]] = arith.constant 1 : i32
+// HOST: call @zero_rt_host_matmul({{.*}}, %[[ONE]]) :
+// HOST: linalg.fill
+// HOST: memref.copy
+// HOST: call @zero_rt_host_matmul({{.*}}, %[[ONE]]) :
+// HOST: scf.if
+// HOST-NEXT: func.call @zero_rt_host_matmul({{.*}}, %[[NONE]]) :
+// HOST-NEXT: } else {
+// HOST-NEXT: linalg.fill
+// HOST-NEXT: linalg.matmul
+func.func @zero_filled(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>,
+                       %c2: memref<8x16xf32>, %c3: memref<8x16xf32>, %copy: memref<8x16xf32>,
+                       %d: memref<?x4xf32, strided<[?, ?], offset: ?>>, %e: memref<?x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %minus = arith.constant -0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x16xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>)
+                outs(%c : memref<8x16xf32>)
+  linalg.fill ins(%minus : f32) outs(%c2 : memref<8x16xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>)
+                outs(%c2 : memref<8x16xf32>)
+  linalg.fill ins(%zero : f32) outs(%c3 : memref<8x16xf32>)
+  memref.copy %c3, %copy : memref<8x16xf32> to memref<8x16xf32>
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>)
+                outs(%c3 : memref<8x16xf32>)
+  linalg.fill ins(%zero : f32) outs(%e : memref<?x16xf32>)
+  linalg.matmul ins(%d, %b : memref<?x4xf32, strided<[?, ?], offset: ?>>, memref<4x16xf32>)
+                outs(%e : memref<?x16xf32>)
+  return
 }

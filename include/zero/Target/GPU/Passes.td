@@ -475,10 +475,16 @@ def ZeroGemmCalls : Pass<"zero-gemm-calls", "mlir::ModuleOp"> {
     ```
 
     With `gemm=host`, the calls are of `zero_rt_host_matmul` (the same
-    arguments): the runtime's GEMM on the CPU, in a GPU GEMM's order of
-    operations (each dot product accumulated from zero with fused
-    multiply-adds, then added to C; vectorized across C's columns and split
-    across the rank's share of the host's threads). `zero-to-llvm` runs the
+    arguments and `accumulate`): the runtime's GEMM on the CPU, in a GPU
+    GEMM's order of operations (each dot product accumulated from zero with
+    fused multiply-adds, then added to C; vectorized across C's columns and
+    split across the rank's share of the host's threads). Where a
+    `linalg.fill` of +0.0 makes C just before the matmul, with nothing
+    between that touches C's buffer (a weight's gradient), the fill goes
+    and `accumulate` is 0: the GEMM adds its sums to zero without reading C,
+    the bits the zeros give, and C is written once rather than filled, read
+    and written again. (cuBLAS keeps the fill and beta = 1: its beta = 0
+    would not add the zero, and a sum of -0 would keep its sign.) `zero-to-llvm` runs the
     pass so for the CPU's matmuls (as XLA's CPU backend calls a library for
     its dots), and so does `zero-to-llvm{gpu-loops}`, the GPU's structure
     run on the CPU: a matmul the pass leaves as a loop nest in one program

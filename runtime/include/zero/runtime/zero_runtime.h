@@ -442,11 +442,15 @@ void zero_host_memory_release(void);
    zero-gemm-calls
    emits it with its `host` option, so that the GPU pipeline's structure
    runs on the CPU (zero-to-llvm{gpu-loops}) with its matmuls calls too.
-   Unsupported dtypes fail the bound rank's world. */
+   With accumulate 0, C's old value is not read: each element is its sum
+   plus zero, the bits a zero-filled C gives (zero-gemm-calls drops the fill
+   of +0.0 before the matmul). Unsupported dtypes fail the bound rank's
+   world. */
 void zero_rt_host_matmul(int32_t input_dtype, int32_t output_dtype, int64_t m,
                          int64_t n, int64_t k, const void *a, int64_t lda,
                          int32_t transpose_a, const void *b, int64_t ldb,
-                         int32_t transpose_b, void *c, int64_t ldc);
+                         int32_t transpose_b, void *c, int64_t ldc,
+                         int32_t accumulate);
 /* Names the next collective the bound rank starts, in traces (a bucket). The
    string must outlive the call (compiled code passes a constant). */
 void zero_rt_label(const char *label);
