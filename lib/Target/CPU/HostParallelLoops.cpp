@@ -70,6 +70,21 @@ linalg::LinalgOp flattenDenseNest(IRRewriter &rewriter, linalg::LinalgOp op) {
   if (failed(collapsed))
     return op;
   rewriter.replaceOp(op, collapsed->results);
+  // One flat view a buffer: a moment read and written in place must stay
+  // one pointer in the task, or LLVM's vectorizer checks the two views for
+  // overlap at run time, finds it, and runs the scalar loop.
+  llvm::DenseMap<Value, Value> views;
+  for (OpOperand &operand : collapsed->collapsedOp->getOpOperands()) {
+    auto view = operand.get().getDefiningOp<memref::CollapseShapeOp>();
+    if (!view)
+      continue;
+    auto [first, inserted] = views.try_emplace(view.getSrc(), view.getResult());
+    if (inserted)
+      continue;
+    operand.set(first->second);
+    if (view->use_empty())
+      rewriter.eraseOp(view);
+  }
   return collapsed->collapsedOp;
 }
 

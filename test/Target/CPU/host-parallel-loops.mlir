@@ -67,6 +67,28 @@ func.func @convolution_weight(%w: memref<64x128x3x3xf32>) {
 
 // -----
 
+// A moment updated in its own buffer (read as an input and written as the
+// output): one flat view of it, so that the task reads and writes through
+// one pointer (two would make LLVM's vectorizer check them for overlap at
+// run time, find it, and run the scalar loop).
+// CHECK-LABEL: func.func @in_place
+// CHECK-SAME: (%[[M:.*]]: memref<64x512xf32>, %[[G:.*]]: memref<64x512xf32>)
+// CHECK: memref.collapse_shape %[[M]]
+// CHECK-NOT: memref.collapse_shape %[[M]]
+// CHECK: call @zero_rt_parallel_for
+#map = affine_map<(i, j) -> (i, j)>
+func.func @in_place(%m: memref<64x512xf32>, %g: memref<64x512xf32>) {
+  linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %g : memref<64x512xf32>, memref<64x512xf32>) outs(%m : memref<64x512xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %q = arith.addf %a, %b : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
 // A bias added to each row of a 256x300 activation (read along the rows,
 // not at each element, so not flat): a loop over its 256 rows, each task
 // iteration running its row's 300 elements whole (a loop that stays
