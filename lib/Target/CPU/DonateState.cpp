@@ -98,22 +98,27 @@ Value viewSource(Value value) {
   return value;
 }
 
+/// The users of `value` and of its views (isView), the views among them.
+SmallVector<Operation *> usersThroughViews(Value value) {
+  SmallVector<Operation *> users;
+  SmallVector<Value> views = {value};
+  while (!views.empty())
+    for (Operation *user : views.pop_back_val().getUsers()) {
+      users.push_back(user);
+      if (isView(user))
+        views.push_back(user->getResult(0));
+    }
+  return users;
+}
+
 /// Whether a loop starts from `argument` or a view of it (a sharded loop's
 /// moment shard): the loop then updates it in place, and writing the
 /// result into the argument as well would make One-Shot Bufferize copy the
 /// whole argument before the loop.
 bool startsALoop(Value argument) {
-  SmallVector<Value> views = {argument};
-  while (!views.empty()) {
-    Value view = views.pop_back_val();
-    for (Operation *user : view.getUsers()) {
-      if (isa<LoopLikeOpInterface>(user))
-        return true;
-      if (isView(user))
-        views.push_back(user->getResult(0));
-    }
-  }
-  return false;
+  return llvm::any_of(usersThroughViews(argument), [](Operation *user) {
+    return isa<LoopLikeOpInterface>(user);
+  });
 }
 
 /// `dest` (of `reshape`'s result type) reshaped to `reshape`'s source type.
@@ -176,13 +181,8 @@ void moveGatherUp(zero::AllGatherOp gather, Value argument) {
       latest = inBlock;
   };
   note(gather.getInput().getDefiningOp());
-  SmallVector<Value> views = {argument};
-  while (!views.empty())
-    for (Operation *user : views.pop_back_val().getUsers()) {
-      note(user);
-      if (isView(user))
-        views.push_back(user->getResult(0));
-    }
+  for (Operation *user : usersThroughViews(argument))
+    note(user);
   if (latest)
     gather->moveAfter(latest);
   else
