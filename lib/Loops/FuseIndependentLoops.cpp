@@ -13,14 +13,14 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Loops/Passes.h"
+#include "zero/Utils/Buffers.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROFUSEINDEPENDENTLOOPS
@@ -68,7 +68,7 @@ struct Root {
 };
 
 Root getRoot(Value buffer) {
-  buffer = memref::skipViewLikeOps(cast<MemrefValue>(buffer));
+  buffer = zero::bufferOrigin(buffer);
   Root root;
   root.key = buffer.getAsOpaquePointer();
   root.value = buffer;

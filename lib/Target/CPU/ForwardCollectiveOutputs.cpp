@@ -4,14 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferOrigin.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/CPU/Passes.h"
+#include "zero/Utils/Buffers.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROFORWARDCOLLECTIVEOUTPUTS
@@ -132,14 +133,7 @@ bool touchedBetween(Operation *op, Operation *end, Value buffer,
     if (skip.contains(it) ||
         (isa<ViewLikeOpInterface>(it) && isMemoryEffectFree(it)))
       continue;
-    WalkResult walk = it->walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands())
-        if (isa<BaseMemRefType>(operand.getType()) &&
-            zero::getOrigin(operand) == buffer)
-          return WalkResult::interrupt();
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
+    if (zero::usesViewOf(it, buffer))
       return true;
   }
   return false;
@@ -150,8 +144,8 @@ bool touchedBetween(Operation *op, Operation *end, Value buffer,
 bool awaitedAfter(Operation *op, Value buffer) {
   for (Operation *it = op->getNextNode(); it; it = it->getNextNode())
     if (auto wait = dyn_cast<zero::WaitOp>(it))
-      if (zero::getOrigin(wait.getInput()) == buffer ||
-          zero::getOrigin(wait.getOutput()) == buffer)
+      if (zero::bufferOrigin(wait.getInput()) == buffer ||
+          zero::bufferOrigin(wait.getOutput()) == buffer)
         return true;
   return false;
 }
@@ -176,8 +170,8 @@ void forwardOutput(Operation *collective, DominanceInfo &dominance) {
       !collective->isBeforeInBlock(copy))
     return leave("it is not after the collective in the same block");
   Value target = copy.getTarget();
-  Value buffer = zero::getOrigin(target);
-  if (zero::getOrigin(collective->getOperand(0)) == buffer)
+  Value buffer = zero::bufferOrigin(target);
+  if (zero::bufferOrigin(collective->getOperand(0)) == buffer)
     return leave("the collective reads the buffer it is copied into");
   llvm::SmallPtrSet<Operation *, 4> skip(found->reshapes.begin(),
                                          found->reshapes.end());

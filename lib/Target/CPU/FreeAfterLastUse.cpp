@@ -5,7 +5,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferOrigin.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -13,6 +12,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "zero/Target/CPU/Passes.h"
+#include "zero/Utils/Buffers.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROFREEAFTERLASTUSE
@@ -84,7 +84,7 @@ void freeAfterLastUse(bufferization::DeallocOp dealloc) {
   Value buffer = dealloc.getMemrefs().front();
   // The dealloc names the allocation itself or a view of it (its base
   // buffer).
-  Value origin = zero::getOrigin(buffer);
+  Value origin = zero::bufferOrigin(buffer);
   Block *block = dealloc->getBlock();
   Operation *alloc = origin.getDefiningOp();
   if (!alloc || alloc->getBlock() != block ||

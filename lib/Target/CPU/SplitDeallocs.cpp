@@ -6,7 +6,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferOrigin.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -16,6 +15,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "zero/Target/CPU/Passes.h"
+#include "zero/Utils/Buffers.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -150,7 +150,7 @@ Value BufferProvenance::passedOnTo(OpOperand &use) {
 
 Value BufferProvenance::originOf(Value value) {
   while (true) {
-    value = zero::getOrigin(value);
+    value = zero::bufferOrigin(value);
     auto result = dyn_cast<OpResult>(value);
     if (!result)
       return value;
@@ -306,7 +306,7 @@ void splitDealloc(bufferization::DeallocOp dealloc,
     }
     Group &group = fresh[origin];
     group.operands.push_back({memref, condition});
-    group.throughRegion |= zero::getOrigin(memref) != origin;
+    group.throughRegion |= zero::bufferOrigin(memref) != origin;
   }
   if (fresh.empty())
     return; // Nothing this pass can decide.
@@ -339,7 +339,7 @@ void splitDealloc(bufferization::DeallocOp dealloc,
       retainedHere = found->second;
     for (unsigned index : retainedHere)
       group.throughRegion |=
-          zero::getOrigin(dealloc.getRetained()[index]) != origin;
+          zero::bufferOrigin(dealloc.getRetained()[index]) != origin;
     if (group.throughRegion) {
       SmallVector<Value> memrefs, conditions, retained;
       for (auto [memref, condition] : group.operands) {

@@ -10,12 +10,12 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Loops/NormalizeMatmuls.h"
 #include "zero/Target/GPU/Passes.h"
+#include "zero/Utils/Buffers.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZEROGEMMCALLS
@@ -101,7 +101,7 @@ std::string whyNotGemm(linalg::MatmulOp op) {
 /// read C (its sums plus zero are the bits the zeros give). Else null.
 linalg::FillOp findZeroFill(linalg::MatmulOp op) {
   Value c = op.getOutputs()[0];
-  Value buffer = memref::skipViewLikeOps(cast<MemrefValue>(c));
+  Value buffer = zero::bufferOrigin(c);
   for (Operation *it = op->getPrevNode(); it; it = it->getPrevNode()) {
     auto fill = dyn_cast<linalg::FillOp>(it);
     if (fill && fill.getOutputs()[0] == c) {
@@ -110,14 +110,7 @@ linalg::FillOp findZeroFill(linalg::MatmulOp op) {
       bool positiveZero = value && value.getValue().isPosZero();
       return positiveZero ? fill : linalg::FillOp();
     }
-    WalkResult touches = it->walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands())
-        if (auto memref = dyn_cast<MemrefValue>(operand);
-            memref && memref::skipViewLikeOps(memref) == buffer)
-          return WalkResult::interrupt();
-      return WalkResult::advance();
-    });
-    if (touches.wasInterrupted())
+    if (zero::usesViewOf(it, buffer))
       return {};
   }
   return {};

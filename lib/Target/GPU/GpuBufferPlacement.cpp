@@ -6,20 +6,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostAccess.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/GPU/Passes.h"
+#include "zero/Utils/Buffers.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace zero {
@@ -223,7 +224,7 @@ void writeConstantsFromHost(ModuleOp module) {
   SmallVector<memref::CopyOp> copies;
   module.walk([&](memref::CopyOp copy) {
     if (isHostCopyOfRanges(copy) &&
-        memref::skipViewLikeOps(cast<MemrefValue>(copy.getSource()))
+        zero::bufferOrigin(copy.getSource())
             .getDefiningOp<memref::GetGlobalOp>() &&
         !inHostMemory(copy.getTarget()))
       copies.push_back(copy);

@@ -9,6 +9,7 @@
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Utils/Buffers.h"
 
 using namespace mlir;
 
@@ -20,7 +21,7 @@ bool zero::onHostStack(Value value) {
     return true;
   auto buffer = dyn_cast<MemrefValue>(value);
   return buffer &&
-         memref::skipViewLikeOps(buffer).getDefiningOp<memref::AllocaOp>() !=
+         zero::bufferOrigin(buffer).getDefiningOp<memref::AllocaOp>() !=
              nullptr;
 }
 
@@ -30,7 +31,7 @@ bool zero::inHostMemory(Value value) {
   auto buffer = dyn_cast<MemrefValue>(value);
   if (!buffer)
     return false;
-  Value root = memref::skipViewLikeOps(buffer);
+  Value root = zero::bufferOrigin(buffer);
   if (isa_and_present<memref::AllocaOp, HostAllocOp>(root.getDefiningOp()))
     return true;
   if (auto result = dyn_cast<OpResult>(root))

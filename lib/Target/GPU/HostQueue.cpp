@@ -17,6 +17,7 @@
 #include "zero/Conversion/ZeroToRuntime/HostTasks.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Utils/Buffers.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -62,7 +63,7 @@ struct Access {
 Value rootOf(Value value) {
   for (;;) {
     if (auto buffer = dyn_cast<MemrefValue>(value)) {
-      Value root = memref::skipViewLikeOps(buffer);
+      Value root = zero::bufferOrigin(buffer);
       if (auto argument = dyn_cast<BlockArgument>(root))
         return isa<FunctionOpInterface>(argument.getOwner()->getParentOp())
                    ? root

@@ -28,6 +28,7 @@
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/GPU/Passes.h"
+#include "zero/Utils/Buffers.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -475,9 +476,7 @@ scf::ExecuteRegionOp groupUpdate(scf::ForOp loop, ArrayRef<memref::CopyOp> in,
   // In chunks, a copy out of chunk k goes before a copy in of chunk k + 2:
   // no copy out may write what another copy reads or writes, but for the
   // copy in of its own staging buffer (the same elements, chunk by chunk).
-  auto root = [](Value buffer) {
-    return memref::skipViewLikeOps(cast<MemrefValue>(buffer));
-  };
+  auto root = [](Value buffer) { return zero::bufferOrigin(buffer); };
   for (unsigned i = 0; i < out.size(); ++i) {
     memref::CopyOp copy = out[i];
     for (memref::CopyOp reader : in)
@@ -1068,8 +1067,7 @@ void sinkAllocations(func::FuncOp fn) {
 /// identity layout, that a `zero.host_alloc` can replace to put it in host
 /// memory; null where there is none.
 memref::AllocOp allocationToPlace(Value buffer) {
-  auto alloc = memref::skipViewLikeOps(cast<MemrefValue>(buffer))
-                   .getDefiningOp<memref::AllocOp>();
+  auto alloc = zero::bufferOrigin(buffer).getDefiningOp<memref::AllocOp>();
   if (!alloc || !alloc.getType().hasStaticShape() ||
       !alloc.getType().getLayout().isIdentity() ||
       alloc.getType().getMemorySpace())
@@ -1259,7 +1257,7 @@ struct ZeroOffloadToHostPass
         bool written = accesses(nest, buffer, /*read=*/false, other);
         if (read)
           readsAny.insert(nest);
-        Value root = memref::skipViewLikeOps(cast<MemrefValue>(buffer));
+        Value root = zero::bufferOrigin(buffer);
         auto alloc = root.getDefiningOp<memref::AllocOp>();
         bool temporary = alloc && llvm::is_contained(temporaries, alloc);
         if (other || !cast<MemRefType>(buffer.getType()).hasStaticShape() ||
@@ -1374,8 +1372,7 @@ struct ZeroOffloadToHostPass
         if (zero::inHostMemory(buffer) || recomputed(nest, buffer) ||
             sharedAcrossNests(buffer) ||
             llvm::any_of(temporaries, [&](memref::AllocOp alloc) {
-              return memref::skipViewLikeOps(cast<MemrefValue>(buffer)) ==
-                     alloc.getResult();
+              return zero::bufferOrigin(buffer) == alloc.getResult();
             }))
           continue;
         auto type = cast<MemRefType>(buffer.getType());
