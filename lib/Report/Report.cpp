@@ -121,7 +121,9 @@ bool onlyFeedsReductions(Value value) {
            if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
                    tensor::PadOp, tensor::ConcatOp, tensor::ExtractSliceOp,
                    linalg::TransposeOp, arith::ExtFOp>(user))
-             return onlyFeedsReductions(user->getResult(0));
+             // A transpose of buffers has no result: it is no gradient's.
+             return user->getNumResults() == 1 &&
+                    onlyFeedsReductions(user->getResult(0));
            // A residual added before the send, or a micro-batch's sum.
            if (isa<arith::AddFOp>(user) &&
                onlyFeedsReductions(user->getResult(0)))
