@@ -134,6 +134,9 @@ def parse_args():
                    help="mutants per zero-opt process (--split-input-file); "
                         "a process that crashes or times out is run again "
                         "one mutant at a time")
+    p.add_argument("--unmutated", action="store_true",
+                   help="also run every seed as written through every zero "
+                        "pass and pipeline")
     p.add_argument("--out", default="zero-fuzz-findings")
     return p.parse_args()
 
@@ -463,10 +466,17 @@ def main():
     rng = random.Random(args.seed)
     start = time.time()
     passes = zero_passes(args.zero_opt)
-    mutants = make_mutants(read_seeds(args.root), args.mutants, rng)
+    seeds = read_seeds(args.root)
+    mutants = make_mutants(seeds, args.mutants, rng)
     # Each mutant's pass is drawn now, so a run's findings depend on the
     # seed alone, not on the order the workers finish in.
     plans = [(m, rng.sample(passes, args.passes)) for m in mutants]
+    # The seeds as written, each through every pass: what a user's own
+    # inputs of these forms meet (a pass that drawing skips for a seed is
+    # where a crash hides: zero-report read past a transpose of buffers).
+    if args.unmutated:
+        plans += [((f"{name} (as written)", text, runnable), passes)
+                  for name, text, runnable in seeds]
     findings = Findings(args.out)
     workdir = os.path.join(args.out, "work")
     os.makedirs(workdir, exist_ok=True)
@@ -561,6 +571,9 @@ def main():
           f"{equivalence - compared} were refused with an error")
     print(f"zero-fuzz: {runs} zero-opt runs in {processes} processes "
           f"(--batch {args.batch})")
+    if args.unmutated:
+        print(f"zero-fuzz: {len(seeds)} seeds as written, each through "
+              f"{len(passes)} passes and pipelines")
     print(f"zero-fuzz: {len(plans)} mutants, {runs} zero-opt runs, "
           f"{equivalence} equivalence runs: "
           f"{c['crash']} crash(es), {c['timeout']} timeout(s), "
