@@ -167,6 +167,29 @@ TEST(LocalBackend, AllGatherConcatenatesInGroupOrder) {
     EXPECT_EQ(out[r], (std::vector<int32_t>{0, 1, 10, 11, 20, 21, 30, 31}));
 }
 
+TEST(LocalBackend, AllGatherInPlaceFromEachRanksOwnPart) {
+  // Each rank's input is its own part of its output, on a 2x4 mesh's
+  // groups of 4 along axis 1: group index, not world rank, names the part.
+  const int64_t inner[] = {2, 2, 4, 1, 1};
+  LocalWorld world(8);
+  std::vector<std::vector<int32_t>> out(8);
+  world.run([&](zero_rank *, int32_t id) {
+    out[id].assign(8, -1);
+    int64_t part = zero_rt_group_index(inner);
+    out[id][2 * part] = 10 * id;
+    out[id][2 * part + 1] = 10 * id + 1;
+    zero_rt_all_gather(out[id].data() + 2 * part, out[id].data(), 2, ZERO_I32,
+                       inner);
+  });
+  ASSERT_EQ(world.error(), "");
+  for (int r = 0; r < 8; ++r) {
+    int32_t first = r < 4 ? 0 : 40;
+    EXPECT_EQ(out[r], (std::vector<int32_t>{first, first + 1, first + 10,
+                                            first + 11, first + 20, first + 21,
+                                            first + 30, first + 31}));
+  }
+}
+
 TEST(LocalBackend, HybridMeshGroupsOnOneAxis) {
   // Mesh 2x4: axis 1 groups ranks {0..3} and {4..7}; axis 0 groups {r, r+4}.
   const int64_t inner[] = {2, 2, 4, 1, 1};

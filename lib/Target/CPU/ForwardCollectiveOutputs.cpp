@@ -4,10 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
@@ -199,6 +202,137 @@ void forwardOutput(Operation *collective, DominanceInfo &dominance) {
   alloc.erase();
 }
 
+/// Whether `offset` is `zero.replica_index * count` on `gather`'s group:
+/// where this rank's part of the gather's output starts.
+bool isOwnPartOffset(Value offset, zero::AllGatherBufferOp gather,
+                     int64_t count) {
+  auto mul = offset.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    auto index = mul->getOperand(i).getDefiningOp<zero::ReplicaIndexOp>();
+    APInt factor;
+    if (index && matchPattern(mul->getOperand(1 - i), m_ConstantInt(&factor)) &&
+        factor == count && index.getMesh() == gather.getMesh() &&
+        index.getAxesAttr() == gather.getAxesAttr())
+      return true;
+  }
+  return false;
+}
+
+/// Whether `a` and `b` are one view: the same value, or the same reshape of
+/// one buffer made twice (bufferization and this pass each make theirs).
+bool isSameView(Value a, Value b) {
+  if (a == b)
+    return true;
+  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+  if (!x || !y || !isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(x) ||
+      x->getName() != y->getName() || a.getType() != b.getType() ||
+      x->getAttrDictionary() != y->getAttrDictionary() ||
+      x->getNumOperands() != y->getNumOperands())
+    return false;
+  return llvm::all_of_zip(x->getOperands(), y->getOperands(),
+                          [](Value p, Value q) { return isSameView(p, q); });
+}
+
+/// The view of this rank's part of `gather`'s (1-D) output among `writer`'s
+/// inputs: `memref.subview %output[replica_index * count] [count] [1]`.
+Value findOwnPart(linalg::LinalgOp writer, zero::AllGatherBufferOp gather,
+                  int64_t count) {
+  for (OpOperand *input : writer.getDpsInputOperands()) {
+    auto view = input->get().getDefiningOp<memref::SubViewOp>();
+    if (!view || !isSameView(view.getSource(), gather.getOutput()) ||
+        view.getMixedOffsets().size() != 1 || !view.hasUnitStride() ||
+        view.getStaticSizes() != ArrayRef<int64_t>{count})
+      continue;
+    Value offset = dyn_cast<Value>(view.getMixedOffsets()[0]);
+    if (offset && isOwnPartOffset(offset, gather, count))
+      return view;
+  }
+  return nullptr;
+}
+
+/// Whether `func` keeps state in host memory (offload): its updates then
+/// run on the host's queue beside the device's work, not where they stand.
+bool isOffloaded(func::FuncOp func) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (zero::isHostArgument(func, i))
+      return true;
+  return func
+      .walk([](Operation *op) {
+        return op->hasAttr(zero::kHostIterArgsAttrName)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Has an all-gather whose fresh input is made by one elementwise op that
+/// reads this rank's part of the gather's output (a weight's shard, updated
+/// into the shard of the new weight) gather in place: the op writes the new
+/// part over the old one, element by element, and the gather sends it from
+/// there (NCCL's convention). The step then holds no buffer for the new
+/// shard, and no rank copies its own part. Where the op is found but
+/// something stands in the way, says what with a remark at the gather.
+void gatherInPlace(zero::AllGatherBufferOp gather) {
+  Value input = gather.getInput(), output = gather.getOutput();
+  auto alloc = input.getDefiningOp<memref::AllocOp>();
+  auto inputType = dyn_cast<MemRefType>(input.getType());
+  auto outputType = dyn_cast<MemRefType>(output.getType());
+  if (!alloc || gather.getRequest() || gather.getGatherDim() != 0 ||
+      !inputType || inputType.getRank() != 1 || !outputType ||
+      outputType.getRank() != 1 || !hasIdentityLayout(input) ||
+      !hasIdentityLayout(output))
+    return;
+  // The one op that writes the input: as its destination, elementwise,
+  // without reading what it overwrites.
+  linalg::LinalgOp writer;
+  OpOperand *init = nullptr;
+  for (OpOperand &use : input.getUses()) {
+    if (use.getOwner() == gather.getOperation())
+      continue;
+    auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!op || writer || !op.isDpsInit(&use))
+      return;
+    writer = op;
+    init = &use;
+  }
+  if (!writer || writer->getBlock() != gather->getBlock() ||
+      !writer->isBeforeInBlock(gather) ||
+      writer.getNumLoops() != writer.getNumParallelLoops() ||
+      !llvm::all_of(writer.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }) ||
+      writer.payloadUsesValueFromOperand(init))
+    return;
+  Value part = findOwnPart(writer, gather, inputType.getNumElements());
+  if (!part)
+    return;
+  auto leave = [&](StringRef why) {
+    gather.emitRemark("zero-forward-collective-outputs: gathers from a "
+                      "buffer of its own, not in place: ")
+        << why;
+  };
+  Value buffer = zero::bufferOrigin(output);
+  for (OpOperand &operand : writer->getOpOperands())
+    if (operand.get() != part && operand.get() != input &&
+        isa<BaseMemRefType>(operand.get().getType()) &&
+        zero::bufferOrigin(operand.get()) == buffer)
+      return leave("the op that makes its input uses another view of the "
+                   "buffer it gathers into");
+  if (isOffloaded(writer->getParentOfType<func::FuncOp>()))
+    return leave("the function keeps state in host memory, where its "
+                 "updates run beside the device's work");
+  if (touchedBetween(writer, gather, buffer,
+                     llvm::SmallPtrSet<Operation *, 1>()))
+    return leave("the buffer it gathers into is used between the op that "
+                 "makes its input and the gather");
+  if (awaitedAfter(writer, buffer))
+    return leave("a collective's wait after the op that makes its input "
+                 "names the buffer it gathers into");
+  input.replaceAllUsesWith(part);
+  alloc.erase();
+}
+
 struct ZeroForwardCollectiveOutputsPass
     : public zero::impl::ZeroForwardCollectiveOutputsBase<
           ZeroForwardCollectiveOutputsPass> {
@@ -212,6 +346,10 @@ struct ZeroForwardCollectiveOutputsPass
     });
     for (Operation *collective : collectives)
       forwardOutput(collective, dominance);
+    // Once each gather writes into the buffer its result lives in, its
+    // input can be that buffer's own part.
+    getOperation().walk(
+        [](zero::AllGatherBufferOp gather) { gatherInPlace(gather); });
   }
 };
 

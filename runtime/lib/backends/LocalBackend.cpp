@@ -13,8 +13,9 @@
 // Host shares: for all-reduce, member j reduces the j-th 1/n of the elements
 // and writes it to every member's output; for reduce-scatter, member j computes
 // its own output; for all-gather, member j copies every input into its own
-// output. Each element is reduced over ranks 0..n-1 in order (Reduce.h), so
-// all-reduce and reduce-scatter agree bit for bit.
+// output (but its own input where it is already its part of the output: a
+// gather in place). Each element is reduced over ranks 0..n-1 in order
+// (Reduce.h), so all-reduce and reduce-scatter agree bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,9 +78,12 @@ HostExchange::exchange(const std::vector<const Collective *> &posted,
     return "";
   }
   case ZERO_ALL_GATHER:
-    for (int32_t r = 0; r < n; ++r)
-      std::memcpy(static_cast<char *>(c.out) + r * c.count * elementSize,
-                  ins[r], c.count * elementSize);
+    for (int32_t r = 0; r < n; ++r) {
+      char *part = static_cast<char *>(c.out) + r * c.count * elementSize;
+      // In place: this member's input is already its own part.
+      if (part != ins[r])
+        std::memcpy(part, ins[r], c.count * elementSize);
+    }
     return "";
   case ZERO_ALL_TO_ALL: {
     // Part j of every member's input, in group order.

@@ -375,8 +375,15 @@ std::unique_ptr<Pending> MpiBackend::start(int32_t, const Collective &c) {
                                     &request);
     break;
   case ZERO_ALL_GATHER:
-    err = MPI_Iallgather(c.in, static_cast<int>(c.count), type, c.out,
-                         static_cast<int>(c.count), type, comm, &request);
+    // In place where the input is this rank's part of the output (MPI
+    // forbids the two to overlap otherwise).
+    err =
+        MPI_Iallgather(c.in == static_cast<char *>(c.out) +
+                                   c.group.index * c.count * dtypeSize(c.dtype)
+                           ? MPI_IN_PLACE
+                           : c.in,
+                       static_cast<int>(c.count), type, c.out,
+                       static_cast<int>(c.count), type, comm, &request);
     break;
   case ZERO_ALL_TO_ALL:
     err = MPI_Ialltoall(c.in, static_cast<int>(c.count / n), type, c.out,

@@ -140,3 +140,162 @@ func.func @copied_in_a_branch(%w: memref<12xf32>, %shard: memref<6xf32>, %c: i1)
   }
   return
 }
+
+// -----
+
+// In place: the new shard is made elementwise from this rank's part of the
+// weight the gather writes into (the update reads its old shard there), so
+// the update writes over that part and the gather sends it from there.
+// No buffer for the new shard, and no rank copies its own part.
+zero.mesh @dp(shape = [2])
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @gathered_in_place
+// CHECK-SAME: (%[[W:.*]]: memref<12xf32>, %[[G:.*]]: memref<6xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[PART:.*]] = memref.subview %[[W]][%{{.*}}] [6] [1]
+// CHECK: linalg.generic {{.*}} ins(%[[PART]], %[[G]] : {{.*}}) outs(%[[PART]] : memref<6xf32, strided<[1], offset: ?>>)
+// CHECK: zero.all_gather_buffer %[[PART]], %[[W]] on @dp : memref<6xf32, strided<[1], offset: ?>>, memref<12xf32>
+func.func @gathered_in_place(%w: memref<12xf32>, %g: memref<6xf32>) {
+  %r = zero.replica_index on @dp : index
+  %c6 = arith.constant 6 : index
+  %o = arith.muli %r, %c6 : index
+  %part = memref.subview %w[%o] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1], offset: ?>>
+  %new = memref.alloc() : memref<6xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%part, %g : memref<6xf32, strided<[1], offset: ?>>, memref<6xf32>) outs(%new : memref<6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  zero.all_gather_buffer %new, %w on @dp : memref<6xf32>, memref<12xf32>
+  return
+}
+
+// -----
+
+// A 2-D weight: the update reads its part through bufferization's reshape,
+// the gather writes through one of its own; the two are one view. On a
+// 2x2 mesh's second axis, the part is the group index's.
+zero.mesh @m(shape = [2, 2])
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @two_views_of_one_weight
+// CHECK: %[[PART:.*]] = memref.subview
+// CHECK-NOT: memref.alloc
+// CHECK: zero.all_gather_buffer %[[PART]], %{{.*}} on @m axes = [1] : memref<6xf32, strided<[1], offset: ?>>, memref<12xf32>
+func.func @two_views_of_one_weight(%w: memref<4x3xf32>, %g: memref<6xf32>) {
+  %r = zero.replica_index on @m axes = [1] : index
+  %c6 = arith.constant 6 : index
+  %o = arith.muli %c6, %r : index
+  %flat = memref.collapse_shape %w [[0, 1]] : memref<4x3xf32> into memref<12xf32>
+  %part = memref.subview %flat[%o] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1], offset: ?>>
+  %new = memref.alloc() : memref<6xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%part, %g : memref<6xf32, strided<[1], offset: ?>>, memref<6xf32>) outs(%new : memref<6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  %flat2 = memref.collapse_shape %w [[0, 1]] : memref<4x3xf32> into memref<12xf32>
+  zero.all_gather_buffer %new, %flat2 on @m axes = [1] : memref<6xf32>, memref<12xf32>
+  return
+}
+
+// -----
+
+// Negative: the part's offset is another group's index (the whole mesh's
+// where the gather runs on axis 1), or not this rank's part at all: the
+// shard keeps its buffer, without a remark (the update does not read the
+// gather's own part).
+zero.mesh @m(shape = [2, 2])
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @another_part
+// CHECK-COUNT-2: zero.all_gather_buffer %{{.*}}, %{{.*}} on @m axes = [1] : memref<6xf32>, memref<12xf32>
+func.func @another_part(%w: memref<12xf32>, %v: memref<12xf32>, %g: memref<6xf32>) {
+  %r = zero.replica_index on @m : index
+  %c6 = arith.constant 6 : index
+  %o = arith.muli %r, %c6 : index
+  %part = memref.subview %w[%o] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1], offset: ?>>
+  %new = memref.alloc() : memref<6xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%part, %g : memref<6xf32, strided<[1], offset: ?>>, memref<6xf32>) outs(%new : memref<6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  zero.all_gather_buffer %new, %w on @m axes = [1] : memref<6xf32>, memref<12xf32>
+  %r1 = zero.replica_index on @m axes = [1] : index
+  %c3 = arith.constant 3 : index
+  %o1 = arith.muli %r1, %c3 : index
+  %half = memref.subview %v[%o1] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1], offset: ?>>
+  %new1 = memref.alloc() : memref<6xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%half, %g : memref<6xf32, strided<[1], offset: ?>>, memref<6xf32>) outs(%new1 : memref<6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  zero.all_gather_buffer %new1, %v on @m axes = [1] : memref<6xf32>, memref<12xf32>
+  return
+}
+
+// -----
+
+// Negative: the weight is read between the update and the gather (it
+// would read the new part, not the old), and another op reads the shard
+// the update wrote: the shard keeps its buffer; the first with a remark.
+zero.mesh @dp(shape = [2])
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @read_after_the_update
+// CHECK: zero.all_gather_buffer %{{.*}}, %{{.*}} on @dp : memref<6xf32>, memref<12xf32>
+// CHECK: zero.all_gather_buffer %{{.*}}, %{{.*}} on @dp : memref<6xf32>, memref<12xf32>
+func.func @read_after_the_update(%w: memref<12xf32>, %g: memref<6xf32>, %y: memref<12xf32>, %z: memref<6xf32>) {
+  %r = zero.replica_index on @dp : index
+  %c6 = arith.constant 6 : index
+  %o = arith.muli %r, %c6 : index
+  %part = memref.subview %w[%o] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1], offset: ?>>
+  %new = memref.alloc() : memref<6xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%part, %g : memref<6xf32, strided<[1], offset: ?>>, memref<6xf32>) outs(%new : memref<6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  memref.copy %w, %y : memref<12xf32> to memref<12xf32>
+  // expected-remark @below {{gathers from a buffer of its own, not in place: the buffer it gathers into is used between the op that makes its input and the gather}}
+  zero.all_gather_buffer %new, %w on @dp : memref<6xf32>, memref<12xf32>
+  %new2 = memref.alloc() : memref<6xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%part, %g : memref<6xf32, strided<[1], offset: ?>>, memref<6xf32>) outs(%new2 : memref<6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.addf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  memref.copy %new2, %z : memref<6xf32> to memref<6xf32>
+  zero.all_gather_buffer %new2, %w on @dp : memref<6xf32>, memref<12xf32>
+  return
+}
+
+// -----
+
+// Negative: an offloaded function (state in host memory) runs its updates
+// on the host's queue beside the device's work, not where they stand.
+zero.mesh @dp(shape = [2])
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @offloaded
+// CHECK: zero.all_gather_buffer %{{.*}}, %{{.*}} on @dp : memref<6xf32>, memref<12xf32>
+func.func @offloaded(%w: memref<12xf32>, %m: memref<6xf32> {zero.memory = "host"}) {
+  %r = zero.replica_index on @dp : index
+  %c6 = arith.constant 6 : index
+  %o = arith.muli %r, %c6 : index
+  %part = memref.subview %w[%o] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1], offset: ?>>
+  %new = memref.alloc() : memref<6xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%part, %m : memref<6xf32, strided<[1], offset: ?>>, memref<6xf32>) outs(%new : memref<6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  // expected-remark @below {{not in place: the function keeps state in host memory}}
+  zero.all_gather_buffer %new, %w on @dp : memref<6xf32>, memref<12xf32>
+  return
+}

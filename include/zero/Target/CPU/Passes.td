@@ -271,6 +271,32 @@ def ZeroForwardCollectiveOutputs
     zero.all_gather_buffer %shard, %flat on @dp
         : memref<768xf32>, memref<1536xf32>
     ```
+
+    Then an all-gather gathers in place, as NCCL's does when its input is
+    the rank's own part of its output, where its input is a fresh buffer
+    that one elementwise linalg op (identity maps, parallel loops, the
+    buffer's old values unread) writes, and that op reads this rank's part
+    of the gather's output (`memref.subview` at `zero.replica_index * count`
+    on the gather's mesh and axes): a weight's shard updated into the new
+    shard. The op then writes over that part, each element after reading
+    it, and the gather reads it there, so the step holds no buffer for the
+    new shard and no rank copies its own part (the runtime skips it;
+    MPI_IN_PLACE under MPI). It is done only where nothing between the op
+    and the gather uses the buffer, no later wait names it, the op touches
+    no other view of it, and the function keeps no state in host memory
+    (offload runs the update on the host's queue, not where it stands); a
+    remark at the gather names what stands in the way.
+
+    ```mlir
+    %part = memref.subview %flat[%offset] [768] [1] : ...
+    %new = memref.alloc() : memref<768xf32>
+    linalg.generic ... ins(%part, %m, %g : ...) outs(%new : ...)
+    zero.all_gather_buffer %new, %flat on @dp
+    // becomes
+    linalg.generic ... ins(%part, %m, %g : ...) outs(%part : ...)
+    zero.all_gather_buffer %part, %flat on @dp
+        : memref<768xf32, strided<[1], offset: ?>>, memref<1536xf32>
+    ```
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }

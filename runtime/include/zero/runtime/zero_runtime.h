@@ -291,6 +291,8 @@ void zero_rt_all_reduce(const void *in, void *out, int64_t count, int32_t dtype,
 void zero_rt_reduce_scatter(const void *in, void *out, int64_t count,
                             int32_t dtype, int32_t reduction,
                             const int64_t *group);
+/* `in` may be this rank's own part of `out` (`out` plus its group index
+   times `count` elements): a gather in place, as NCCL's and MPI_IN_PLACE's. */
 void zero_rt_all_gather(const void *in, void *out, int64_t count, int32_t dtype,
                         const int64_t *group);
 void zero_rt_all_to_all(const void *in, void *out, int64_t count, int32_t dtype,
