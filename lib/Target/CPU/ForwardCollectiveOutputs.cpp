@@ -255,16 +255,13 @@ Value findOwnPart(linalg::LinalgOp writer, zero::AllGatherBufferOp gather,
 /// Whether `func` keeps state in host memory (offload): its updates then
 /// run on the host's queue beside the device's work, not where they stand.
 bool isOffloaded(func::FuncOp func) {
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (zero::isHostArgument(func, i))
-      return true;
-  return func
-      .walk([](Operation *op) {
-        return op->hasAttr(zero::kHostIterArgsAttrName)
-                   ? WalkResult::interrupt()
-                   : WalkResult::advance();
-      })
-      .wasInterrupted();
+  return zero::hasHostArguments(func) ||
+         func.walk([](Operation *op) {
+               return op->hasAttr(zero::kHostIterArgsAttrName)
+                          ? WalkResult::interrupt()
+                          : WalkResult::advance();
+             })
+             .wasInterrupted();
 }
 
 /// Has an all-gather whose fresh input is made by one elementwise op that
@@ -273,8 +270,9 @@ bool isOffloaded(func::FuncOp func) {
 /// part over the old one, element by element, and the gather sends it from
 /// there (NCCL's convention). The step then holds no buffer for the new
 /// shard, and no rank copies its own part. Where the op is found but
-/// something stands in the way, says what with a remark at the gather.
-void gatherInPlace(zero::AllGatherBufferOp gather) {
+/// something stands in the way (`offloaded`: the function's updates run on
+/// the host's queue), says what with a remark at the gather.
+void gatherInPlace(zero::AllGatherBufferOp gather, bool offloaded) {
   Value input = gather.getInput(), output = gather.getOutput();
   auto alloc = input.getDefiningOp<memref::AllocOp>();
   auto inputType = dyn_cast<MemRefType>(input.getType());
@@ -319,7 +317,7 @@ void gatherInPlace(zero::AllGatherBufferOp gather) {
         zero::bufferOrigin(operand.get()) == buffer)
       return leave("the op that makes its input uses another view of the "
                    "buffer it gathers into");
-  if (isOffloaded(writer->getParentOfType<func::FuncOp>()))
+  if (offloaded)
     return leave("the function keeps state in host memory, where its "
                  "updates run beside the device's work");
   if (touchedBetween(writer, gather, buffer,
@@ -348,8 +346,10 @@ struct ZeroForwardCollectiveOutputsPass
       forwardOutput(collective, dominance);
     // Once each gather writes into the buffer its result lives in, its
     // input can be that buffer's own part.
-    getOperation().walk(
-        [](zero::AllGatherBufferOp gather) { gatherInPlace(gather); });
+    bool offloaded = isOffloaded(getOperation());
+    getOperation().walk([&](zero::AllGatherBufferOp gather) {
+      gatherInPlace(gather, offloaded);
+    });
   }
 };
 

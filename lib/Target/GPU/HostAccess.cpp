@@ -51,13 +51,6 @@ bool zero::isOutsidePlacement(Operation *op) {
   return isa<gpu::GPUModuleOp>(op) || op->hasAttr(kHostTaskAttrName);
 }
 
-bool zero::hasHostArguments(FunctionOpInterface fn) {
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    if (isHostArgument(fn, i))
-      return true;
-  return false;
-}
-
 std::string zero::touchesElements(Operation *op, bool hostCollectives,
                                   bool hostMemoryIsOwn) {
   auto own = [&](Value v) {

@@ -32,9 +32,6 @@ bool inHostMemory(mlir::Value value);
 /// a GPU module (kernels), or a host task.
 bool isOutsidePlacement(mlir::Operation *op);
 
-/// Whether an argument of `fn` is placed in host memory.
-bool hasHostArguments(mlir::FunctionOpInterface fn);
-
 /// How `op`, on the host, touches the elements of a buffer that is not on
 /// the host's stack ("" when it does not); with `hostMemoryIsOwn`, nor in
 /// host memory (inHostMemory). With `hostCollectives`, a collective and the

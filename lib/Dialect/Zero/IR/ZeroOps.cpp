@@ -580,6 +580,13 @@ bool zero::isHostArgument(FunctionOpInterface fn, unsigned index) {
   return memory && memory.getValue() == "host";
 }
 
+bool zero::hasHostArguments(FunctionOpInterface fn) {
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (isHostArgument(fn, i))
+      return true;
+  return false;
+}
+
 void zero::setHostArgument(FunctionOpInterface fn, unsigned index, bool host) {
   if (host)
     fn.setArgAttr(index, kMemoryAttrName,

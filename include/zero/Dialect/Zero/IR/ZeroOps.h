@@ -51,6 +51,8 @@ bool isBufferCollective(mlir::Operation *op);
 /// zero-offload-to-host and zero-report read it.
 bool isHostArgument(mlir::FunctionOpInterface fn, unsigned index);
 void setHostArgument(mlir::FunctionOpInterface fn, unsigned index, bool host);
+/// Whether any argument of `fn` is placed in host memory.
+bool hasHostArguments(mlir::FunctionOpInterface fn);
 
 /// Where a loop keeps state it carries from step to step when
 /// zero-offload-state placed it in pinned host memory: the loop's attribute
