@@ -252,27 +252,20 @@ Value findOwnPart(linalg::LinalgOp writer, zero::AllGatherBufferOp gather,
   return nullptr;
 }
 
-/// Whether `func` keeps state in host memory (offload): its updates then
-/// run on the host's queue beside the device's work, not where they stand.
-bool isOffloaded(func::FuncOp func) {
-  return zero::hasHostArguments(func) ||
-         func.walk([](Operation *op) {
-               return op->hasAttr(zero::kHostIterArgsAttrName)
-                          ? WalkResult::interrupt()
-                          : WalkResult::advance();
-             })
-             .wasInterrupted();
-}
-
 /// Has an all-gather whose fresh input is made by one elementwise op that
 /// reads this rank's part of the gather's output (a weight's shard, updated
 /// into the shard of the new weight) gather in place: the op writes the new
 /// part over the old one, element by element, and the gather sends it from
 /// there (NCCL's convention). The step then holds no buffer for the new
 /// shard, and no rank copies its own part. Where the op is found but
-/// something stands in the way (`offloaded`: the function's updates run on
-/// the host's queue), says what with a remark at the gather.
-void gatherInPlace(zero::AllGatherBufferOp gather, bool offloaded) {
+/// something stands in the way, says what with a remark at the gather.
+///
+/// Under offload the op later becomes a host loop on the rank's queue,
+/// which copies the part down and the new part up; the queue's schedule
+/// (zero-offload-to-host) keeps that copy up after every device read of
+/// the weight before it and the gather after the queue's work, so the
+/// rewrite holds there too.
+void gatherInPlace(zero::AllGatherBufferOp gather) {
   Value input = gather.getInput(), output = gather.getOutput();
   auto alloc = input.getDefiningOp<memref::AllocOp>();
   auto inputType = dyn_cast<MemRefType>(input.getType());
@@ -317,9 +310,6 @@ void gatherInPlace(zero::AllGatherBufferOp gather, bool offloaded) {
         zero::bufferOrigin(operand.get()) == buffer)
       return leave("the op that makes its input uses another view of the "
                    "buffer it gathers into");
-  if (offloaded)
-    return leave("the function keeps state in host memory, where its "
-                 "updates run beside the device's work");
   if (touchedBetween(writer, gather, buffer,
                      llvm::SmallPtrSet<Operation *, 1>()))
     return leave("the buffer it gathers into is used between the op that "
@@ -346,10 +336,8 @@ struct ZeroForwardCollectiveOutputsPass
       forwardOutput(collective, dominance);
     // Once each gather writes into the buffer its result lives in, its
     // input can be that buffer's own part.
-    bool offloaded = isOffloaded(getOperation());
-    getOperation().walk([&](zero::AllGatherBufferOp gather) {
-      gatherInPlace(gather, offloaded);
-    });
+    getOperation().walk(
+        [&](zero::AllGatherBufferOp gather) { gatherInPlace(gather); });
   }
 };
 

@@ -139,6 +139,76 @@ zero.mesh @dp(shape = [2])
 
 // -----
 
+// An update that writes the new weight shard over the weight's own part,
+// which the gather then sends in place (zero-forward-collective-outputs
+// gathers so): its queued copy up must not overtake the device's reads of
+// the old weight. The update moves up past the nest on other buffers, but
+// not past the backward's read of the weight after the reduce-scatter
+// (dX = dY W^T), and the fence before it has the queue wait for that read;
+// the gather follows the wait.
+// CHECK-LABEL: func.func @in_place
+// CHECK-SAME: (%[[M:.*]]: memref<4xf32> {zero.memory = "host"}, %[[FULL:.*]]: memref<8xf32>, %[[W:.*]]: memref<8xf32>, %[[ACT:.*]]: memref<64xf32>, %[[DX:.*]]: memref<8xf32>)
+// CHECK: zero.reduce_scatter_buffer %[[FULL]]
+// CHECK: scf.parallel
+// CHECK: memref.load %[[W]]
+// CHECK: memref.store %{{.*}}, %[[DX]]
+// CHECK: %[[PART:.*]] = memref.subview %[[W]]
+// CHECK: call @zero_rt_host_queue_fence() : () -> ()
+// CHECK: memref.extract_aligned_pointer_as_index %[[PART]]
+// CHECK: call @zero_rt_host_queue_update
+// CHECK: scf.parallel
+// CHECK: memref.store %{{.*}}, %[[ACT]]
+// CHECK: call @zero_rt_host_queue_join() : () -> ()
+// CHECK-NEXT: zero.all_gather_buffer %[[PART]], %[[W]] on @dp
+// CHECK: return
+// expected-remark @below {{zero-offload-to-host: @in_place: 1 loop nest(s) on the host, 2 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 1 buffer(s) freed once copied down, 2 host staging buffer(s) freed by the queue, 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
+func.func @in_place(%m: memref<4xf32> {zero.memory = "host"}, %full: memref<8xf32>,
+                    %w: memref<8xf32>, %act: memref<64xf32>, %dx: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %b = arith.constant 0.9 : f32
+  %r = zero.replica_index on @dp : index
+  %o = arith.muli %r, %c4 : index
+  %g = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+  zero.reduce_scatter_buffer %full, %g on @dp reduce = sum : memref<8xf32>, memref<4xf32>
+  // The backward's read of the old weight.
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %wi = memref.load %w[%i] : memref<8xf32>
+    %d = arith.mulf %wi, %b : f32
+    memref.store %d, %dx[%i] : memref<8xf32>
+    scf.reduce
+  }
+  // The rest of the backward pass.
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %a = memref.load %act[%i] : memref<64xf32>
+    %a2 = arith.mulf %a, %b : f32
+    memref.store %a2, %act[%i] : memref<64xf32>
+    scf.reduce
+  }
+  %part = memref.subview %w[%o] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: ?>>
+  // The update, in place.
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32>
+    %wi = memref.load %part[%i] : memref<4xf32, strided<[1], offset: ?>>
+    %mb = arith.mulf %mi, %b : f32
+    %m2 = arith.addf %mb, %gi : f32
+    %w2 = arith.subf %wi, %m2 : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %w2, %part[%i] : memref<4xf32, strided<[1], offset: ?>>
+    scf.reduce
+  }
+  zero.all_gather_buffer %part, %w on @dp : memref<4xf32, strided<[1], offset: ?>>, memref<8xf32>
+  memref.dealloc %g : memref<4xf32>
+  return
+}
+zero.mesh @dp(shape = [2])
+
+// -----
+
 // What the update reads may not be overwritten before the queue has read
 // it: the nest that writes the gradient's bucket again follows the wait,
 // and so does everything after an op whose effects are unknown (a call of

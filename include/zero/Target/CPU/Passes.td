@@ -282,10 +282,13 @@ def ZeroForwardCollectiveOutputs
     it, and the gather reads it there, so the step holds no buffer for the
     new shard and no rank copies its own part (the runtime skips it;
     MPI_IN_PLACE under MPI). It is done only where nothing between the op
-    and the gather uses the buffer, no later wait names it, the op touches
-    no other view of it, and the function keeps no state in host memory
-    (offload runs the update on the host's queue, not where it stands); a
-    remark at the gather names what stands in the way.
+    and the gather uses the buffer, no later wait names it, and the op
+    touches no other view of it; a remark at the gather names what stands
+    in the way. Under offload the op becomes a host loop on the rank's
+    queue (`zero-offload-to-host`) that copies the part down and the new
+    part up into the weight; the queue's schedule keeps that copy after the
+    device's reads of the old weight, and the gather after the queue's
+    work.
 
     ```mlir
     %part = memref.subview %flat[%offset] [768] [1] : ...
