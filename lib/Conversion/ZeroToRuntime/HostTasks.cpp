@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -147,10 +148,12 @@ namespace {
 /// Splits the values `loop`'s body uses from outside into those that pass
 /// through the task's context and the constants copied into it; returns
 /// the first that can do neither (null when none).
-Value splitTaskValues(scf::ForOp loop, SmallVectorImpl<Value> &passed,
+Value splitTaskValues(ArrayRef<scf::ForOp> loops,
+                      SmallVectorImpl<Value> &passed,
                       SmallVectorImpl<Value> &copied) {
   llvm::SetVector<Value> used;
-  getUsedValuesDefinedAbove(loop.getRegion(), used);
+  for (scf::ForOp loop : loops)
+    getUsedValuesDefinedAbove(loop.getRegion(), used);
   for (Value value : used) {
     if (Operation *def = value.getDefiningOp();
         def && def->hasTrait<OpTrait::ConstantLike>())
@@ -169,19 +172,48 @@ Value zero::valueTaskCannotTake(scf::ForOp loop) {
   return splitTaskValues(loop, passed, copied);
 }
 
+std::optional<int64_t> zero::constantTripCount(scf::ForOp loop) {
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()),
+                         upper = getConstantIntValue(loop.getUpperBound()),
+                         step = getConstantIntValue(loop.getStep());
+  if (!lower || !upper || !step || *step <= 0)
+    return std::nullopt;
+  return *upper > *lower ? llvm::divideCeil(*upper - *lower, *step) : 0;
+}
+
 std::optional<HostTask> zero::outlineTask(scf::ForOp loop, func::FuncOp fn,
                                           unsigned index) {
-  SmallVector<Value> passed, copied;
-  if (splitTaskValues(loop, passed, copied))
-    return std::nullopt;
-  // The loop's bounds pass too, unless constant.
-  for (Value bound : {loop.getLowerBound(), loop.getStep()})
-    if (!llvm::is_contained(passed, bound) &&
-        !llvm::is_contained(copied, bound)) {
-      Operation *def = bound.getDefiningOp();
-      (def && def->hasTrait<OpTrait::ConstantLike>() ? copied : passed)
-          .push_back(bound);
+  return outlineTask(ArrayRef<scf::ForOp>(loop), fn, index);
+}
+
+std::optional<HostTask> zero::outlineTask(ArrayRef<scf::ForOp> loops,
+                                          func::FuncOp fn, unsigned index) {
+  assert(!loops.empty() && "a task runs at least one loop");
+  // Several loops share the iterations [0, P) of the largest, each running
+  // its own in proportion: n * begin / P to n * end / P of its n.
+  SmallVector<int64_t> tripCounts;
+  int64_t shared = 0;
+  if (loops.size() > 1) {
+    for (scf::ForOp loop : loops) {
+      std::optional<int64_t> count = constantTripCount(loop);
+      assert(count && "loops share a task only with constant bounds");
+      tripCounts.push_back(*count);
+      shared = std::max(shared, *count);
     }
+  }
+  SmallVector<Value> passed, copied;
+  if (splitTaskValues(loops, passed, copied))
+    return std::nullopt;
+  // The loops' bounds pass too, unless constant.
+  for (scf::ForOp loop : loops)
+    for (Value bound : {loop.getLowerBound(), loop.getStep()})
+      if (!llvm::is_contained(passed, bound) &&
+          !llvm::is_contained(copied, bound)) {
+        Operation *def = bound.getDefiningOp();
+        (def && def->hasTrait<OpTrait::ConstantLike>() ? copied : passed)
+            .push_back(bound);
+      }
+  scf::ForOp loop = loops.back();
   auto module = fn->getParentOfType<ModuleOp>();
   RuntimeCallBuilder calls(module);
   Location loc = loop.getLoc();
@@ -216,17 +248,30 @@ std::optional<HostTask> zero::outlineTask(scf::ForOp loop, func::FuncOp fn,
   Value end = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                          entry->getArgument(2));
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value lower = map.lookup(loop.getLowerBound());
-  Value step = map.lookup(loop.getStep());
-  auto chunk = scf::ForOp::create(b, loc, begin, end, one);
-  chunk->setAttr("zero.host", b.getUnitAttr());
-  {
+  for (auto [k, loopK] : llvm::enumerate(loops)) {
+    scf::ForOp each = loopK;
+    Value from = begin, to = end;
+    if (loops.size() > 1 && tripCounts[k] != shared) {
+      // This loop's part of the shared iterations [begin, end).
+      Value count = arith::ConstantIndexOp::create(b, loc, tripCounts[k]);
+      Value all = arith::ConstantIndexOp::create(b, loc, shared);
+      auto scale = [&](Value at) -> Value {
+        return arith::DivUIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, count, at), all);
+      };
+      from = scale(begin);
+      to = scale(end);
+    }
+    Value lower = map.lookup(each.getLowerBound());
+    Value step = map.lookup(each.getStep());
+    auto chunk = scf::ForOp::create(b, loc, from, to, one);
+    chunk->setAttr("zero.host", b.getUnitAttr());
     OpBuilder body = OpBuilder::atBlockBegin(chunk.getBody());
     Value offset =
         arith::MulIOp::create(body, loc, chunk.getInductionVar(), step);
-    map.map(loop.getInductionVar(),
+    map.map(each.getInductionVar(),
             arith::AddIOp::create(body, loc, lower, offset));
-    for (Operation &op : loop.getBody()->without_terminator())
+    for (Operation &op : each.getBody()->without_terminator())
       body.clone(op, map);
   }
   func::ReturnOp::create(b, loc);
@@ -247,9 +292,14 @@ std::optional<HostTask> zero::outlineTask(scf::ForOp loop, func::FuncOp fn,
     for (Value bits : toSlots(at, loc, value))
       LLVM::StoreOp::create(at, loc, bits,
                             slotAddress(at, loc, contextPointer, slot++));
-  Value span = arith::SubIOp::create(at, loc, loop.getUpperBound(),
-                                     loop.getLowerBound());
-  Value iterations = arith::CeilDivUIOp::create(at, loc, span, loop.getStep());
+  Value iterations;
+  if (loops.size() > 1) {
+    iterations = arith::ConstantIndexOp::create(at, loc, shared);
+  } else {
+    Value span = arith::SubIOp::create(at, loc, loop.getUpperBound(),
+                                       loop.getLowerBound());
+    iterations = arith::CeilDivUIOp::create(at, loc, span, loop.getStep());
+  }
   Value taskValue =
       func::ConstantOp::create(at, loc, taskType, FlatSymbolRefAttr::get(task));
   Value taskPointer =
@@ -261,12 +311,11 @@ std::optional<HostTask> zero::outlineTask(scf::ForOp loop, func::FuncOp fn,
   return HostTask{taskPointer, contextPointer, contextBytes, count};
 }
 
-bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index,
-                          bool queued, int64_t grain) {
-  assert((!queued || grain == 1) && "the host queue runs loops of elements");
-  std::optional<HostTask> task = outlineTask(loop, fn, index);
-  if (!task)
-    return false;
+namespace {
+/// Calls `task` where `loop` is: zero_rt_parallel_for (an iteration `grain`
+/// elements), or with `queued` zero_rt_host_queue_for.
+void callTask(const HostTask &task, scf::ForOp loop, func::FuncOp fn,
+              bool queued, int64_t grain) {
   OpBuilder at(loop);
   RuntimeCallBuilder calls(fn->getParentOfType<ModuleOp>());
   // The queue copies the context: the slot is reused once this returns.
@@ -274,15 +323,36 @@ bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index,
     func::CallOp::create(
         at, loop.getLoc(),
         calls.declare(at, RuntimeFunction::zero_rt_host_queue_for),
-        ValueRange{task->task, task->context, task->contextBytes,
-                   task->iterations});
+        ValueRange{task.task, task.context, task.contextBytes,
+                   task.iterations});
   else
     func::CallOp::create(
         at, loop.getLoc(),
         calls.declare(at, RuntimeFunction::zero_rt_parallel_for),
-        ValueRange{task->task, task->context, task->iterations,
+        ValueRange{task.task, task.context, task.iterations,
                    arith::ConstantIntOp::create(at, loop.getLoc(),
                                                 at.getI64Type(), grain)});
+}
+} // namespace
+
+bool zero::runAcrossCores(scf::ForOp loop, func::FuncOp fn, unsigned index,
+                          bool queued, int64_t grain) {
+  assert((!queued || grain == 1) && "the host queue runs loops of elements");
+  std::optional<HostTask> task = outlineTask(loop, fn, index);
+  if (!task)
+    return false;
+  callTask(*task, loop, fn, queued, grain);
   loop.erase();
+  return true;
+}
+
+bool zero::runTogetherAcrossCores(ArrayRef<scf::ForOp> loops, func::FuncOp fn,
+                                  unsigned index, int64_t grain) {
+  std::optional<HostTask> task = outlineTask(loops, fn, index);
+  if (!task)
+    return false;
+  callTask(*task, loops.back(), fn, /*queued=*/false, grain);
+  for (scf::ForOp loop : loops)
+    loop.erase();
   return true;
 }

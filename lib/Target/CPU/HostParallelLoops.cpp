@@ -11,8 +11,11 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Conversion/ZeroToRuntime/HostTasks.h"
 #include "zero/Target/CPU/Passes.h"
+#include "zero/Utils/Buffers.h"
 
 #include <numeric>
 
@@ -88,6 +91,141 @@ linalg::LinalgOp flattenDenseNest(IRRewriter &rewriter, linalg::LinalgOp op) {
   return collapsed->collapsedOp;
 }
 
+/// An op made one loop for a task: over its elements, or over its rows
+/// (`grain` elements each, the innermost loop run whole).
+struct ElementLoop {
+  scf::ForOp loop;
+  int64_t grain = 1;
+};
+
+/// `op` (elementwise, static: elementwiseIterations) as one `scf.for` over
+/// its elements or rows, in its place; none, with a remark, where it does
+/// not become one parallel loop.
+std::optional<ElementLoop> toElementLoop(IRRewriter &rewriter,
+                                         linalg::LinalgOp op) {
+  op = flattenDenseNest(rewriter, op);
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::LinalgLoops> loops =
+      linalg::linalgOpToParallelLoops(rewriter, op);
+  if (failed(loops) || loops->size() != 1) {
+    mlir::emitRemark(loc, "zero-host-parallel-loops: stays on one "
+                          "thread: it does not become one parallel loop");
+    if (succeeded(loops))
+      rewriter.eraseOp(op);
+    return std::nullopt;
+  }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  rewriter.eraseOp(op);
+  auto nest = cast<scf::ParallelOp>(loops->front());
+  rewriter.setInsertionPoint(nest);
+  // One loop over every element, cut into chunks of consecutive
+  // elements; or, where the outer loops alone make enough chunks, one
+  // over them, each iteration running the innermost loop whole, which
+  // stays contiguous and vectorizes (one index delinearized per element
+  // keeps the loop scalar: a block-quantization loop ran 9x slower).
+  scf::ParallelOp flat = nest;
+  int64_t grain = 1;
+  if (nest.getNumLoops() > 1) {
+    std::vector<unsigned> all(nest.getNumLoops());
+    std::iota(all.begin(), all.end(), 0u);
+    int64_t outerIterations = std::accumulate(ranges.begin(), ranges.end() - 1,
+                                              int64_t(1), std::multiplies<>());
+    std::vector<std::vector<unsigned>> groups = {all};
+    if (outerIterations >= kMinOuterIterations &&
+        ranges.back() >= kMinInnerIterations) {
+      groups = {{all.begin(), all.end() - 1}, {all.back()}};
+      grain = ranges.back();
+    }
+    // The collapsed loop replaces the nest after its bounds' arithmetic.
+    Block *block = nest->getBlock();
+    Operation *before = nest->getPrevNode();
+    collapseParallelLoops(rewriter, nest, groups);
+    Operation *next = before ? before->getNextNode() : &block->front();
+    while (!isa<scf::ParallelOp>(next))
+      next = next->getNextNode();
+    flat = cast<scf::ParallelOp>(next);
+  }
+  scf::ForOp loop = zero::toSequentialLoops(flat);
+  // Its bound as the constant it is (collapsing multiplied the sizes), for
+  // a task that runs it beside other loops.
+  int64_t iterations = std::accumulate(ranges.begin(), ranges.end(), int64_t(1),
+                                       std::multiplies<>()) /
+                       grain;
+  if (getConstantIntValue(loop.getLowerBound()) == 0 &&
+      getConstantIntValue(loop.getStep()) == 1) {
+    rewriter.setInsertionPoint(loop);
+    loop.setUpperBound(
+        arith::ConstantIndexOp::create(rewriter, loc, iterations));
+  }
+  return ElementLoop{loop, grain};
+}
+
+/// The buffers an elementwise op reads and writes, each as its origin.
+struct Footprint {
+  llvm::SmallPtrSet<Value, 8> reads, writes;
+
+  explicit Footprint(linalg::LinalgOp op) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isa<BaseMemRefType>(operand.get().getType()))
+        continue;
+      Value origin = zero::bufferOrigin(operand.get());
+      reads.insert(origin);
+      if (op.isDpsInit(&operand))
+        writes.insert(origin);
+    }
+  }
+
+  /// Whether the two may run at once: neither writes a buffer the other
+  /// touches.
+  bool independentOf(const Footprint &other) const {
+    auto touches = [](const Footprint &f, Value origin) {
+      return f.reads.contains(origin) || f.writes.contains(origin);
+    };
+    return llvm::none_of(writes, [&](Value v) { return touches(other, v); }) &&
+           llvm::none_of(other.writes,
+                         [&](Value v) { return touches(*this, v); });
+  }
+};
+
+/// The runs of `block`'s elementwise ops (elementwiseIterations) that may
+/// share one task: consecutive but for ops that touch no memory (views,
+/// index arithmetic), and each independent of the others.
+SmallVector<SmallVector<linalg::LinalgOp>> independentRuns(Block &block) {
+  SmallVector<SmallVector<linalg::LinalgOp>> runs;
+  SmallVector<Footprint> footprints;
+  bool open = false;
+  for (Operation &op : block) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+    if (linalgOp && elementwiseIterations(linalgOp) > 0) {
+      Footprint footprint(linalgOp);
+      if (!open || !llvm::all_of(footprints, [&](const Footprint &f) {
+            return f.independentOf(footprint);
+          })) {
+        runs.emplace_back();
+        footprints.clear();
+      }
+      runs.back().push_back(linalgOp);
+      footprints.push_back(std::move(footprint));
+      open = true;
+      continue;
+    }
+    if (op.getNumRegions() == 0 && isMemoryEffectFree(&op))
+      continue;
+    open = false;
+  }
+  return runs;
+}
+
+/// The largest product of two of `counts`' values stays below 2^62: a
+/// shared task's bounds (n * begin / P) do not overflow.
+bool boundsFit(ArrayRef<int64_t> counts) {
+  int64_t largest = *llvm::max_element(counts);
+  return llvm::all_of(counts, [&](int64_t n) {
+    return largest == 0 || n <= (int64_t(1) << 62) / largest;
+  });
+}
+
 struct ZeroHostParallelLoopsPass
     : public zero::impl::ZeroHostParallelLoopsBase<ZeroHostParallelLoopsPass> {
   using Base::Base;
@@ -95,70 +233,84 @@ struct ZeroHostParallelLoopsPass
   void runOnOperation() override {
     if (minElements <= 0)
       return;
-    SmallVector<linalg::LinalgOp> ops;
+    SmallVector<SmallVector<linalg::LinalgOp>> runs;
     getOperation().walk([&](func::FuncOp fn) {
       if (fn->hasAttr(zero::kHostTaskAttrName))
         return;
-      fn.walk([&](linalg::LinalgOp op) {
-        if (elementwiseIterations(op) >= minElements)
-          ops.push_back(op);
+      fn.walk([&](Block *block) {
+        for (SmallVector<linalg::LinalgOp> &run : independentRuns(*block)) {
+          int64_t elements = 0;
+          for (linalg::LinalgOp op : run)
+            elements += elementwiseIterations(op);
+          if (elements >= minElements)
+            runs.push_back(std::move(run));
+        }
       });
     });
     IRRewriter rewriter(&getContext());
     llvm::DenseMap<Operation *, unsigned> tasks;
-    for (linalg::LinalgOp op : ops) {
-      op = flattenDenseNest(rewriter, op);
-      auto fn = op->getParentOfType<func::FuncOp>();
-      Location loc = op.getLoc();
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::LinalgLoops> loops =
-          linalg::linalgOpToParallelLoops(rewriter, op);
-      if (failed(loops) || loops->size() != 1) {
-        mlir::emitRemark(loc, "zero-host-parallel-loops: stays on one "
-                              "thread: it does not become one parallel loop");
-        if (succeeded(loops))
-          rewriter.eraseOp(op);
+    for (ArrayRef<linalg::LinalgOp> run : runs) {
+      auto fn = run.front()->getParentOfType<func::FuncOp>();
+      SmallVector<ElementLoop> loops;
+      for (linalg::LinalgOp op : run)
+        if (std::optional<ElementLoop> loop = toElementLoop(rewriter, op))
+          loops.push_back(*loop);
+      if (loops.empty())
         continue;
-      }
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      rewriter.eraseOp(op);
-      auto nest = cast<scf::ParallelOp>(loops->front());
-      rewriter.setInsertionPoint(nest);
-      // One loop over every element, cut into chunks of consecutive
-      // elements; or, where the outer loops alone make enough chunks, one
-      // over them, each iteration running the innermost loop whole, which
-      // stays contiguous and vectorizes (one index delinearized per element
-      // keeps the loop scalar: a block-quantization loop ran 9x slower).
-      scf::ParallelOp flat = nest;
-      int64_t grain = 1;
-      if (nest.getNumLoops() > 1) {
-        std::vector<unsigned> all(nest.getNumLoops());
-        std::iota(all.begin(), all.end(), 0u);
-        int64_t outerIterations = std::accumulate(
-            ranges.begin(), ranges.end() - 1, int64_t(1), std::multiplies<>());
-        std::vector<std::vector<unsigned>> groups = {all};
-        if (outerIterations >= kMinOuterIterations &&
-            ranges.back() >= kMinInnerIterations) {
-          groups = {{all.begin(), all.end() - 1}, {all.back()}};
-          grain = ranges.back();
-        }
-        // The collapsed loop replaces the nest after its bounds' arithmetic.
-        Block *block = nest->getBlock();
-        Operation *before = nest->getPrevNode();
-        collapseParallelLoops(rewriter, nest, groups);
-        Operation *next = before ? before->getNextNode() : &block->front();
-        while (!isa<scf::ParallelOp>(next))
-          next = next->getNextNode();
-        flat = cast<scf::ParallelOp>(next);
-      }
-      scf::ForOp loop = zero::toSequentialLoops(flat);
-      if (!zero::runAcrossCores(loop, fn, tasks[fn]++, /*queued=*/false, grain))
-        mlir::emitRemark(loc)
-            << "zero-host-parallel-loops: stays on one thread: it uses a "
-               "value of type "
-            << zero::valueTaskCannotTake(loop).getType()
-            << ", which a task cannot take (" << zero::kTaskValues << ")";
+      if (loops.size() > 1 && runTogether(loops, fn, tasks[fn]))
+        continue;
+      for (ElementLoop &each : loops)
+        runAlone(each, fn, tasks[fn]);
     }
+  }
+
+  /// Runs `each` across the cores as a task of its own, where it is large
+  /// enough; says why where it stays on one thread.
+  void runAlone(ElementLoop &each, func::FuncOp fn, unsigned &index) {
+    std::optional<int64_t> iterations = zero::constantTripCount(each.loop);
+    if (iterations && *iterations * each.grain < minElements)
+      return;
+    Location loc = each.loop.getLoc();
+    Value unpassable = zero::valueTaskCannotTake(each.loop);
+    if (zero::runAcrossCores(each.loop, fn, index, /*queued=*/false,
+                             each.grain)) {
+      ++index;
+      return;
+    }
+    mlir::emitRemark(loc)
+        << "zero-host-parallel-loops: stays on one thread: it uses a "
+           "value of type "
+        << unpassable.getType() << ", which a task cannot take ("
+        << zero::kTaskValues << ")";
+  }
+
+  /// Runs `loops` across the cores as one task, each thread its part of
+  /// every loop, where each has constant bounds and a task can take them:
+  /// one wait for all, not one for each. The loops move, in order, to where
+  /// the last is; the ops between them touch no memory.
+  bool runTogether(ArrayRef<ElementLoop> loops, func::FuncOp fn,
+                   unsigned &index) {
+    SmallVector<scf::ForOp> forLoops;
+    SmallVector<int64_t> counts;
+    int64_t elements = 0;
+    for (const ElementLoop &each : loops) {
+      std::optional<int64_t> count = zero::constantTripCount(each.loop);
+      if (!count || zero::valueTaskCannotTake(each.loop))
+        return false;
+      forLoops.push_back(each.loop);
+      counts.push_back(*count);
+      elements += *count * each.grain;
+    }
+    if (!boundsFit(counts))
+      return false;
+    for (scf::ForOp loop : ArrayRef(forLoops).drop_back())
+      loop->moveBefore(forLoops.back());
+    int64_t shared = *llvm::max_element(counts);
+    int64_t grain = std::max<int64_t>(1, elements / shared);
+    if (!zero::runTogetherAcrossCores(forLoops, fn, index, grain))
+      return false;
+    ++index;
+    return true;
   }
 };
 

@@ -166,7 +166,7 @@ func.func @dynamic_layout(%a: memref<65536xf32, strided<[?], offset: ?>>) {
 // the op becomes a loop on the rank's thread, and says why.
 // CHECK-LABEL: func.func @vector_value
 // CHECK: scf.for
-// CHECK-NOT: zero_rt_parallel_for
+// CHECK-NOT: call @zero_rt_parallel_for
 #map = affine_map<(i) -> (i)>
 func.func @vector_value(%a: memref<65536xf32>, %v: vector<4xf32>) {
   // expected-remark @+1 {{zero-host-parallel-loops: stays on one thread: it uses a value of type 'vector<4xf32>', which a task cannot take (a number or a buffer of static shape)}}
@@ -176,6 +176,106 @@ func.func @vector_value(%a: memref<65536xf32>, %v: vector<4xf32>) {
     %e = vector.extract %v[0] : f32 from vector<4xf32>
     %q = arith.addf %b, %e : f32
     linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+// Independent updates (each moment in its own buffer) share one task: one
+// zero_rt_parallel_for over the larger's 32768 elements, each range
+// [begin, end) of which runs n * begin / 32768 to n * end / 32768 of each
+// loop of n, one loop after the other, so that no thread waits between
+// them; an iteration of the task is one element (the floor of 32816 /
+// 32768). The small one (48 elements, below min-elements alone) runs with
+// them; the view and the constant between the two stay where they are.
+// CHECK-LABEL: func.func @independent
+// CHECK: constant @independent_host0
+// CHECK: %[[N:.*]] = arith.index_cast %c32768{{.*}} : index to i64
+// CHECK: call @zero_rt_parallel_for(%{{.*}}, %{{.*}}, %[[N]], %c1_i64)
+// CHECK-NOT: call @zero_rt_parallel_for
+// CHECK-NOT: linalg.generic
+// CHECK: func.func private @independent_host0(%{{.*}}: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64)
+// CHECK-DAG: %[[B:.*]] = arith.index_cast %[[BEGIN]] : i64 to index
+// CHECK-DAG: %[[E:.*]] = arith.index_cast %[[END]] : i64 to index
+// The larger loop's part is [begin, end) itself.
+// CHECK: scf.for %{{.*}} = %[[B]] to %[[E]]
+// CHECK: arith.mulf
+// CHECK: %[[N2:.*]] = arith.constant 48 : index
+// CHECK: %[[ALL2:.*]] = arith.constant 32768 : index
+// CHECK: %[[X2:.*]] = arith.muli %[[N2]], %[[B]] : index
+// CHECK: %[[FROM2:.*]] = arith.divui %[[X2]], %[[ALL2]] : index
+// CHECK: %[[Y2:.*]] = arith.muli %[[N2]], %[[E]] : index
+// CHECK: %[[TO2:.*]] = arith.divui %[[Y2]], %[[ALL2]] : index
+// CHECK: scf.for %{{.*}} = %[[FROM2]] to %[[TO2]]
+// CHECK: arith.addf
+#map = affine_map<(i, j) -> (i, j)>
+#id = affine_map<(i) -> (i)>
+func.func @independent(%m: memref<128x256xf32>, %g: memref<128x256xf32>, %v: memref<64xf32>, %h: memref<48xf32>, %s: f32) {
+  linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%g : memref<128x256xf32>) outs(%m : memref<128x256xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %p = arith.mulf %a, %s : f32
+    linalg.yield %p : f32
+  }
+  %part = memref.subview %v[16] [48] [1] : memref<64xf32> to memref<48xf32, strided<[1], offset: 16>>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%h : memref<48xf32>) outs(%part : memref<48xf32, strided<[1], offset: 16>>) {
+  ^bb0(%a: f32, %b: f32):
+    %q = arith.addf %a, %b : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+// Negative: the second update reads what the first writes, so the two may
+// not run at once: a task and a wait each, in order.
+// CHECK-LABEL: func.func @dependent
+// CHECK: call @zero_rt_parallel_for
+// CHECK: call @zero_rt_parallel_for
+// CHECK: return
+#map = affine_map<(i, j) -> (i, j)>
+func.func @dependent(%m: memref<128x256xf32>, %g: memref<128x256xf32>, %w: memref<128x256xf32>) {
+  linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%g : memref<128x256xf32>) outs(%m : memref<128x256xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %p = arith.addf %a, %b : f32
+    linalg.yield %p : f32
+  }
+  linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%m : memref<128x256xf32>) outs(%w : memref<128x256xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %p = arith.subf %b, %a : f32
+    linalg.yield %p : f32
+  }
+  return
+}
+
+// -----
+
+// Negative: an op that touches memory between two independent updates (a
+// copy) keeps them apart: the first must be done before it, the second
+// may not start before it.
+// CHECK-LABEL: func.func @apart
+// CHECK: call @zero_rt_parallel_for
+// CHECK: memref.copy
+// CHECK: call @zero_rt_parallel_for
+#map = affine_map<(i, j) -> (i, j)>
+func.func @apart(%m: memref<128x256xf32>, %g: memref<128x256xf32>, %v: memref<128x256xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel", "parallel"]}
+      outs(%m : memref<128x256xf32>) {
+  ^bb0(%b: f32):
+    %p = arith.addf %b, %b : f32
+    linalg.yield %p : f32
+  }
+  memref.copy %x, %y : memref<4xf32> to memref<4xf32>
+  linalg.generic {indexing_maps = [#map], iterator_types = ["parallel", "parallel"]}
+      outs(%v : memref<128x256xf32>) {
+  ^bb0(%b: f32):
+    %p = arith.mulf %b, %b : f32
+    linalg.yield %p : f32
   }
   return
 }

@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -67,6 +68,18 @@ struct HostTask {
 std::optional<HostTask> outlineTask(mlir::scf::ForOp loop,
                                     mlir::func::FuncOp fn, unsigned index);
 
+/// `loops` (each with constant bounds) as one task, as outlineTask makes
+/// one of a loop: the task's iterations are those of the largest loop, P,
+/// and a range [begin, end) of them runs iterations [n * begin / P,
+/// n * end / P) of each loop of n, one loop after another. Each loop's
+/// iterations are run once, by the same operations; the loops must not
+/// depend on one another, for different ranges run at once.
+std::optional<HostTask> outlineTask(llvm::ArrayRef<mlir::scf::ForOp> loops,
+                                    mlir::func::FuncOp fn, unsigned index);
+
+/// How many iterations `loop` makes, where its bounds are constants.
+std::optional<int64_t> constantTripCount(mlir::scf::ForOp loop);
+
 /// Runs `loop` (one `scf.for`, independent iterations) across the host's
 /// cores: its body becomes a task, `@<function>_host<index>(context, begin,
 /// end)` marked `zero.host_task`, over iterations [begin, end), and the loop
@@ -79,6 +92,16 @@ std::optional<HostTask> outlineTask(mlir::scf::ForOp loop,
 /// the loop as it is, and returns false, when a value cannot pass.
 bool runAcrossCores(mlir::scf::ForOp loop, mlir::func::FuncOp fn,
                     unsigned index, bool queued = false, int64_t grain = 1);
+
+/// Runs `loops` (constant bounds, independent of one another, in one block,
+/// where the last stands) across the host's cores as one task (outlineTask
+/// of several): one zero_rt_parallel_for, each thread running its part of
+/// every loop, with no wait between them; `grain` is the elements of one
+/// of the task's iterations. Leaves the loops, and returns false, when a
+/// value cannot pass.
+bool runTogetherAcrossCores(llvm::ArrayRef<mlir::scf::ForOp> loops,
+                            mlir::func::FuncOp fn, unsigned index,
+                            int64_t grain);
 
 } // namespace zero
 

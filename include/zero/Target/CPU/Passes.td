@@ -479,6 +479,21 @@ def ZeroHostParallelLoops
     `ZERO_HOST_THREADS`. With one share (several ranks on few cores, or a
     loop of one chunk) the task runs on the calling thread.
 
+    Consecutive such ops that are independent of one another (none writes
+    a buffer another reads or writes, each buffer known by its origin, an
+    entry's arguments being distinct buffers as zero's launchers pass them)
+    and have only ops that touch no memory between them (views, index
+    arithmetic) run as one task: a step's updates of its many tensors. The
+    task's iterations are those of the largest op's loop, P, and a range
+    [begin, end) of them runs iterations [n * begin / P, n * end / P) of
+    each loop of n, one loop after another, so each thread runs its part
+    of every update and waits once, not once for each large tensor (50
+    waits a step for GPT-2 small's AdamW, each paying a worker's wake-up
+    and the slower thread's lag). Such a
+    run is split when its ops together have at least `min-elements`
+    iterations, so that small ones (biases, norms' weights) run across the
+    cores with the large.
+
     Each element is computed by the same operations as before: results do
     not change. Reductions, matmuls and ops of dynamic size stay as they
     are. A task takes the values its loop uses through a context of 64-bit
@@ -502,7 +517,8 @@ def ZeroHostParallelLoops
   }];
   let options = [
     Option<"minElements", "min-elements", "int64_t", /*default=*/"16384",
-           "The fewest iterations an op is split for (0: none)">,
+           "The fewest iterations an op, or a run of independent ops, is "
+           "split for (0: none)">,
   ];
   let dependentDialects = [
     "mlir::scf::SCFDialect", "mlir::LLVM::LLVMDialect",
