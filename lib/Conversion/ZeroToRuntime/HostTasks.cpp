@@ -200,6 +200,11 @@ std::optional<HostTask> zero::outlineTask(ArrayRef<scf::ForOp> loops,
       tripCounts.push_back(*count);
       shared = std::max(shared, *count);
     }
+    // n * end must not overflow: every product stays below 2^62.
+    if (llvm::any_of(tripCounts, [&](int64_t n) {
+          return shared != 0 && n > (int64_t(1) << 62) / shared;
+        }))
+      return std::nullopt;
   }
   SmallVector<Value> passed, copied;
   if (splitTaskValues(loops, passed, copied))

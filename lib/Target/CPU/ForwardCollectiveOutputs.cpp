@@ -337,7 +337,7 @@ struct ZeroForwardCollectiveOutputsPass
     // Once each gather writes into the buffer its result lives in, its
     // input can be that buffer's own part.
     getOperation().walk(
-        [&](zero::AllGatherBufferOp gather) { gatherInPlace(gather); });
+        [](zero::AllGatherBufferOp gather) { gatherInPlace(gather); });
   }
 };
 

@@ -96,6 +96,8 @@ linalg::LinalgOp flattenDenseNest(IRRewriter &rewriter, linalg::LinalgOp op) {
 struct ElementLoop {
   scf::ForOp loop;
   int64_t grain = 1;
+  /// The op's iterations: the loop's, times `grain`.
+  int64_t elements = 0;
 };
 
 /// `op` (elementwise, static: elementwiseIterations) as one `scf.for` over
@@ -149,16 +151,15 @@ std::optional<ElementLoop> toElementLoop(IRRewriter &rewriter,
   scf::ForOp loop = zero::toSequentialLoops(flat);
   // Its bound as the constant it is (collapsing multiplied the sizes), for
   // a task that runs it beside other loops.
-  int64_t iterations = std::accumulate(ranges.begin(), ranges.end(), int64_t(1),
-                                       std::multiplies<>()) /
-                       grain;
+  int64_t elements = std::accumulate(ranges.begin(), ranges.end(), int64_t(1),
+                                     std::multiplies<>());
   if (getConstantIntValue(loop.getLowerBound()) == 0 &&
       getConstantIntValue(loop.getStep()) == 1) {
     rewriter.setInsertionPoint(loop);
     loop.setUpperBound(
-        arith::ConstantIndexOp::create(rewriter, loc, iterations));
+        arith::ConstantIndexOp::create(rewriter, loc, elements / grain));
   }
-  return ElementLoop{loop, grain};
+  return ElementLoop{loop, grain, elements};
 }
 
 /// The buffers an elementwise op reads and writes, each as its origin.
@@ -217,15 +218,6 @@ SmallVector<SmallVector<linalg::LinalgOp>> independentRuns(Block &block) {
   return runs;
 }
 
-/// The largest product of two of `counts`' values stays below 2^62: a
-/// shared task's bounds (n * begin / P) do not overflow.
-bool boundsFit(ArrayRef<int64_t> counts) {
-  int64_t largest = *llvm::max_element(counts);
-  return llvm::all_of(counts, [&](int64_t n) {
-    return largest == 0 || n <= (int64_t(1) << 62) / largest;
-  });
-}
-
 struct ZeroHostParallelLoopsPass
     : public zero::impl::ZeroHostParallelLoopsBase<ZeroHostParallelLoopsPass> {
   using Base::Base;
@@ -267,45 +259,37 @@ struct ZeroHostParallelLoopsPass
   /// Runs `each` across the cores as a task of its own, where it is large
   /// enough; says why where it stays on one thread.
   void runAlone(ElementLoop &each, func::FuncOp fn, unsigned &index) {
-    std::optional<int64_t> iterations = zero::constantTripCount(each.loop);
-    if (iterations && *iterations * each.grain < minElements)
+    if (each.elements < minElements)
       return;
-    Location loc = each.loop.getLoc();
-    Value unpassable = zero::valueTaskCannotTake(each.loop);
     if (zero::runAcrossCores(each.loop, fn, index, /*queued=*/false,
                              each.grain)) {
       ++index;
       return;
     }
-    mlir::emitRemark(loc)
+    // The loop is left as it was.
+    mlir::emitRemark(each.loop.getLoc())
         << "zero-host-parallel-loops: stays on one thread: it uses a "
            "value of type "
-        << unpassable.getType() << ", which a task cannot take ("
-        << zero::kTaskValues << ")";
+        << zero::valueTaskCannotTake(each.loop).getType()
+        << ", which a task cannot take (" << zero::kTaskValues << ")";
   }
 
   /// Runs `loops` across the cores as one task, each thread its part of
   /// every loop, where each has constant bounds and a task can take them:
-  /// one wait for all, not one for each. The loops move, in order, to where
-  /// the last is; the ops between them touch no memory.
+  /// one wait for all, not one for each. The task runs where the last loop
+  /// is; the ops between the loops touch no memory.
   bool runTogether(ArrayRef<ElementLoop> loops, func::FuncOp fn,
                    unsigned &index) {
     SmallVector<scf::ForOp> forLoops;
-    SmallVector<int64_t> counts;
-    int64_t elements = 0;
+    int64_t elements = 0, shared = 0;
     for (const ElementLoop &each : loops) {
       std::optional<int64_t> count = zero::constantTripCount(each.loop);
-      if (!count || zero::valueTaskCannotTake(each.loop))
+      if (!count)
         return false;
       forLoops.push_back(each.loop);
-      counts.push_back(*count);
-      elements += *count * each.grain;
+      elements += each.elements;
+      shared = std::max(shared, *count);
     }
-    if (!boundsFit(counts))
-      return false;
-    for (scf::ForOp loop : ArrayRef(forLoops).drop_back())
-      loop->moveBefore(forLoops.back());
-    int64_t shared = *llvm::max_element(counts);
     int64_t grain = std::max<int64_t>(1, elements / shared);
     if (!zero::runTogetherAcrossCores(forLoops, fn, index, grain))
       return false;

@@ -73,7 +73,8 @@ std::optional<HostTask> outlineTask(mlir::scf::ForOp loop,
 /// and a range [begin, end) of them runs iterations [n * begin / P,
 /// n * end / P) of each loop of n, one loop after another. Each loop's
 /// iterations are run once, by the same operations; the loops must not
-/// depend on one another, for different ranges run at once.
+/// depend on one another, for different ranges run at once. None, with
+/// nothing changed, when a value cannot pass or n * P could overflow.
 std::optional<HostTask> outlineTask(llvm::ArrayRef<mlir::scf::ForOp> loops,
                                     mlir::func::FuncOp fn, unsigned index);
 
@@ -94,11 +95,12 @@ bool runAcrossCores(mlir::scf::ForOp loop, mlir::func::FuncOp fn,
                     unsigned index, bool queued = false, int64_t grain = 1);
 
 /// Runs `loops` (constant bounds, independent of one another, in one block,
-/// where the last stands) across the host's cores as one task (outlineTask
-/// of several): one zero_rt_parallel_for, each thread running its part of
-/// every loop, with no wait between them; `grain` is the elements of one
-/// of the task's iterations. Leaves the loops, and returns false, when a
-/// value cannot pass.
+/// with nothing between them that touches memory) across the host's cores
+/// as one task (outlineTask of several), called where the last loop is:
+/// one zero_rt_parallel_for, each thread running its part of every loop,
+/// with no wait between them; `grain` is the elements of one of the
+/// task's iterations. Leaves the loops, and returns false, where
+/// outlineTask makes none.
 bool runTogetherAcrossCores(llvm::ArrayRef<mlir::scf::ForOp> loops,
                             mlir::func::FuncOp fn, unsigned index,
                             int64_t grain);
