@@ -33,11 +33,13 @@ Each time is a median over steps 2..K, the best of --repeat runs of each
 row (this VM's times move by some 10% from run to run).
 Then the device state per rank that offload=optimizer saves (zero-report),
 against its formula, for the fp32 step and for a mixed-precision training
-loop whose masters go to the host too, and the most device memory the step holds at once on
-the stand-in CUDA driver: AdamW's with and without offload, and with and
+loop whose masters go to the host too, and the most device memory the step
+holds at once on the stand-in CUDA driver, beside its later steps' time
+and system allocations: AdamW's with and without offload, and with and
 without the gradient shards freed once the host queue has copied them
 down, and with the staging of gradient shards and new weights held within
-32 MiB a rank (ZERO_STAGING_BYTES); LAMB's with and without offload, and
+32 MiB a rank (ZERO_STAGING_BYTES); AdamW's offloaded on one rank, whose
+staging passes the default budget; LAMB's with and without offload, and
 with that staging bound; and a mixed-precision training loop's, with its
 state taken and returned whole and as shards (shard-function-boundary).
 
@@ -171,14 +173,19 @@ def standin_device_peaks(build, bin_dir, work, model, variants, ranks=4,
                  "--passes=zero-weight-update-sharding{%s}" % passes,
                  "--lowering-options=" + lowering, "-o", artifact])
             artifacts[(passes, lowering)] = artifact
-        out = subprocess.run(
+        launched = subprocess.run(
             [os.path.join(bin_dir, "zero-launch"), artifact, "--generate",
              "--ranks", str(ranks), "--steps", str(steps)],
             env=dict(env, **extra), check=True, text=True,
-            capture_output=True).stderr
+            capture_output=True)
+        out = launched.stdout + launched.stderr
         match = re.search(r"peak memory ([0-9]+) bytes, pinned host memory "
                           r"([0-9]+) bytes", out)
-        peaks.append((name, int(match.group(1)), int(match.group(2))))
+        later = re.findall(r"median ([0-9.]+) ms, ([0-9]+) system "
+                           r"allocations", out)
+        peaks.append((name, int(match.group(1)), int(match.group(2)),
+                      max(float(ms) for ms, _ in later),
+                      sum(int(n) for _, n in later)))
     return peaks
 
 
@@ -188,9 +195,10 @@ def print_peaks(what, peaks, ranks=4, steps=3):
           "N = %d, %d step%s, on the stand-in CUDA driver (no kernel runs: "
           "each rank as far ahead as it goes):" %
           (what, ranks, steps, "" if steps == 1 else "s"))
-    for name, device, pinned in peaks:
-        print("  %-50s device %8.1f MB, pinned host %7.1f MB" %
-              (name, device * mb, pinned * mb))
+    for name, device, pinned, median, allocations in peaks:
+        print("  %-50s device %8.1f MB, pinned host %7.1f MB; steps 2-%d: "
+              "%.1f ms a step, %d system allocations" %
+              (name, device * mb, pinned * mb, steps, median, allocations))
 
 
 def print_saving(without, offloaded, params, ranks=4):
@@ -216,6 +224,24 @@ def print_staging(after_wait, by_queue, bounded, params, ranks=4):
           "%d MiB a rank" % (ranks, (after_wait - moments) * mb,
                               (by_queue - moments) * mb,
                               (bounded - moments) * mb, STAGING_BOUND >> 20))
+
+
+def print_one_rank_staging(build, bin_dir, params, steps=6):
+    """The offloaded AdamW step on one rank, whose staging (a gradient shard
+    and a weight shard of the whole model, 8 bytes a parameter) passes the
+    default staging budget: each step carves it out of the rank's staging
+    arena, reaching no allocator once the arena has grown."""
+    with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
+        peaks = standin_device_peaks(build, bin_dir, work, [
+            "--optimizer", "adamw"], [
+            ("offload=optimizer, one rank",
+             "shard-function-boundary offload=optimizer", "cublas=false", {})],
+            ranks=1, steps=steps)
+    if not peaks:
+        return
+    print_peaks("AdamW, its staging (%.1f MB) beyond the default budget "
+                "(256 MiB)" % (8 * params / (1 << 20)), peaks, ranks=1,
+                steps=steps)
 
 
 def print_loop_peaks(build, bin_dir, ranks=4, scale=2):
@@ -248,8 +274,9 @@ def print_loop_peaks(build, bin_dir, ranks=4, scale=2):
     state = 3 * 4 * params * ranks
     print("  fp32 state (w, m, v) the %d ranks take in: whole %.1f MB, as "
           "shards %.1f MB" % (ranks, state * mb, state / ranks * mb))
-    for (name, device, pinned), (_, shard_device, shard_pinned) in zip(
-            peaks[:2], peaks[2:]):
+    for whole, shards in zip(peaks[:2], peaks[2:]):
+        (name, device, pinned), (shard_device, shard_pinned) = (
+            whole[:3], shards[1:3])
         print("  %s: as shards, %.2fx less device memory, %s" % (
             name, device / shard_device,
             "%.2fx less pinned" % (pinned / shard_pinned) if shard_pinned
@@ -357,6 +384,7 @@ def main():
                (peaks[1][1] - peaks[2][1]) * mb / 4))
         print_saving(peaks[0][1], peaks[2][1], params)
         print_staging(peaks[1][2], peaks[2][2], peaks[3][2], params)
+    print_one_rank_staging(args.build, bin_dir, params)
     # LAMB's host loops also make its update direction, which the weight's
     # kernel reads once the norms are gathered.
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:

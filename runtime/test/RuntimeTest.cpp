@@ -799,10 +799,10 @@ TEST(HostQueue, StagingWaitsForTheQueuesFreesWithinItsBudget) {
 }
 
 TEST(HostQueue, ReleasingHostMemoryReturnsTheKeptStaging) {
-  // A staging buffer the queue freed is kept for the rank's next one of its
-  // size: taking it again reaches no allocator. zero_host_memory_release
+  // A staging buffer the queue freed goes back to the rank's arena: taking
+  // one of its size again reaches no allocator. zero_host_memory_release
   // (which an allocation that failed calls before it tries again) returns
-  // it, so the next one is a new allocation.
+  // the arena, nothing in it in use, so the next one is a new allocation.
   LocalWorld world(1);
   world.run([&](zero_rank *rank, int32_t) {
     auto allocations = [&] {
@@ -840,8 +840,8 @@ void ownRelease(void *pointer) {
 
 TEST(HostQueue, KeptStagingGoesBackToItsOwnAllocator) {
   // The pinned staging an allocation of pinned memory that failed returns
-  // is the CUDA backend's alone: releasing the kept buffers of one release
-  // function leaves the others kept.
+  // is the CUDA backend's alone: a rank has an arena for each allocator,
+  // and releasing those of one release function leaves the others.
   LocalWorld world(1);
   world.run([&](zero_rank *, int32_t) {
     void *own = zero::rt::takeStaging(2048, ownAllocate, ownRelease);
@@ -856,6 +856,98 @@ TEST(HostQueue, KeptStagingGoesBackToItsOwnAllocator) {
     zero::rt::releaseKeptStaging(ownRelease); // nothing kept any more
     EXPECT_EQ(ownReleased.load(), 1);
   });
+}
+
+namespace {
+/// An allocator of staging that counts what it allocates, aligned as
+/// CUDA's.
+std::atomic<int> countedAllocations{0};
+void *countedAllocate(int64_t bytes) {
+  ++countedAllocations;
+  return std::aligned_alloc(256, (size_t(bytes) + 255) / 256 * 256);
+}
+/// An update on the host queue: the rank queues the next ones meanwhile.
+struct Updating {
+  static void task(void *, int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+  }
+};
+} // namespace
+
+TEST(HostQueue, StagingOfMixedSizesStopsAllocatingOnceItsArenaHasGrown) {
+  // A step's staging of many sizes, 119 KiB in all, within a budget of 64 KiB,
+  // each freed after an update on the queue that the rank does not wait
+  // for: the rank runs ahead until it waits for the queue's frees, and once
+  // its arena has grown to
+  // what it holds at once (the first steps), its steps reach no allocator.
+  // The buffers it holds at once never overlap, and each is aligned as a
+  // CUDA allocation.
+  setenv("ZERO_STAGING_BYTES", "65536", 1);
+  // GPT-2 small's gradient shards at N = 1 over 4096, the order of its
+  // backward pass: twelve layers, then the position and token embeddings.
+  std::vector<int64_t> sizes;
+  for (int layer = 0; layer < 12; ++layer)
+    for (int64_t bytes : {2304, 3, 2304, 1, 1, 576, 1, 1728, 2, 1, 1})
+      sizes.push_back(bytes);
+  sizes.push_back(768);
+  sizes.push_back(37694);
+  LocalWorld world(2);
+  world.run([&](zero_rank *, int32_t) {
+    for (int step = 0; step < 6; ++step) {
+      if (step == 3)
+        countedAllocations = 0;
+      for (int64_t bytes : sizes) {
+        auto *buffer = static_cast<unsigned char *>(
+            zero::rt::takeStaging(bytes, countedAllocate, std::free));
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer) % 256, 0u);
+        std::memset(buffer, 0xa5, size_t(bytes));
+        zero_rt_host_queue_for(Updating::task, nullptr, 0, 1);
+        zero_rt_host_queue_free_staging(buffer);
+      }
+      zero_rt_host_queue_join();
+    }
+    std::vector<std::pair<char *, int64_t>> together;
+    for (int64_t bytes : {int64_t(9000), int64_t(700), int64_t(20000)})
+      together.push_back({static_cast<char *>(zero::rt::takeStaging(
+                              bytes, countedAllocate, std::free)),
+                          bytes});
+    for (size_t i = 0; i < together.size(); ++i)
+      for (size_t j = i + 1; j < together.size(); ++j)
+        EXPECT_TRUE(
+            together[i].first + together[i].second <= together[j].first ||
+            together[j].first + together[j].second <= together[i].first);
+    for (auto [buffer, bytes] : together)
+      zero_rt_host_queue_free_staging(buffer);
+    zero_rt_host_queue_join();
+  });
+  EXPECT_EQ(countedAllocations.load(), 0);
+  unsetenv("ZERO_STAGING_BYTES");
+}
+
+TEST(HostQueueDeathTest, TheRankCannotFreeStaging) {
+  // Staging goes back only through the queue: zero_rt_free of a staging
+  // buffer (the arena's first, one outside the arena while it grows, or one
+  // carved after the first) ends the process with a message rather than
+  // handing it to the rank's pool.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (int which = 0; which < 3; ++which)
+    EXPECT_EXIT(
+        {
+          void *first = zero_rt_host_alloc_staging(512);
+          void *outside = zero_rt_host_alloc_staging(512);
+          if (which < 2)
+            zero_rt_free(which == 0 ? first : outside);
+          zero_rt_host_queue_free_staging(first);
+          zero_rt_host_queue_free_staging(outside);
+          zero_rt_host_queue_join();
+          // The arena has grown to hold both: the second is carved.
+          void *again = zero_rt_host_alloc_staging(512);
+          void *carved = zero_rt_host_alloc_staging(512);
+          if (carved == static_cast<char *>(again) + 512)
+            zero_rt_free(carved);
+        },
+        ::testing::ExitedWithCode(1),
+        "zero_rt_free of a staging buffer, which only the host queue frees");
 }
 
 namespace {

@@ -234,6 +234,18 @@ private:
     }
   }
 
+  /// Makes the host buffer that `dealloc`, a free the rank makes after all,
+  /// frees an allocation of the rank's again, not staging: only the queue
+  /// gives staging back (zero_rt_host_queue_free_staging), and the rank
+  /// frees its buffers as it allocates them.
+  static void unstage(memref::DeallocOp dealloc) {
+    if (!dealloc->hasAttr(zero::kStagingAttrName))
+      return;
+    dealloc->removeAttr(zero::kStagingAttrName);
+    if (auto staging = dealloc.getMemref().getDefiningOp<zero::HostAllocOp>())
+      staging.setStaging(false);
+  }
+
   /// Whether every use of `buffer` (through views) but `dealloc` is inside
   /// a queued op of this block, and one is.
   bool usedOnlyByQueue(Value buffer, memref::DeallocOp dealloc) {
@@ -488,6 +500,8 @@ private:
           // A free that must follow the wait is the rank's, as it was.
           if (!isQueuedFree(op))
             ++stats.unqueued;
+          else
+            unstage(cast<memref::DeallocOp>(op));
           op->removeAttr(zero::kQueuedAttrName);
           defer(op);
           continue;

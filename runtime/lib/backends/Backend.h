@@ -193,17 +193,22 @@ void enqueueUpdate(void (*task)(void *, int64_t, int64_t), void *context,
 void enqueueHostWork(std::function<void()> work);
 
 /// A staging buffer of `bytes` for the bound rank once the rank's staging
-/// budget allows it (Staging.cpp): one its queue freed, or a new one from
-/// `allocate`; `release` returns one to the system when the budget needs
-/// its room.
+/// budget allows it (Staging.cpp): carved out of the rank's arena of
+/// `allocate`'s memory, or new from `allocate` while the arena grows;
+/// `release` returns what goes back to the system.
 void *takeStaging(int64_t bytes, void *(*allocate)(int64_t),
                   void (*release)(void *));
-/// Returns the staging buffers every rank keeps for its next ones (those
-/// that `release` returns) to where they came from: an allocation that
-/// failed tries again with their room.
+/// Returns every rank's staging arena that `release` returns, where nothing
+/// in it is in use, to where it came from: an allocation that failed tries
+/// again with its room.
 void releaseKeptStaging(void (*release)(void *));
-/// Returns a buffer of zero_rt_host_alloc's, in use, to the system
-/// allocator rather than to the rank's pool (HostMemory.cpp).
+/// Whether `pointer` is a staging buffer in use (Staging.cpp).
+bool isStaging(const void *pointer);
+/// `bytes` of host memory from the system allocator, aligned as
+/// zero_rt_alloc's, that no pool knows (HostMemory.cpp): an allocation that
+/// fails gives the pools back and tries again, then ends the process.
+void *allocateHostBuffer(int64_t bytes);
+/// Returns a buffer of allocateHostBuffer's to the system allocator.
 void releaseHostBuffer(void *pointer);
 
 } // namespace zero::rt

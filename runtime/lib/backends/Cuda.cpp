@@ -472,8 +472,9 @@ static const char *memoryName(GpuMemory kind) {
 static void releasePinnedHost(void *pointer);
 
 /// Memory of `kind` of `size` bytes from the rank's pool, or new (after
-/// returning every pool, and for pinned memory the staging buffers kept,
-/// to the driver, once the device is idle, when the memory is full).
+/// returning every pool, and for pinned memory the staging arenas with
+/// nothing in use, to the driver, once the device is idle, when the memory
+/// is full).
 static CUresult allocate(Gpu &g, size_t size, GpuMemory kind, void *&pointer) {
   CUevent pending = nullptr;
   {
@@ -499,9 +500,8 @@ static CUresult allocate(Gpu &g, size_t size, GpuMemory kind, void *&pointer) {
     std::lock_guard<std::mutex> lock(g.mutex);
     result = allocateNew(g.driver, kind, size, pointer);
   }
-  // The staging buffers kept for the ranks' next updates go back too, once
-  // no copy reads them (pinned; outside the lock, which their release
-  // takes).
+  // The ranks' staging arenas with nothing in use go back too, once no
+  // copy reads them (pinned; outside the lock, which their release takes).
   if (result != CUDA_SUCCESS && kind == GpuMemory::PinnedHost) {
     g.driver.cuCtxSynchronize();
     zero::rt::releaseKeptStaging(releasePinnedHost);
@@ -562,8 +562,8 @@ void *zero_rt_gpu_alloc_host(int64_t bytes) {
 }
 
 /// Returns pinned host memory of zero_rt_gpu_alloc_host's, in use, to the
-/// driver rather than to the rank's pool: the staging cache (Staging.cpp)
-/// keeps what it reuses itself, within its budget.
+/// driver rather than to the rank's pool: a rank's staging arena
+/// (Staging.cpp) is what it reuses, within its budget.
 static void releasePinnedHost(void *pointer) {
   Gpu *g = ready("releasing a staging buffer");
   if (!g || !pointer)
@@ -575,9 +575,18 @@ static void releasePinnedHost(void *pointer) {
   check(*g, g->driver.cuMemFreeHost(pointer), "cuMemFreeHost");
 }
 
+/// Pinned host memory for a staging arena, which the rank's pool forgets: a
+/// buffer carved out of it is none of the pool's.
+static void *allocatePinnedStaging(int64_t bytes) {
+  void *pointer = zero_rt_gpu_alloc_host(bytes);
+  Gpu &g = gpu();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  g.buffers.forget(pointer);
+  return pointer;
+}
+
 void *zero_rt_gpu_alloc_staging(int64_t bytes) {
-  return zero::rt::takeStaging(bytes, zero_rt_gpu_alloc_host,
-                               releasePinnedHost);
+  return zero::rt::takeStaging(bytes, allocatePinnedStaging, releasePinnedHost);
 }
 
 int zero_gpu_copy_to_device(void *device, const void *host, size_t bytes) {

@@ -35,6 +35,18 @@ HostPools &pools() {
 
 constexpr size_t alignment = 64;
 
+/// Ends the process with `message`, for the bound rank's world too:
+/// compiled code cannot go on.
+[[noreturn]] void failCompiledCode(const std::string &message) {
+  zero_rank *rank = zero_bound_rank();
+  if (rank)
+    zero_rank_fail(rank, message.c_str());
+  std::fprintf(stderr, "zero: error: %s%s%s\n", rank ? "rank " : "",
+               rank ? (std::to_string(zero_rank_id(rank)) + ": ").c_str() : "",
+               message.c_str());
+  std::_Exit(1);
+}
+
 } // namespace
 
 void *zero_rt_alloc(int64_t bytes) {
@@ -47,28 +59,26 @@ void *zero_rt_alloc(int64_t bytes) {
     if (void *pointer = p.buffers.take(false, size))
       return pointer;
   }
+  void *pointer = zero::rt::allocateHostBuffer(bytes);
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.buffers.add(pointer, size, false);
+  return pointer;
+}
+
+void *zero::rt::allocateHostBuffer(int64_t bytes) {
+  size_t size = bytes > 0
+                    ? (size_t(bytes) + alignment - 1) / alignment * alignment
+                    : alignment;
   void *pointer = std::aligned_alloc(alignment, size);
   if (!pointer) {
     // Give the cached buffers back, then try once more.
     zero_host_memory_release();
     pointer = std::aligned_alloc(alignment, size);
   }
-  if (!pointer) {
-    // Compiled code cannot go on without its buffer.
-    zero_rank *rank = zero_bound_rank();
-    std::string message =
-        "out of host memory allocating " + std::to_string(bytes) + " bytes";
-    if (rank)
-      zero_rank_fail(rank, message.c_str());
-    std::fprintf(stderr, "zero: error: %s%s%s\n", rank ? "rank " : "",
-                 rank ? (std::to_string(zero_rank_id(rank)) + ": ").c_str()
-                      : "",
-                 message.c_str());
-    std::_Exit(1);
-  }
+  if (!pointer)
+    failCompiledCode("out of host memory allocating " + std::to_string(bytes) +
+                     " bytes");
   zero::rt::noteSystemAllocation();
-  std::lock_guard<std::mutex> lock(p.mutex);
-  p.buffers.add(pointer, size, false);
   return pointer;
 }
 
@@ -76,25 +86,24 @@ void zero_rt_free(void *pointer) {
   if (!pointer)
     return;
   HostPools &p = pools();
-  std::lock_guard<std::mutex> lock(p.mutex);
-  if (!p.buffers.put(pointer))
-    std::free(pointer); // not ours: the system allocator's
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (p.buffers.put(pointer))
+      return;
+  }
+  // A staging buffer: only the host queue gives one back.
+  if (zero::rt::isStaging(pointer))
+    failCompiledCode("zero_rt_free of a staging buffer, which only the host "
+                     "queue frees (zero_rt_host_queue_free_staging)");
+  std::free(pointer); // not ours: the system allocator's
 }
 
 void *zero_rt_host_alloc(int64_t bytes) { return zero_rt_alloc(bytes); }
 
-void zero::rt::releaseHostBuffer(void *pointer) {
-  HostPools &p = pools();
-  {
-    std::lock_guard<std::mutex> lock(p.mutex);
-    p.buffers.forget(pointer);
-  }
-  std::free(pointer);
-}
+void zero::rt::releaseHostBuffer(void *pointer) { std::free(pointer); }
 
 void zero_host_memory_release(void) {
-  // The staging buffers kept for the ranks' next updates first: their
-  // release takes the pools' lock.
+  // The ranks' staging arenas with nothing in use first.
   zero::rt::releaseKeptStaging(zero::rt::releaseHostBuffer);
   HostPools &p = pools();
   std::lock_guard<std::mutex> lock(p.mutex);

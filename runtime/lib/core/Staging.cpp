@@ -9,16 +9,27 @@
 // buffer that only the queue uses once its update is done
 // (zero_rt_host_queue_free_staging), and the rank takes such buffers here
 // (zero_rt_host_alloc_staging, zero_rt_gpu_alloc_staging), within a budget
-// of bytes a rank, as DeepSpeed's offload reuses a fixed set of pinned
-// buffers:
+// of bytes a rank.
 //
-// - while the staging the rank holds and the new buffer would pass the
-//   budget, and its queue has frees of staging still to run, the rank waits
-//   for them;
-// - a freed buffer is kept for the rank's next buffer of its size, or of
-//   at least half of it; the kept ones that do not fit go back to the
-//   system when the budget needs their room, so that what the rank holds and
-//   keeps stays within it (a single buffer larger than the budget, or one the
+// As DeepSpeed's offload carves its tensors out of a fixed set of pinned
+// buffers, a rank's staging is carved out of one arena of its own (one for
+// each allocator it takes from), so that a step's updates, of many sizes,
+// reach no allocator once the arena has grown to what the rank holds at
+// once (pinning memory costs far more than a copy of it); a buffer for
+// each size, kept for reuse, would not fit a budget smaller than the step's
+// staging without going back to the system every step:
+//
+// - a buffer takes the first free range of the arena that holds it, and
+//   gives it back when the queue frees it, merged with its free neighbours
+//   (the queue frees in the order the rank takes, so the arena is used as
+//   a ring);
+// - while no range holds it, the staging the rank holds (its arena and the
+//   buffers outside it) and the new buffer would pass the budget, and its
+//   queue has frees of staging still to run, the rank waits for them;
+// - otherwise the buffer is allocated outside the arena and goes back to
+//   the system when the queue frees it; the arena grows, the next time
+//   nothing in it is in use, to the most staging the rank has held at once,
+//   within the budget (a single buffer larger than the budget, or one the
 //   rank takes when its queue has no frees to run, passes it).
 //
 // The wait cannot deadlock: a queued free follows only work the rank has
@@ -32,13 +43,110 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace {
+
+/// The alignment of a buffer carved out of an arena: CUDA's allocations'
+/// (Runtime.md: every allocator of the runtime aligns to at least 64 bytes,
+/// CUDA's to 256), so a carved buffer is aligned as one of its own.
+constexpr int64_t kAlignment = 256;
+
+/// One allocation that a rank's staging is carved out of, and its free
+/// ranges (offset -> bytes), neighbours merged.
+class Arena {
+public:
+  char *base() const { return base_; }
+  int64_t capacity() const { return capacity_; }
+  int64_t inUse() const { return inUse_; }
+
+  /// Makes `base` of `capacity` bytes the arena, all of it free.
+  void assign(void *base, int64_t capacity) {
+    base_ = static_cast<char *>(base);
+    capacity_ = capacity;
+    inUse_ = 0;
+    free_.clear();
+    if (capacity > 0)
+      free_[0] = capacity;
+  }
+
+  /// Forgets the arena's allocation (nothing in it in use) and returns it.
+  void *detach() {
+    void *base = base_;
+    assign(nullptr, 0);
+    return base;
+  }
+
+  /// The offset of `bytes` taken from the first free range that holds
+  /// them, at its start. A buffer of a quarter of the arena or more goes at
+  /// an end of the arena, from a free range that reaches it, so that the
+  /// rest of the arena stays one range once the small ones before it are
+  /// freed: a step's largest update (GPT-2's token embedding) stages two
+  /// buffers of its size at once. Elsewhere only where `anywhere`: when the
+  /// rank has no frees to wait for.
+  std::optional<int64_t> carve(int64_t bytes, bool anywhere) {
+    if (4 * bytes >= capacity_ && !free_.empty()) {
+      auto first = free_.begin(), last = std::prev(free_.end());
+      if (first->first == 0 && first->second >= bytes)
+        return carveAt(first, 0, bytes);
+      if (last->first + last->second == capacity_ && last->second >= bytes)
+        return carveAt(last, capacity_ - bytes, bytes);
+      if (!anywhere)
+        return std::nullopt;
+    }
+    auto it = std::find_if(free_.begin(), free_.end(), [&](const auto &range) {
+      return range.second >= bytes;
+    });
+    if (it == free_.end())
+      return std::nullopt;
+    return carveAt(it, it->first, bytes);
+  }
+
+  /// Gives back the `bytes` carved at `offset`.
+  void giveBack(int64_t offset, int64_t bytes) {
+    inUse_ -= bytes;
+    auto next = free_.lower_bound(offset);
+    if (next != free_.begin()) {
+      auto previous = std::prev(next);
+      if (previous->first + previous->second == offset) {
+        offset = previous->first;
+        bytes += previous->second;
+        free_.erase(previous);
+      }
+    }
+    if (next != free_.end() && offset + bytes == next->first) {
+      bytes += next->second;
+      free_.erase(next);
+    }
+    free_[offset] = bytes;
+  }
+
+private:
+  /// Takes [offset, offset + bytes) out of the free range `range`, which
+  /// starts or ends there.
+  int64_t carveAt(std::map<int64_t, int64_t>::iterator range, int64_t offset,
+                  int64_t bytes) {
+    auto [start, size] = *range;
+    free_.erase(range);
+    if (offset > start)
+      free_[start] = offset - start;
+    if (offset + bytes < start + size)
+      free_[offset + bytes] = start + size - offset - bytes;
+    inUse_ += bytes;
+    return offset;
+  }
+
+  char *base_ = nullptr;
+  int64_t capacity_ = 0, inUse_ = 0;
+  std::map<int64_t, int64_t> free_;
+};
 
 /// The staging buffers of every rank.
 class StagingCache {
@@ -52,42 +160,44 @@ public:
 
   void *take(int64_t bytes, void *(*allocate)(int64_t),
              void (*release)(void *)) {
-    zero_rank *rank = zero_bound_rank();
-    std::vector<Buffer> dropped;
-    void *pointer = nullptr;
-    {
-      std::unique_lock<std::mutex> lock(mutex);
-      Holding &h = held[rank];
-      int64_t limit = budget();
-      while (limit > 0 && h.pendingFrees > 0 && h.inUse + bytes > limit)
-        freed.wait_for(lock, std::chrono::milliseconds(100));
-      // The smallest kept buffer that holds `bytes`, up to twice them: a
-      // step's sizes mix, and one a little larger serves instead of a
-      // new allocation.
-      if (auto it = h.kept.lower_bound(bytes);
-          it != h.kept.end() && it->first <= 2 * bytes) {
-        pointer = it->second.pointer;
-        bytes = it->first;
-        h.kept.erase(it);
-        h.keptBytes -= bytes;
-      } else {
-        // Room for the new buffer: the kept ones go, largest first.
-        while (limit > 0 && !h.kept.empty() &&
-               h.inUse + h.keptBytes + bytes > limit) {
-          auto largest = std::prev(h.kept.end());
-          dropped.push_back(largest->second);
-          h.keptBytes -= largest->first;
-          h.kept.erase(largest);
-        }
+    bytes = (std::max<int64_t>(1, bytes) + kAlignment - 1) / kAlignment *
+            kAlignment;
+    Key key{zero_bound_rank(), reinterpret_cast<uintptr_t>(allocate)};
+    int64_t limit = budget();
+    std::unique_lock<std::mutex> lock(mutex);
+    Holding &h = held[key];
+    h.release = release;
+    for (;;) {
+      while (h.growing)
+        freed.wait(lock);
+      if (h.arena.inUse() == 0 &&
+          (limit == 0 || h.outside == 0 || h.outside + bytes <= limit) &&
+          wanted(h, bytes, limit) > h.arena.capacity()) {
+        grow(h, wanted(h, bytes, limit), allocate, release, lock);
+        continue;
       }
-      h.inUse += bytes;
+      if (std::optional<int64_t> offset =
+              h.arena.carve(bytes, h.pendingFrees == 0)) {
+        void *pointer = h.arena.base() + *offset;
+        live[pointer] = {key, *offset, bytes};
+        return pointer;
+      }
+      if (limit > 0 && h.pendingFrees > 0 &&
+          h.arena.capacity() + h.outside + bytes > limit) {
+        freed.wait_for(lock, std::chrono::milliseconds(100));
+        continue;
+      }
+      break;
     }
-    for (const Buffer &buffer : dropped)
-      buffer.release(buffer.pointer);
-    if (!pointer)
-      pointer = allocate(bytes);
-    std::lock_guard<std::mutex> lock(mutex);
-    live[pointer] = {pointer, rank, bytes, release};
+    // Outside the arena, until it grows to hold what the rank holds now.
+    h.outside += bytes;
+    h.mostHeld = std::max(h.mostHeld, h.arena.capacity() + h.outside);
+    if (limit > 0 && h.arena.capacity() + h.outside > limit)
+      h.mostPassing = std::max(h.mostPassing, h.arena.inUse() + h.outside);
+    lock.unlock();
+    void *pointer = allocate(bytes);
+    lock.lock();
+    live[pointer] = {key, -1, bytes};
     return pointer;
   }
 
@@ -95,13 +205,14 @@ public:
   void queued(void *pointer) {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = live.find(pointer); it != live.end())
-      ++held[it->second.rank].pendingFrees;
+      ++held[it->second.key].pendingFrees;
   }
 
-  /// Keeps `pointer` (freed by the rank's queue) for its rank's next buffer
-  /// of its size (or of at least half of it), and wakes a rank waiting to take
-  /// one.
+  /// Gives `pointer` (freed by the rank's queue) back to its rank's arena,
+  /// or to the system where it is outside it, and wakes a rank waiting to
+  /// take one.
   void give(void *pointer) {
+    void (*releaseOutside)(void *) = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex);
       auto it = live.find(pointer);
@@ -109,34 +220,40 @@ public:
         return;
       Buffer buffer = it->second;
       live.erase(it);
-      Holding &h = held[buffer.rank];
-      h.inUse -= buffer.bytes;
+      Holding &h = held[buffer.key];
       --h.pendingFrees;
-      h.kept.insert({buffer.bytes, buffer});
-      h.keptBytes += buffer.bytes;
+      if (buffer.offset >= 0) {
+        h.arena.giveBack(buffer.offset, buffer.bytes);
+      } else {
+        h.outside -= buffer.bytes;
+        releaseOutside = h.release;
+      }
     }
+    if (releaseOutside)
+      releaseOutside(pointer);
     freed.notify_all();
   }
 
-  /// Returns every rank's kept buffers that `release` returns to where
-  /// they came from: an allocation that failed tries again with their room.
+  /// Returns every rank's arena that `release` returns to where it came
+  /// from, where nothing in it is in use: an allocation that failed tries
+  /// again with its room.
   void releaseKept(void (*release)(void *)) {
-    std::vector<Buffer> dropped;
+    std::vector<void *> dropped;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      for (auto &[rank, h] : held)
-        for (auto it = h.kept.begin(); it != h.kept.end();) {
-          if (it->second.release != release) {
-            ++it;
-            continue;
-          }
-          dropped.push_back(it->second);
-          h.keptBytes -= it->first;
-          it = h.kept.erase(it);
-        }
+      for (auto &[key, h] : held)
+        if (h.release == release && !h.growing && h.arena.base() &&
+            h.arena.inUse() == 0)
+          dropped.push_back(h.arena.detach());
     }
-    for (const Buffer &buffer : dropped)
-      buffer.release(buffer.pointer);
+    for (void *arena : dropped)
+      release(arena);
+  }
+
+  /// Whether `pointer` is a staging buffer in use.
+  bool inUse(const void *pointer) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return live.count(const_cast<void *>(pointer)) > 0;
   }
 
   static StagingCache &get() {
@@ -145,24 +262,62 @@ public:
   }
 
 private:
+  /// A rank and the allocator its staging comes from.
+  using Key = std::pair<zero_rank *, uintptr_t>;
   struct Buffer {
-    void *pointer;
-    zero_rank *rank;
+    Key key;
+    /// Where the buffer is in its arena; -1 outside it.
+    int64_t offset;
     int64_t bytes;
-    void (*release)(void *);
   };
   struct Holding {
-    /// Bytes of the rank's buffers in use, and of those kept.
-    int64_t inUse = 0, keptBytes = 0;
+    Arena arena;
+    /// Bytes of the buffers outside the arena in use.
+    int64_t outside = 0;
+    /// The most staging the rank has held at once: its arena and the
+    /// buffers outside it.
+    int64_t mostHeld = 0;
+    /// The most staging in use when the rank passed the budget, having no
+    /// frees to wait for: what it holds at once whatever the budget.
+    int64_t mostPassing = 0;
     /// Frees the rank has queued that its queue has not run yet.
     int64_t pendingFrees = 0;
-    std::multimap<int64_t, Buffer> kept;
+    /// While the arena is being replaced, outside the lock.
+    bool growing = false;
+    void (*release)(void *) = nullptr;
   };
+
+  /// The arena `h` wants for its next `bytes`: one that holds them and,
+  /// beside the buffers outside it, the most the rank has held at once,
+  /// within the budget or what the rank has had in use at once beyond it.
+  static int64_t wanted(const Holding &h, int64_t bytes, int64_t limit) {
+    int64_t capacity = h.mostHeld;
+    if (limit > 0)
+      capacity = std::min(capacity, std::max(limit, h.mostPassing) - h.outside);
+    return std::max(capacity, bytes);
+  }
+
+  /// Replaces `h`'s arena, nothing in it in use, by one of `capacity`
+  /// bytes; allocates outside `lock`.
+  void grow(Holding &h, int64_t capacity, void *(*allocate)(int64_t),
+            void (*release)(void *), std::unique_lock<std::mutex> &lock) {
+    h.mostHeld = std::max(h.mostHeld, capacity + h.outside);
+    void *old = h.arena.detach();
+    h.growing = true;
+    lock.unlock();
+    if (old)
+      release(old);
+    void *base = allocate(capacity);
+    lock.lock();
+    h.arena.assign(base, capacity);
+    h.growing = false;
+    freed.notify_all();
+  }
 
   std::mutex mutex;
   std::condition_variable freed;
   std::unordered_map<void *, Buffer> live;
-  std::map<zero_rank *, Holding> held;
+  std::map<Key, Holding> held;
 };
 
 } // namespace
@@ -177,8 +332,14 @@ void zero::rt::releaseKeptStaging(void (*release)(void *)) {
   StagingCache::get().releaseKept(release);
 }
 
+bool zero::rt::isStaging(const void *pointer) {
+  return StagingCache::get().inUse(pointer);
+}
+
+// The arenas come from the system allocator, not the rank's pool: a carved
+// buffer is none of the pool's, and zero_rt_free refuses it.
 extern "C" void *zero_rt_host_alloc_staging(int64_t bytes) {
-  return zero::rt::takeStaging(bytes, zero_rt_host_alloc,
+  return zero::rt::takeStaging(bytes, zero::rt::allocateHostBuffer,
                                zero::rt::releaseHostBuffer);
 }
 

@@ -348,7 +348,11 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       `zero_rt_host_alloc_staging`: the rank waits for the queue's frees
       rather than hold more than `ZERO_STAGING_BYTES`, 256 MiB by
       default), so that its pinned memory does not grow with the number of
-      updates in a step; the remark counts them. Buffers
+      updates in a step; the remark counts them. Where such an update must
+      follow the rank's wait after all (it reads what the rank computes
+      after the wait), it is the rank's, and so are its host buffers: plain
+      host allocations, which the rank frees (only the queue gives staging
+      back). Buffers
       alias only as views of one allocation or argument; a buffer a loop
       carries or a call returns counts as unknown. Where a host loop cannot
       be a task, the host's work stays in order on the rank's thread, with

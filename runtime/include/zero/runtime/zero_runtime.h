@@ -344,8 +344,8 @@ void *zero_rt_host_alloc(int64_t bytes);
    pinned. The rank waits, before it takes one, while the staging it holds
    would pass its budget and its queue has frees of them still to run:
    ZERO_STAGING_BYTES a rank (0: no bound), 256 MiB by default. So the rank
-   holds a bounded set of staging buffers, which it reuses, instead of
-   one for every update of the step. */
+   holds a bounded arena that it carves its staging out of, step after
+   step, instead of one buffer for every update of the step. */
 void *zero_rt_host_alloc_staging(int64_t bytes);
 void *zero_rt_gpu_alloc_staging(int64_t bytes);
 void zero_rt_host_queue_free_staging(void *pointer);

@@ -1,0 +1,68 @@
+// zero-offload-to-host: an update that must follow the rank's wait for its
+// host queue is the rank's, not the queue's, and so are its host buffers,
+// allocated and freed as the rank's: staging buffers
+// (zero_rt_host_alloc_staging) are only those the queue gives back
+// (zero_rt_host_queue_free_staging). Here SGD with its gradients' global
+// norm clipped, delayed and offloaded at N = 4: the weight's update is
+// queued with its two staging buffers; the bias's, which reads the clipping
+// scale the rank computes after the wait, runs on the rank, and its two
+// host buffers are plain host allocations, freed by the rank.
+// RUN: zero-opt %s --zero-weight-update-sharding='shard-function-boundary overlap delay-update offload=optimizer' 2>/dev/null | zero-opt --mlir-disable-threading --zero-to-llvm=gpu-loops --mlir-print-ir-after=zero-offload-to-host -o /dev/null 2>&1 | FileCheck %s
+
+// CHECK-LABEL: func.func @step
+// CHECK-COUNT-2: zero.host_alloc staging
+// CHECK: call @zero_rt_host_queue_update
+// CHECK: memref.dealloc %{{.*}} {zero.queued, zero.staging}
+// CHECK-NEXT: memref.dealloc %{{.*}} {zero.queued, zero.staging}
+// CHECK-NOT: staging
+// CHECK: %[[SCALE:.*]] = zero.host_alloc : memref<1x1xf32>
+// CHECK-NOT: staging
+// CHECK: call @zero_rt_parallel_for
+// CHECK-NOT: staging
+// CHECK: memref.dealloc %[[SCALE]] : memref<1x1xf32>
+// CHECK-NOT: staging
+// CHECK: call @zero_rt_host_queue_join
+// CHECK-NOT: staging
+// CHECK: return
+zero.mesh @dp(shape = [4])
+func.func @step(%w: tensor<7x13xf32>, %b: tensor<5xf32>,
+                %gw_local: tensor<7x13xf32>, %gb_local: tensor<5xf32>)
+    -> (tensor<7x13xf32>, tensor<5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %max_norm = arith.constant 0.5 : f32
+  %tiny = arith.constant 1.0e-6 : f32
+  %lr_w = arith.constant dense<0.1> : tensor<7x13xf32>
+  %lr_b = arith.constant dense<0.1> : tensor<5xf32>
+  %gw = zero.all_reduce %gw_local on @dp reduce = mean : tensor<7x13xf32>
+  %gb = zero.all_reduce %gb_local on @dp reduce = mean : tensor<5xf32>
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %gw2 = arith.mulf %gw, %gw : tensor<7x13xf32>
+  %gw_flat = tensor.collapse_shape %gw2 [[0, 1]] : tensor<7x13xf32> into tensor<91xf32>
+  %sw = linalg.reduce ins(%gw_flat : tensor<91xf32>) outs(%init : tensor<f32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  %gb2 = arith.mulf %gb, %gb : tensor<5xf32>
+  %sb = linalg.reduce ins(%gb2 : tensor<5xf32>) outs(%sw : tensor<f32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  %sq = tensor.extract %sb[] : tensor<f32>
+  %norm = math.sqrt %sq : f32
+  %den = arith.addf %norm, %tiny : f32
+  %ratio = arith.divf %max_norm, %den : f32
+  %scale = arith.minimumf %ratio, %one : f32
+  %scale_w = tensor.splat %scale : tensor<7x13xf32>
+  %cw = arith.mulf %gw, %scale_w : tensor<7x13xf32>
+  %dw = arith.mulf %cw, %lr_w : tensor<7x13xf32>
+  %w2 = arith.subf %w, %dw : tensor<7x13xf32>
+  %scale_b = tensor.splat %scale : tensor<5xf32>
+  %cb = arith.mulf %gb, %scale_b : tensor<5xf32>
+  %db = arith.mulf %cb, %lr_b : tensor<5xf32>
+  %b2 = arith.subf %b, %db : tensor<5xf32>
+  return %w2, %b2 : tensor<7x13xf32>, tensor<5xf32>
+}
