@@ -142,7 +142,7 @@ def offloaded_state(bin_dir, work, ranks=4, mixed_precision=False):
 
 
 def standin_device_peaks(build, bin_dir, work, model, variants, ranks=4,
-                         steps=3):
+                         steps=6):
     """The most device memory held at once by GPT-2 small with its forward
     and backward (zero-gen-step --model=gpt2 --batch 2 and the options
     `model` adds: an optimizer, a training loop) on `ranks` ranks, compiled
@@ -181,24 +181,26 @@ def standin_device_peaks(build, bin_dir, work, model, variants, ranks=4,
         out = launched.stdout + launched.stderr
         match = re.search(r"peak memory ([0-9]+) bytes, pinned host memory "
                           r"([0-9]+) bytes", out)
+        # Each rank's later steps (none for a run of one step).
         later = re.findall(r"median ([0-9.]+) ms, ([0-9]+) system "
                            r"allocations", out)
         peaks.append((name, int(match.group(1)), int(match.group(2)),
-                      max(float(ms) for ms, _ in later),
+                      max((float(ms) for ms, _ in later), default=None),
                       sum(int(n) for _, n in later)))
     return peaks
 
 
-def print_peaks(what, peaks, ranks=4, steps=3):
+def print_peaks(what, peaks, ranks=4, steps=6):
     mb = 1 / (1 << 20)
     print("\nmost memory held at once, gpt2 with forward and backward, %s, "
           "N = %d, %d step%s, on the stand-in CUDA driver (no kernel runs: "
           "each rank as far ahead as it goes):" %
           (what, ranks, steps, "" if steps == 1 else "s"))
     for name, device, pinned, median, allocations in peaks:
-        print("  %-50s device %8.1f MB, pinned host %7.1f MB; steps 2-%d: "
-              "%.1f ms a step, %d system allocations" %
-              (name, device * mb, pinned * mb, steps, median, allocations))
+        later = ("; steps 2-%d: %.1f ms a step, %d system allocations" %
+                 (steps, median, allocations) if median is not None else "")
+        print("  %-50s device %8.1f MB, pinned host %7.1f MB%s" %
+              (name, device * mb, pinned * mb, later))
 
 
 def print_saving(without, offloaded, params, ranks=4):

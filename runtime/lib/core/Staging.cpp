@@ -30,7 +30,13 @@
 //   the system when the queue frees it; the arena grows, the next time
 //   nothing in it is in use, to the most staging the rank has held at once,
 //   within the budget (a single buffer larger than the budget, or one the
-//   rank takes when its queue has no frees to run, passes it).
+//   rank takes when its queue has no frees to run, passes it);
+// - once the arena has grown twice with nothing outside it in use (first
+//   for one buffer, then, a step later where steps repeat, for the most the
+//   rank held at once in between), the rank keeps to it: while no range
+//   holds a buffer and its queue has frees to run, it waits for them, so
+//   that it holds no more than it did in its first step, and allocates
+//   only what passes the arena with nothing to wait for.
 //
 // The wait cannot deadlock: a queued free follows only work the rank has
 // already queued, whose inputs the rank's stream already holds.
@@ -183,7 +189,7 @@ public:
         return pointer;
       }
       if (limit > 0 && h.pendingFrees > 0 &&
-          h.arena.capacity() + h.outside + bytes > limit) {
+          (h.settled || h.arena.capacity() + h.outside + bytes > limit)) {
         freed.wait_for(lock, std::chrono::milliseconds(100));
         continue;
       }
@@ -282,6 +288,13 @@ private:
     int64_t mostPassing = 0;
     /// Frees the rank has queued that its queue has not run yet.
     int64_t pendingFrees = 0;
+    /// Times the arena grew with nothing outside it in use: the first sizes
+    /// it for one buffer, the second (a step later, where steps repeat)
+    /// for the most the rank held at once in between.
+    int quietGrowths = 0;
+    /// From the second on, the rank keeps to its arena, waiting for its
+    /// queue's frees rather than allocating beside it.
+    bool settled = false;
     /// While the arena is being replaced, outside the lock.
     bool growing = false;
     void (*release)(void *) = nullptr;
@@ -302,6 +315,8 @@ private:
   void grow(Holding &h, int64_t capacity, void *(*allocate)(int64_t),
             void (*release)(void *), std::unique_lock<std::mutex> &lock) {
     h.mostHeld = std::max(h.mostHeld, capacity + h.outside);
+    if (h.outside == 0)
+      h.settled = ++h.quietGrowths >= 2;
     void *old = h.arena.detach();
     h.growing = true;
     lock.unlock();
