@@ -28,12 +28,13 @@
 //   queue has frees of staging still to run, the rank waits for them;
 // - otherwise the buffer is allocated outside the arena and goes back to
 //   the system when the queue frees it; the arena grows, the next time
-//   nothing in it is in use, to the most staging the rank has held at once,
-//   within the budget (a single buffer larger than the budget, or one the
-//   rank takes when its queue has no frees to run, passes it);
+//   nothing in it is in use, to the most staging the rank has had in use at
+//   once (less what is outside it then), within the budget (a single buffer
+//   larger than the budget, or one the rank takes when its queue has no frees
+//   to run, passes it);
 // - once the arena has grown twice with nothing outside it in use (first
 //   for one buffer, then, a step later where steps repeat, for the most the
-//   rank held at once in between), the rank keeps to it: while no range
+//   rank had in use at once in between), the rank keeps to it: while no range
 //   holds a buffer and its queue has frees to run, it waits for them, so
 //   that it holds no more than it did in its first step, and allocates
 //   only what passes the arena with nothing to wait for.
@@ -186,6 +187,7 @@ public:
               h.arena.carve(bytes, h.pendingFrees == 0)) {
         void *pointer = h.arena.base() + *offset;
         live[pointer] = {key, *offset, bytes};
+        h.mostInUse = std::max(h.mostInUse, h.arena.inUse() + h.outside);
         return pointer;
       }
       if (limit > 0 && h.pendingFrees > 0 &&
@@ -197,7 +199,7 @@ public:
     }
     // Outside the arena, until it grows to hold what the rank holds now.
     h.outside += bytes;
-    h.mostHeld = std::max(h.mostHeld, h.arena.capacity() + h.outside);
+    h.mostInUse = std::max(h.mostInUse, h.arena.inUse() + h.outside);
     if (limit > 0 && h.arena.capacity() + h.outside > limit)
       h.mostPassing = std::max(h.mostPassing, h.arena.inUse() + h.outside);
     lock.unlock();
@@ -280,9 +282,9 @@ private:
     Arena arena;
     /// Bytes of the buffers outside the arena in use.
     int64_t outside = 0;
-    /// The most staging the rank has held at once: its arena and the
-    /// buffers outside it.
-    int64_t mostHeld = 0;
+    /// The most staging the rank has had in use at once, in its arena and
+    /// outside it.
+    int64_t mostInUse = 0;
     /// The most staging in use when the rank passed the budget, having no
     /// frees to wait for: what it holds at once whatever the budget.
     int64_t mostPassing = 0;
@@ -290,7 +292,7 @@ private:
     int64_t pendingFrees = 0;
     /// Times the arena grew with nothing outside it in use: the first sizes
     /// it for one buffer, the second (a step later, where steps repeat)
-    /// for the most the rank held at once in between.
+    /// for the most the rank had in use at once in between.
     int quietGrowths = 0;
     /// From the second on, the rank keeps to its arena, waiting for its
     /// queue's frees rather than allocating beside it.
@@ -301,20 +303,19 @@ private:
   };
 
   /// The arena `h` wants for its next `bytes`: one that holds them and,
-  /// beside the buffers outside it, the most the rank has held at once,
+  /// with the buffers outside it, the most the rank has had in use at once,
   /// within the budget or what the rank has had in use at once beyond it.
   static int64_t wanted(const Holding &h, int64_t bytes, int64_t limit) {
-    int64_t capacity = h.mostHeld;
+    int64_t most = h.mostInUse;
     if (limit > 0)
-      capacity = std::min(capacity, std::max(limit, h.mostPassing) - h.outside);
-    return std::max(capacity, bytes);
+      most = std::min(most, std::max(limit, h.mostPassing));
+    return std::max(most - h.outside, bytes);
   }
 
   /// Replaces `h`'s arena, nothing in it in use, by one of `capacity`
   /// bytes; allocates outside `lock`.
   void grow(Holding &h, int64_t capacity, void *(*allocate)(int64_t),
             void (*release)(void *), std::unique_lock<std::mutex> &lock) {
-    h.mostHeld = std::max(h.mostHeld, capacity + h.outside);
     if (h.outside == 0)
       h.settled = ++h.quietGrowths >= 2;
     void *old = h.arena.detach();
