@@ -35,6 +35,13 @@ HostPools &pools() {
 
 constexpr size_t alignment = 64;
 
+/// The bytes a buffer of `bytes` takes: a whole number of `alignment`s, at
+/// least one.
+size_t alignedSize(int64_t bytes) {
+  return bytes > 0 ? (size_t(bytes) + alignment - 1) / alignment * alignment
+                   : alignment;
+}
+
 /// Ends the process with `message`, for the bound rank's world too:
 /// compiled code cannot go on.
 [[noreturn]] void failCompiledCode(const std::string &message) {
@@ -50,9 +57,7 @@ constexpr size_t alignment = 64;
 } // namespace
 
 void *zero_rt_alloc(int64_t bytes) {
-  size_t size = bytes > 0
-                    ? (size_t(bytes) + alignment - 1) / alignment * alignment
-                    : alignment;
+  size_t size = alignedSize(bytes);
   HostPools &p = pools();
   {
     std::lock_guard<std::mutex> lock(p.mutex);
@@ -66,9 +71,7 @@ void *zero_rt_alloc(int64_t bytes) {
 }
 
 void *zero::rt::allocateHostBuffer(int64_t bytes) {
-  size_t size = bytes > 0
-                    ? (size_t(bytes) + alignment - 1) / alignment * alignment
-                    : alignment;
+  size_t size = alignedSize(bytes);
   void *pointer = std::aligned_alloc(alignment, size);
   if (!pointer) {
     // Give the cached buffers back, then try once more.
