@@ -177,36 +177,17 @@ public:
     for (;;) {
       while (h.growing)
         freed.wait(lock);
-      if (h.arena.inUse() == 0 &&
-          (limit == 0 || h.outside == 0 || h.outside + bytes <= limit) &&
-          wanted(h, bytes, limit) > h.arena.capacity()) {
+      if (shouldGrow(h, bytes, limit)) {
         grow(h, wanted(h, bytes, limit), allocate, release, lock);
         continue;
       }
-      if (std::optional<int64_t> offset =
-              h.arena.carve(bytes, h.pendingFrees == 0)) {
-        void *pointer = h.arena.base() + *offset;
-        live[pointer] = {key, *offset, bytes};
-        h.mostInUse = std::max(h.mostInUse, h.arena.inUse() + h.outside);
+      if (void *pointer = carve(h, key, bytes))
         return pointer;
-      }
-      if (limit > 0 && h.pendingFrees > 0 &&
-          (h.settled || h.arena.capacity() + h.outside + bytes > limit)) {
-        freed.wait_for(lock, std::chrono::milliseconds(100));
-        continue;
-      }
-      break;
+      if (!shouldWait(h, bytes, limit))
+        break;
+      freed.wait_for(lock, std::chrono::milliseconds(100));
     }
-    // Outside the arena, until it grows to hold what the rank holds now.
-    h.outside += bytes;
-    h.mostInUse = std::max(h.mostInUse, h.arena.inUse() + h.outside);
-    if (limit > 0 && h.arena.capacity() + h.outside > limit)
-      h.mostPassing = std::max(h.mostPassing, h.arena.inUse() + h.outside);
-    lock.unlock();
-    void *pointer = allocate(bytes);
-    lock.lock();
-    live[pointer] = {key, -1, bytes};
-    return pointer;
+    return takeOutside(h, key, bytes, limit, allocate, lock);
   }
 
   /// Notes that the bound rank queued the free of `pointer`.
@@ -301,6 +282,51 @@ private:
     bool growing = false;
     void (*release)(void *) = nullptr;
   };
+
+  /// Whether `h`'s arena, nothing in it in use, should grow before the
+  /// rank's next `bytes`: it holds less than the arena `h` wants, and the
+  /// buffers outside it leave the budget room for them.
+  static bool shouldGrow(const Holding &h, int64_t bytes, int64_t limit) {
+    return h.arena.inUse() == 0 &&
+           (limit == 0 || h.outside == 0 || h.outside + bytes <= limit) &&
+           wanted(h, bytes, limit) > h.arena.capacity();
+  }
+
+  /// `bytes` carved out of `h`'s arena, or null where no free range holds
+  /// them.
+  void *carve(Holding &h, const Key &key, int64_t bytes) {
+    std::optional<int64_t> offset = h.arena.carve(bytes, h.pendingFrees == 0);
+    if (!offset)
+      return nullptr;
+    void *pointer = h.arena.base() + *offset;
+    live[pointer] = {key, *offset, bytes};
+    h.mostInUse = std::max(h.mostInUse, h.arena.inUse() + h.outside);
+    return pointer;
+  }
+
+  /// Whether the rank waits for its queue's frees before it takes `bytes`
+  /// outside its arena: its queue has frees to run, and it keeps to its
+  /// arena or the budget has no room for them.
+  static bool shouldWait(const Holding &h, int64_t bytes, int64_t limit) {
+    return limit > 0 && h.pendingFrees > 0 &&
+           (h.settled || h.arena.capacity() + h.outside + bytes > limit);
+  }
+
+  /// `bytes` from `allocate`, outside `h`'s arena until it grows to hold
+  /// what the rank has in use now; allocates outside `lock`.
+  void *takeOutside(Holding &h, const Key &key, int64_t bytes, int64_t limit,
+                    void *(*allocate)(int64_t),
+                    std::unique_lock<std::mutex> &lock) {
+    h.outside += bytes;
+    h.mostInUse = std::max(h.mostInUse, h.arena.inUse() + h.outside);
+    if (limit > 0 && h.arena.capacity() + h.outside > limit)
+      h.mostPassing = std::max(h.mostPassing, h.arena.inUse() + h.outside);
+    lock.unlock();
+    void *pointer = allocate(bytes);
+    lock.lock();
+    live[pointer] = {key, -1, bytes};
+    return pointer;
+  }
 
   /// The arena `h` wants for its next `bytes`: one that holds them and,
   /// with the buffers outside it, the most the rank has had in use at once,
