@@ -851,9 +851,9 @@ TEST(HostQueue, KeptStagingGoesBackToItsOwnAllocator) {
     zero_rt_host_queue_join();
     zero_host_memory_release(); // the host's kept staging only
     EXPECT_EQ(ownReleased.load(), 0);
-    zero::rt::releaseKeptStaging(ownRelease);
+    zero::rt::releaseIdleStaging(ownRelease);
     EXPECT_EQ(ownReleased.load(), 1);
-    zero::rt::releaseKeptStaging(ownRelease); // nothing kept any more
+    zero::rt::releaseIdleStaging(ownRelease); // nothing kept any more
     EXPECT_EQ(ownReleased.load(), 1);
   });
 }

@@ -201,7 +201,7 @@ void *takeStaging(int64_t bytes, void *(*allocate)(int64_t),
 /// Returns every rank's staging arena that `release` returns, where nothing
 /// in it is in use, to where it came from: an allocation that failed tries
 /// again with its room.
-void releaseKeptStaging(void (*release)(void *));
+void releaseIdleStaging(void (*release)(void *));
 /// Whether `pointer` is a staging buffer in use (Staging.cpp).
 bool isStaging(const void *pointer);
 /// `bytes` of host memory from the system allocator, aligned as

@@ -504,7 +504,7 @@ static CUresult allocate(Gpu &g, size_t size, GpuMemory kind, void *&pointer) {
   // copy reads them (pinned; outside the lock, which their release takes).
   if (result != CUDA_SUCCESS && kind == GpuMemory::PinnedHost) {
     g.driver.cuCtxSynchronize();
-    zero::rt::releaseKeptStaging(releasePinnedHost);
+    zero::rt::releaseIdleStaging(releasePinnedHost);
   }
   std::lock_guard<std::mutex> lock(g.mutex);
   if (result != CUDA_SUCCESS) {

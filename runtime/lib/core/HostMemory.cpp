@@ -107,7 +107,7 @@ void zero::rt::releaseHostBuffer(void *pointer) { std::free(pointer); }
 
 void zero_host_memory_release(void) {
   // The ranks' staging arenas with nothing in use first.
-  zero::rt::releaseKeptStaging(zero::rt::releaseHostBuffer);
+  zero::rt::releaseIdleStaging(zero::rt::releaseHostBuffer);
   HostPools &p = pools();
   std::lock_guard<std::mutex> lock(p.mutex);
   p.buffers.drain([](void *buffer, bool) { std::free(buffer); });

@@ -178,7 +178,7 @@ public:
       while (h.growing)
         freed.wait(lock);
       if (shouldGrow(h, bytes, limit)) {
-        grow(h, wanted(h, bytes, limit), allocate, release, lock);
+        grow(h, wanted(h, bytes, limit), allocate, lock);
         continue;
       }
       if (void *pointer = carve(h, key, bytes))
@@ -226,7 +226,7 @@ public:
   /// Returns every rank's arena that `release` returns to where it came
   /// from, where nothing in it is in use: an allocation that failed tries
   /// again with its room.
-  void releaseKept(void (*release)(void *)) {
+  void releaseIdle(void (*release)(void *)) {
     std::vector<void *> dropped;
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -273,11 +273,10 @@ private:
     int64_t pendingFrees = 0;
     /// Times the arena grew with nothing outside it in use: the first sizes
     /// it for one buffer, the second (a step later, where steps repeat)
-    /// for the most the rank had in use at once in between.
+    /// for the most the rank had in use at once in between. From the
+    /// second on, the rank keeps to its arena, waiting for its queue's
+    /// frees rather than allocating beside it.
     int quietGrowths = 0;
-    /// From the second on, the rank keeps to its arena, waiting for its
-    /// queue's frees rather than allocating beside it.
-    bool settled = false;
     /// While the arena is being replaced, outside the lock.
     bool growing = false;
     void (*release)(void *) = nullptr;
@@ -309,7 +308,8 @@ private:
   /// arena or the budget has no room for them.
   static bool shouldWait(const Holding &h, int64_t bytes, int64_t limit) {
     return limit > 0 && h.pendingFrees > 0 &&
-           (h.settled || h.arena.capacity() + h.outside + bytes > limit);
+           (h.quietGrowths >= 2 ||
+            h.arena.capacity() + h.outside + bytes > limit);
   }
 
   /// `bytes` from `allocate`, outside `h`'s arena until it grows to hold
@@ -341,14 +341,14 @@ private:
   /// Replaces `h`'s arena, nothing in it in use, by one of `capacity`
   /// bytes; allocates outside `lock`.
   void grow(Holding &h, int64_t capacity, void *(*allocate)(int64_t),
-            void (*release)(void *), std::unique_lock<std::mutex> &lock) {
+            std::unique_lock<std::mutex> &lock) {
     if (h.outside == 0)
-      h.settled = ++h.quietGrowths >= 2;
+      ++h.quietGrowths;
     void *old = h.arena.detach();
     h.growing = true;
     lock.unlock();
     if (old)
-      release(old);
+      h.release(old);
     void *base = allocate(capacity);
     lock.lock();
     h.arena.assign(base, capacity);
@@ -366,12 +366,11 @@ private:
 
 void *zero::rt::takeStaging(int64_t bytes, void *(*allocate)(int64_t),
                             void (*release)(void *)) {
-  return StagingCache::get().take(std::max<int64_t>(1, bytes), allocate,
-                                  release);
+  return StagingCache::get().take(bytes, allocate, release);
 }
 
-void zero::rt::releaseKeptStaging(void (*release)(void *)) {
-  StagingCache::get().releaseKept(release);
+void zero::rt::releaseIdleStaging(void (*release)(void *)) {
+  StagingCache::get().releaseIdle(release);
 }
 
 bool zero::rt::isStaging(const void *pointer) {
