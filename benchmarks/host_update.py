@@ -30,7 +30,10 @@ machine, beside the peer and the limit, in one run:
     (the triad's rate counts the bytes it names, not the cache lines its
     stores read first, which the update does not pay: the update beats it).
 Each time is a median over steps 2..K, the best of --repeat runs of each
-row (this VM's times move by some 10% from run to run).
+row, run in rounds of one run of each row (this VM's bandwidth moves by
+tens of percent over minutes, so each row meets the same drift); the
+roofline takes the triad's best round, and zero's speed over PyTorch's is
+printed for each round too.
 Then the device state per rank that offload=optimizer saves (zero-report),
 against its formula, for the fp32 step and for a mixed-precision training
 loop whose masters go to the host too, and the most device memory the step
@@ -44,7 +47,7 @@ with that staging bound; and a mixed-precision training loop's, with its
 state taken and returned whole and as shards (shard-function-boundary).
 
   benchmarks/host_update.py [--build build] [--model gpt2] [--steps 6]
-                            [--threads 1] [--no-torch]
+                            [--threads <cores>] [--repeat 3] [--no-torch]
 """
 import argparse
 import json
@@ -56,7 +59,7 @@ import sys
 import tempfile
 
 import vs_pytorch
-from vs_pytorch import ADAMW_BYTES, generate, launch, run, triad
+from vs_pytorch import ADAMW_BYTES, generate, launch_once, run, triad
 
 
 # The staging budget the stand-in rows bound a rank's pinned staging to
@@ -64,9 +67,15 @@ from vs_pytorch import ADAMW_BYTES, generate, launch, run, triad
 STAGING_BOUND = 32 << 20
 
 
-def best_of(repeat, measure):
-    """The run of `measure()` (ms, MB) with the shortest time of `repeat`."""
-    return min((measure() for _ in range(repeat)), key=lambda run: run[0])
+def interleaved(repeat, measures):
+    """Each of `measures` run `repeat` times, in rounds of one run of each,
+    so that every row meets the same drift of this VM's bandwidth: a list,
+    for each measure, of its runs (ms, MB) in round order."""
+    rounds = [[] for _ in measures]
+    for _ in range(repeat):
+        for runs, measure in zip(rounds, measures):
+            runs.append(measure())
+    return rounds
 
 
 def torch_adamw(python, shapes, threads, foreach, steps):
@@ -293,9 +302,10 @@ def main():
     parser.add_argument("--model", default="gpt2",
                         choices=sorted(vs_pytorch.MODELS))
     parser.add_argument("--steps", type=int, default=6)
-    parser.add_argument("--threads", type=int, default=1,
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
                         help="threads of zero's update (ZERO_HOST_THREADS), "
-                        "PyTorch's intra-op threads and the triad's")
+                        "PyTorch's intra-op threads and the triad's; by "
+                        "default the host's cores, as both use unless told")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-torch", action="store_true")
     args = parser.parse_args()
@@ -324,26 +334,29 @@ def main():
             artifact = "%s-%s.so" % (stem, cpu)
             run([os.path.join(bin_dir, "zero-compile"), stem + ".mlir",
                  "--host-cpu=" + cpu, "-o", artifact])
-            step, peak, _ = launch(bin_dir, artifact, 1, args.steps,
-                                   args.repeat)
-            rows.append(("%s (%d)" % (label, args.threads), step, peak))
-        zero_ms = rows[0][1]
-        bandwidth = triad(bin_dir, args.threads)
-        roof = ADAMW_BYTES * params / bandwidth / 1e6
-        reference_ms, reference_mb = best_of(
-            args.repeat,
-            lambda: adamw_reference(bin_dir, shapes, args.threads, args.steps))
-        rows.append(("hand-written (%d)" % args.threads, reference_ms,
-                     reference_mb))
-        floor_ms, floor_mb = best_of(args.repeat, lambda: adamw_reference(
-            bin_dir, shapes, args.threads, args.steps, "bytes"))
-        rows.append(("bytes alone (%d)" % args.threads, floor_ms, floor_mb))
+            rows.append(("%s (%d)" % (label, args.threads),
+                         lambda artifact=artifact: launch_once(
+                             bin_dir, artifact, 1, args.steps)[:2]))
+        rows.append(("hand-written (%d)" % args.threads,
+                     lambda: adamw_reference(bin_dir, shapes, args.threads,
+                                             args.steps)))
+        rows.append(("bytes alone (%d)" % args.threads,
+                     lambda: adamw_reference(bin_dir, shapes, args.threads,
+                                             args.steps, "bytes")))
         if python:
             for foreach, label in [(True, "torch AdamW foreach"),
                                    (False, "torch AdamW for-loop")]:
-                step, peak = best_of(args.repeat, lambda: torch_adamw(
-                    python, shapes, args.threads, foreach, args.steps))
-                rows.append(("%s (%d)" % (label, args.threads), step, peak))
+                rows.append(("%s (%d)" % (label, args.threads),
+                             lambda foreach=foreach: torch_adamw(
+                                 python, shapes, args.threads, foreach,
+                                 args.steps)))
+        rows.append(("triad", lambda: (triad(bin_dir, args.threads), 0)))
+        rounds = interleaved(args.repeat, [measure for _, measure in rows])
+        bandwidth = max(run[0] for run in rounds[-1])
+        roof = ADAMW_BYTES * params / bandwidth / 1e6
+        rows = [(label, *min(runs, key=lambda run: run[0]))
+                for (label, _), runs in zip(rows[:-1], rounds[:-1])]
+        zero_ms, reference_ms, floor_ms = rows[0][1], rows[2][1], rows[3][1]
     print("\nAdamW update, %s: %d tensors, %d parameters, %.0f MB moved a "
           "step; triad, %d thread(s): %.1f GB/s, roofline %.1f ms" %
           (args.model, len(shape_list), params, ADAMW_BYTES * params / 1e6,
@@ -360,6 +373,15 @@ def main():
               (label, step / zero_ms, step / reference_ms, step / floor_ms))
     print("  zero vs the hand-written loop: %.2f of its speed; vs bytes "
           "alone: %.2f" % (reference_ms / zero_ms, floor_ms / zero_ms))
+    print("  each round's ms: %s; triad GB/s: %s" % ("; ".join(
+        "%s %s" % (label.split(" (")[0], ", ".join(
+            "%.1f" % run[0] for run in runs))
+        for (label, _, _), runs in zip(rows, rounds)), ", ".join(
+            "%.1f" % run[0] for run in rounds[-1])))
+    for (label, _, _), runs in zip(rows[4:], rounds[4:-1]):
+        print("  zero vs %s, round by round: %s" % (label, ", ".join(
+            "%.2fx" % (peer[0] / ours[0])
+            for peer, ours in zip(runs, rounds[0]))))
     with tempfile.TemporaryDirectory(prefix="zero-host-update-") as work:
         offloaded_state(bin_dir, work)
         offloaded_state(bin_dir, work, mixed_precision=True)
