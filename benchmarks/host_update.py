@@ -41,10 +41,11 @@ holds at once on the stand-in CUDA driver, beside its later steps' time
 and system allocations: AdamW's with and without offload, and with and
 without the gradient shards freed once the host queue has copied them
 down, and with the staging of gradient shards and new weights held within
-32 MiB a rank (ZERO_STAGING_BYTES); AdamW's offloaded on one rank, whose
-staging passes the default budget; LAMB's with and without offload, and
-with that staging bound; and a mixed-precision training loop's, with its
-state taken and returned whole and as shards (shard-function-boundary).
+32 MiB a rank (ZERO_STAGING_BYTES), and with offload=params; AdamW's
+offloaded on one rank, whose staging passes the default budget; LAMB's
+with and without offload, and with that staging bound; and a
+mixed-precision training loop's, with its state taken and returned whole
+and as shards (shard-function-boundary).
 
   benchmarks/host_update.py [--build build] [--model gpt2] [--steps 6]
                             [--threads <cores>] [--repeat 3] [--no-torch]
@@ -223,6 +224,19 @@ def print_saving(without, offloaded, params, ranks=4):
            (without - offloaded) / moments))
 
 
+def print_params_saving(without, optimizer, offloaded, params, ranks=4):
+    """What offload=params saves at the peak against the step without
+    offload and against offload=optimizer: beyond the moments, each rank's
+    weights (4 * S bytes: the step takes them whole, no defer-all-gather)
+    leave the device, which holds a weight only while its gather runs."""
+    mb = 1 / (1 << 20)
+    print("  offload=params: %.1f MB less than without, %.1f MB less than "
+          "offload=optimizer, whose device keeps the weights (N * 4 * S = "
+          "%.1f MB on the %d ranks)" % ((without - offloaded) * mb,
+                                         (optimizer - offloaded) * mb,
+                                         ranks * 4 * params * mb, ranks))
+
+
 def print_staging(after_wait, by_queue, bounded, params, ranks=4):
     """Pinned host memory beyond the moments' K * 4 * S bytes (the staging
     of gradient shards and new weights) when the rank frees the staging
@@ -399,7 +413,9 @@ def main():
              "cublas=false", {}),
             ("the same, staging within %d MiB a rank" % (STAGING_BOUND >> 20),
              offload,
-             "cublas=false", {"ZERO_STAGING_BYTES": str(STAGING_BOUND)})])
+             "cublas=false", {"ZERO_STAGING_BYTES": str(STAGING_BOUND)}),
+            ("offload=params", "shard-function-boundary offload=params",
+             "cublas=false", {})])
     if peaks:
         print_peaks("AdamW", peaks)
         print("  freed once copied down: %.1f MB less device memory than "
@@ -408,6 +424,7 @@ def main():
                (peaks[1][1] - peaks[2][1]) * mb / 4))
         print_saving(peaks[0][1], peaks[2][1], params)
         print_staging(peaks[1][2], peaks[2][2], peaks[3][2], params)
+        print_params_saving(peaks[0][1], peaks[2][1], peaks[4][1], params)
     print_one_rank_staging(args.build, bin_dir, params)
     # LAMB's host loops also make its update direction, which the weight's
     # kernel reads once the norms are gathered.

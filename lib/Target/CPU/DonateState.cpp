@@ -52,6 +52,8 @@ OpOperand *findUnreadDestination(Value result, std::string &why) {
 /// one; copied into its argument's buffer instead, it needs none (and the
 /// gather's own buffer goes too, once
 /// `zero-forward-collective-outputs` has it write there).
+Value viewSource(Value value);
+
 struct SlicedResult {
   /// The slice (tensor.extract_slice) or the all-gather's result.
   Value source;
@@ -60,6 +62,13 @@ struct SlicedResult {
 
   bool isSlice() const {
     return source.getDefiningOp<tensor::ExtractSliceOp>();
+  }
+  /// Whether the source is an all-gather's result or a view of one: a
+  /// weight the step gathers, not a value it reduces (a delayed update's
+  /// gradient shard).
+  bool isGathered() const {
+    return isa_and_present<zero::AllGatherOp>(
+        viewSource(source).getDefiningOp());
   }
   /// What the source is, for a remark.
   StringRef what() const {
@@ -317,9 +326,14 @@ struct ZeroDonateStatePass
       }
       std::optional<SlicedResult> sliced = findSlicedResult(result);
       if (sliced) {
-        if (zero::isHostArgument(fn, *argument)) {
+        if (zero::isHostArgument(fn, *argument) && !sliced->isGathered()) {
           // zero-offload-to-host sends such a slice down on the rank's host
-          // queue, into pinned memory of its own, as the step goes on.
+          // queue, into pinned memory of its own, as the step goes on: the
+          // queue's update may still read the argument's old value. A
+          // gathered weight (offload=params) is copied into its argument
+          // like any other, on the rank's stream after the device's last
+          // read of the old weight, so that the step allocates no pinned
+          // memory for it and frees the gather's device buffer at once.
           why = "it is " + sliced->what().str() +
                 ", and its argument lives in host memory";
         } else if (startsALoop(fn.getArgument(*argument))) {

@@ -120,12 +120,17 @@ func.func @gathered_alone(%w: tensor<4x3xf32>, %shard: tensor<6xf32>, %x: tensor
 
 // -----
 
-// The same, with the weight in host memory (offload=params): it keeps its
-// buffer, with the reason.
+// The same, with the weight in host memory (offload=params): the gather's
+// result is copied into the argument all the same (zero-offload-to-host
+// moves the gather through a device buffer of its own, copied back into
+// the argument once done), so that the step allocates no pinned memory
+// for the new weight.
 zero.mesh @dp(shape = [2])
 // CHECK-LABEL: func.func @host_gathered_alone
-// CHECK-NOT: materialize_in_destination
-// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: it is an all-gather's result, and its argument lives in host memory}}
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<12xf32> {zero.aliasing_output = 0 : i64, zero.memory = "host"}
+// CHECK: %[[ALL:.*]] = zero.all_gather
+// CHECK: %[[COPY:.*]] = bufferization.materialize_in_destination %[[ALL]] in %[[W]]
+// CHECK: return %[[COPY]]
 func.func @host_gathered_alone(%w: tensor<12xf32> {zero.memory = "host"}, %shard: tensor<6xf32>)
     -> (tensor<12xf32> {zero.state_of = 0 : i64}) {
   %all = zero.all_gather %shard on @dp : tensor<6xf32> -> tensor<12xf32>
@@ -134,19 +139,39 @@ func.func @host_gathered_alone(%w: tensor<12xf32> {zero.memory = "host"}, %shard
 
 // -----
 
-// A padded gather's slice, whose argument lives in host memory (offload):
-// zero-offload-to-host sends it down on the rank's host queue into pinned
-// memory of its own, so it keeps that buffer.
+// A padded gather's slice, whose argument lives in host memory
+// (offload=params): a gathered weight, copied into its argument too.
 zero.mesh @dp(shape = [4])
 // CHECK-LABEL: func.func @host_slice
-// CHECK-NOT: zero.aliasing_output
-// CHECK-NOT: materialize_in_destination
-// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: it is a slice, and its argument lives in host memory}}
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<7xf32> {zero.aliasing_output = 0 : i64, zero.memory = "host"}
+// CHECK: %[[ALL:.*]] = zero.all_gather
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %[[ALL]][0] [7] [1]
+// CHECK: %[[COPY:.*]] = bufferization.materialize_in_destination %[[SLICE]] in %[[W]]
+// CHECK: return %[[COPY]]
 func.func @host_slice(%w: tensor<7xf32> {zero.memory = "host"}, %shard: tensor<2xf32>)
     -> (tensor<7xf32> {zero.state_of = 0 : i64}) {
   %all = zero.all_gather %shard on @dp : tensor<2xf32> -> tensor<8xf32>
   %w2 = tensor.extract_slice %all[0] [7] [1] : tensor<8xf32> to tensor<7xf32>
   return %w2 : tensor<7xf32>
+}
+
+// -----
+
+// A slice of what the step reduces (a delayed update's gradient shard, its
+// bucket's part) as the next value of a host argument: the queue's update
+// may still read the argument's old value, so zero-offload-to-host sends
+// the slice down on the rank's host queue into pinned memory of its own,
+// and it keeps that buffer.
+zero.mesh @dp(shape = [4])
+// CHECK-LABEL: func.func @host_reduced_slice
+// CHECK-NOT: zero.aliasing_output
+// CHECK-NOT: materialize_in_destination
+// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: it is a slice, and its argument lives in host memory}}
+func.func @host_reduced_slice(%g: tensor<3xf32> {zero.memory = "host"}, %bucket: tensor<16xf32>)
+    -> (tensor<3xf32> {zero.state_of = 0 : i64}) {
+  %shard = zero.reduce_scatter %bucket on @dp reduce = sum : tensor<16xf32> -> tensor<4xf32>
+  %g2 = tensor.extract_slice %shard[1] [3] [1] : tensor<4xf32> to tensor<3xf32>
+  return %g2 : tensor<3xf32>
 }
 
 // -----

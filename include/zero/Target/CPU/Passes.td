@@ -112,9 +112,17 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     argument itself. Such a gather of a weight alone moves up to just after
     its shard is made and the old weight last read (in the function's
     block), rather than wait before the return: its shard is then freed
-    after it rather than held to the step's end. Where the argument lives in host memory
-    (`zero-offload-state`), the slice or result is left for `zero-offload-to-host`, which sends it down on the rank's host
-    queue; where a loop starts from the argument or a view of it (a training
+    after it rather than held to the step's end. A weight that lives in
+    host memory (`offload=params`) is copied into its argument so too:
+    `zero-offload-to-host` runs the gather in a device buffer of its own
+    and copies it back into the argument once done, freeing the device
+    buffer there, so that the step holds no device copy of the weights
+    until its end and allocates no pinned memory for the new ones. A slice
+    of anything else whose argument lives in host memory (a delayed
+    update's gradient shard, which the queue's update may still read in
+    its argument) is left for `zero-offload-to-host`, which sends it down
+    on the rank's host queue into pinned memory of its own; where a loop
+    starts from the argument or a view of it (a training
     loop that carries a moment's shard, updating it in place), it is left
     too: One-Shot Bufferize would copy the whole argument before the loop.
 
