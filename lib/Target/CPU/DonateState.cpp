@@ -47,10 +47,11 @@ OpOperand *findUnreadDestination(Value result, std::string &why) {
 /// A state result that is a view of a tensor made for more than it, or
 /// made for it alone by a collective: the slice of a padded or bucketed
 /// all-gather that is a sharded step's new weight, or an all-gather of the
-/// weight alone, perhaps reshaped. Bufferized as it stands, the slice is
-/// copied into a buffer of its own to be returned, and the gather writes
-/// one; copied into its argument's buffer instead, it needs none (and the
-/// gather's own buffer goes too, once
+/// weight alone, perhaps reshaped; or a reduce-scatter's result, a delayed
+/// update's gradient shard (zero-delay-update). Bufferized as it stands,
+/// the slice is copied into a buffer of its own to be returned, and the
+/// collective writes one, every step; copied into its argument's buffer
+/// instead, it needs none (and the collective's own buffer goes too, once
 /// `zero-forward-collective-outputs` has it write there).
 Value viewSource(Value value);
 
@@ -72,14 +73,19 @@ struct SlicedResult {
   }
   /// What the source is, for a remark.
   StringRef what() const {
-    return isSlice() ? "a slice" : "an all-gather's result";
+    if (isSlice())
+      return "a slice";
+    return source.getDefiningOp<zero::AllGatherOp>()
+               ? "an all-gather's result"
+               : "a reduce-scatter's result";
   }
 };
 
 std::optional<SlicedResult> findSlicedResult(Value result) {
   SlicedResult sliced;
   while (Operation *def = result.getDefiningOp()) {
-    if (isa<tensor::ExtractSliceOp, zero::AllGatherOp>(def)) {
+    if (isa<tensor::ExtractSliceOp, zero::AllGatherOp, zero::ReduceScatterOp>(
+            def)) {
       sliced.source = result;
       return sliced;
     }

@@ -157,6 +157,42 @@ func.func @host_slice(%w: tensor<7xf32> {zero.memory = "host"}, %shard: tensor<2
 
 // -----
 
+// A delayed update's gradient shard (zero-delay-update): the step's
+// reduce-scatter makes the next value of the argument the update read.
+// It is copied into that argument, after the update's read of the old
+// value, rather than returned in a buffer of its own every step.
+zero.mesh @dp(shape = [4])
+// CHECK-LABEL: func.func @reduced_alone
+// CHECK-SAME: %[[G:[a-z0-9]+]]: tensor<4xf32> {zero.aliasing_output = 1 : i64}
+// CHECK: %[[NEW:.*]] = arith.subf %{{.*}}, %[[G]]
+// CHECK: %[[RS:.*]] = zero.reduce_scatter
+// CHECK: %[[COPY:.*]] = bufferization.materialize_in_destination %[[RS]] in %[[G]]
+// CHECK: return %[[NEW]], %[[COPY]]
+// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: it is made by 'arith.subf', not by a linalg op with a destination}}
+func.func @reduced_alone(%w: tensor<4xf32>, %g: tensor<4xf32>, %grad: tensor<16xf32>)
+    -> (tensor<4xf32>, tensor<4xf32> {zero.state_of = 1 : i64}) {
+  %new = arith.subf %w, %g : tensor<4xf32>
+  %shard = zero.reduce_scatter %grad on @dp reduce = sum : tensor<16xf32> -> tensor<4xf32>
+  return %new, %shard : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// The same with the argument in host memory (offload): the queue's update
+// may still read the old value there, so the shard keeps a buffer of its
+// own, which zero-offload-to-host sends down on the rank's host queue.
+zero.mesh @dp(shape = [4])
+// CHECK-LABEL: func.func @host_reduced_alone
+// CHECK-NOT: materialize_in_destination
+// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: it is a reduce-scatter's result, and its argument lives in host memory}}
+func.func @host_reduced_alone(%g: tensor<4xf32> {zero.memory = "host"}, %grad: tensor<16xf32>)
+    -> (tensor<4xf32> {zero.state_of = 0 : i64}) {
+  %shard = zero.reduce_scatter %grad on @dp reduce = sum : tensor<16xf32> -> tensor<4xf32>
+  return %shard : tensor<4xf32>
+}
+
+// -----
+
 // A slice of what the step reduces (a delayed update's gradient shard, its
 // bucket's part) as the next value of a host argument: the queue's update
 // may still read the argument's old value, so zero-offload-to-host sends

@@ -117,11 +117,15 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     `zero-offload-to-host` runs the gather in a device buffer of its own
     and copies it back into the argument once done, freeing the device
     buffer there, so that the step holds no device copy of the weights
-    until its end and allocates no pinned memory for the new ones. A slice
-    of anything else whose argument lives in host memory (a delayed
-    update's gradient shard, which the queue's update may still read in
-    its argument) is left for `zero-offload-to-host`, which sends it down
-    on the rank's host queue into pinned memory of its own; where a loop
+    until its end and allocates no pinned memory for the new ones. A
+    delayed update's gradient shard (`zero-delay-update`: a
+    reduce-scatter's result, or a slice of one, is the next value of the
+    argument the update reads) is copied into its argument too, after the
+    update's read of the old value, where the argument is in device
+    memory; where it lives in host memory the queue's update may still
+    read the old value there, so the shard is left for
+    `zero-offload-to-host`, which sends it down on the rank's host queue
+    into pinned memory of its own; where a loop
     starts from the argument or a view of it (a training
     loop that carries a moment's shard, updating it in place), it is left
     too: One-Shot Bufferize would copy the whole argument before the loop.
