@@ -179,25 +179,41 @@ void copyIntoArgument(OpOperand &result, SlicedResult &sliced, Value argument) {
 }
 
 /// Moves the all-gather `gather` of a weight whose result is copied into its
-/// argument `argument` up to just after what it needs: its input, and
-/// every read of the argument before it (in the gather's block; an op
-/// holding a read in its regions counts as reading). Placed before the
-/// step's return, every new shard would be held until the step's end;
-/// moved up, each is freed after its gather, and the new weight, written
-/// into the argument's buffer (zero-forward-collective-outputs), takes no
-/// memory of its own.
-void moveGatherUp(zero::AllGatherOp gather, Value argument) {
+/// argument `argument` to just after what it needs and every read of the
+/// old weight: its input, and each op of its block that reads the argument
+/// (an op holding a read in its regions counts) before the new weight is
+/// used; with `pastLaterReads` false, only the reads before it. Left before
+/// the step's return, it would hold every new shard until then; left where
+/// a delayed update makes it (zero-delay-update, before the forward and
+/// backward read the old weight), it would hold the new weight beside the
+/// old. Placed so, each shard is freed after its gather, and the new
+/// weight, written into the argument's buffer
+/// (zero-forward-collective-outputs), takes no memory of its own.
+void moveGatherAfterReads(zero::AllGatherOp gather, Value argument,
+                          bool pastLaterReads) {
   Block *block = gather->getBlock();
-  Operation *latest = nullptr;
-  auto note = [&](Operation *op) {
-    Operation *inBlock = op ? block->findAncestorOpInBlock(*op) : nullptr;
-    if (inBlock && inBlock != gather && inBlock->isBeforeInBlock(gather) &&
-        (!latest || latest->isBeforeInBlock(inBlock)))
+  // The ops that use the gathered value: the copy into the argument, and
+  // whatever else reads the new weight. The gather goes before them all.
+  llvm::SmallPtrSet<Operation *, 8> usesResult;
+  Operation *firstUse = nullptr;
+  for (Operation *user : usersThroughViews(gather.getResult()))
+    if (Operation *inBlock = block->findAncestorOpInBlock(*user)) {
+      usesResult.insert(inBlock);
+      if (!firstUse || inBlock->isBeforeInBlock(firstUse))
+        firstUse = inBlock;
+    }
+  // The input's definition, whatever it is (a view of the new shard too).
+  Operation *latest = gather.getInput().getDefiningOp();
+  latest = latest ? block->findAncestorOpInBlock(*latest) : nullptr;
+  for (Operation *user : usersThroughViews(argument)) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (!inBlock || inBlock == gather || usesResult.contains(inBlock) ||
+        isView(inBlock) || (firstUse && !inBlock->isBeforeInBlock(firstUse)) ||
+        (!pastLaterReads && gather->isBeforeInBlock(inBlock)))
+      continue; // not a read of the old weight the gather must follow
+    if (!latest || latest->isBeforeInBlock(inBlock))
       latest = inBlock;
-  };
-  note(gather.getInput().getDefiningOp());
-  for (Operation *user : usersThroughViews(argument))
-    note(user);
+  }
   if (latest)
     gather->moveAfter(latest);
   else
@@ -348,8 +364,14 @@ struct ZeroDonateStatePass
         } else {
           copyIntoArgument(ret->getOpOperand(index), *sliced,
                            fn.getArgument(*argument));
+          // A weight in host memory goes through a device buffer of the
+          // gather's own, copied into the argument after the device's last
+          // read of the old weight wherever the gather stands; moved past
+          // those reads, its staging would be held beside the backward
+          // pass's gradients instead.
           if (auto gather = sliced->source.getDefiningOp<zero::AllGatherOp>())
-            moveGatherUp(gather, fn.getArgument(*argument));
+            moveGatherAfterReads(gather, fn.getArgument(*argument),
+                                 !zero::isHostArgument(fn, *argument));
           donate(fn, *argument, index);
           continue;
         }

@@ -120,8 +120,44 @@ func.func @gathered_alone(%w: tensor<4x3xf32>, %shard: tensor<6xf32>, %x: tensor
 
 // -----
 
-// The same, with the weight in host memory (offload=params): the gather's
-// result is copied into the argument all the same (zero-offload-to-host
+// A delayed update (zero-delay-update) gathers its new weight before the
+// step reads the old one: the gather moves down to just after that read,
+// where the old value is dead, so that zero-forward-collective-outputs can
+// gather into the argument and the step holds no second copy.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @gathered_before_read
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<12xf32> {zero.aliasing_output = 0 : i64}
+// CHECK: %[[READ:.*]] = arith.mulf %[[W]], %[[W]]
+// CHECK-NEXT: %[[ALL:.*]] = zero.all_gather
+// CHECK: bufferization.materialize_in_destination %[[ALL]] in %[[W]]
+func.func @gathered_before_read(%w: tensor<12xf32>, %shard: tensor<6xf32>)
+    -> (tensor<12xf32> {zero.state_of = 0 : i64}, tensor<12xf32>) {
+  %all = zero.all_gather %shard on @dp : tensor<6xf32> -> tensor<12xf32>
+  %read = arith.mulf %w, %w : tensor<12xf32>
+  return %all, %read : tensor<12xf32>, tensor<12xf32>
+}
+
+// -----
+
+// The same, but the new weight is read before the old one's last read:
+// the gather stays before that use of it.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @new_read_before_old
+// CHECK: %[[ALL:.*]] = zero.all_gather
+// CHECK-NEXT: arith.addf %[[ALL]], %[[ALL]]
+// CHECK-NEXT: arith.mulf
+func.func @new_read_before_old(%w: tensor<12xf32>, %shard: tensor<6xf32>)
+    -> (tensor<12xf32> {zero.state_of = 0 : i64}, tensor<12xf32>, tensor<12xf32>) {
+  %all = zero.all_gather %shard on @dp : tensor<6xf32> -> tensor<12xf32>
+  %twice = arith.addf %all, %all : tensor<12xf32>
+  %read = arith.mulf %w, %w : tensor<12xf32>
+  return %all, %twice, %read : tensor<12xf32>, tensor<12xf32>, tensor<12xf32>
+}
+
+// -----
+
+// A weight all-gathered on its own, in host memory (offload=params): the
+// gather's result is copied into the argument all the same (zero-offload-to-host
 // moves the gather through a device buffer of its own, copied back into
 // the argument once done), so that the step allocates no pinned memory
 // for the new weight.

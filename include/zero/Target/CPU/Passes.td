@@ -109,10 +109,14 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     into its argument (`bufferization.materialize_in_destination` into the
     argument seen in its shape), which is donated; once bufferized,
     `zero-forward-collective-outputs` has a gather so copied write into the
-    argument itself. Such a gather of a weight alone moves up to just after
+    argument itself. Such a gather of a weight alone moves to just after
     its shard is made and the old weight last read (in the function's
     block), rather than wait before the return: its shard is then freed
-    after it rather than held to the step's end. A weight that lives in
+    after it rather than held to the step's end. A delayed update
+    (`zero-delay-update`) makes the new shard before the forward and
+    backward read the old weight; its gather moves down past those reads
+    (where the weight is in device memory), so that the step does not hold
+    the new weights beside the old. A weight that lives in
     host memory (`offload=params`) is copied into its argument so too:
     `zero-offload-to-host` runs the gather in a device buffer of its own
     and copies it back into the argument once done, freeing the device
