@@ -269,11 +269,30 @@ void placeInHostMemory(memref::AllocOp alloc) {
   alloc.erase();
 }
 
+/// The host argument whose next value result `i` of `fn` is, where the
+/// result can be copied into it: of the result's type, donated to no other
+/// result, and returned nowhere else. Null otherwise.
+BlockArgument argumentToCopyInto(func::FuncOp fn, func::ReturnOp ret,
+                                 unsigned i) {
+  auto of = fn.getResultAttrOfType<IntegerAttr>(i, zero::kStateOfAttrName);
+  BlockArgument argument = fn.getArgument(of.getInt());
+  if (argument.getType() != fn.getResultTypes()[i] ||
+      fn.getArgAttr(argument.getArgNumber(), "zero.aliasing_output") ||
+      llvm::is_contained(ret.getOperands(), argument))
+    return {};
+  return argument;
+}
+
 /// Puts each of `results` in host memory: a buffer only copies write is
 /// allocated there; any other (a collective's output, which NCCL writes on
-/// the device) is copied there before the return, and its device buffer
-/// freed when the function owns it. Returns those copies, which the rank's
-/// host queue can make as soon as their buffers are written.
+/// the device; a delayed update's gradient shard) is copied there before
+/// the return, and its device buffer freed when the function owns it.
+/// The copy goes into the argument the result is the next value of, which
+/// is donated to it, where it can (argumentToCopyInto): the step then
+/// takes no pinned memory for it. The queue keeps that copy after the ops
+/// that read the argument's old value (the delayed update's host loops).
+/// Returns those copies, which the rank's host queue can make as soon as
+/// their buffers are written.
 SmallVector<memref::CopyOp>
 placeHostStateResults(func::FuncOp fn,
                       ArrayRef<std::pair<func::ReturnOp, unsigned>> results) {
@@ -287,7 +306,12 @@ placeHostStateResults(func::FuncOp fn,
     }
     OpBuilder b(ret);
     Location loc = ret.getLoc();
-    Value host = zero::HostAllocOp::create(b, loc, type);
+    Value host = argumentToCopyInto(fn, ret, i);
+    if (host)
+      fn.setArgAttr(cast<BlockArgument>(host).getArgNumber(),
+                    "zero.aliasing_output", b.getI64IntegerAttr(i));
+    else
+      host = zero::HostAllocOp::create(b, loc, type);
     copies.push_back(memref::CopyOp::create(b, loc, value, host));
     bool owned = value.getDefiningOp<memref::AllocOp>() &&
                  llvm::count(ret.getOperands(), value) == 1;

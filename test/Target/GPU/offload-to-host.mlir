@@ -258,17 +258,19 @@ func.func @gathers(%w: memref<4xf32> {zero.memory = "host"}, %out: memref<8xf32>
 // host memory too (the launcher hands each result back as its argument,
 // which the host reads). The flag, which only a copy writes, is allocated
 // there; the new gradient shard, a reduce-scatter's output on the device,
-// is copied there before the return and its device buffer freed.
+// is copied before the return into the argument it is the next value of,
+// which is donated to it (no pinned memory taken each step), and its
+// device buffer freed.
 zero.mesh @dp(shape = [2])
 // CHECK: module attributes {zero.host_memory = {delayed = {arguments = array<i64: 0, 1>, results = array<i64: 0, 1>}}}
 // CHECK-LABEL: func.func @delayed
+// CHECK-SAME: %[[G:[a-z0-9]+]]: memref<4xf32> {zero.aliasing_output = 0 : i64, zero.delayed, zero.memory = "host"}
 // CHECK: %[[FLAG:.*]] = zero.host_alloc : memref<1xf32>
 // CHECK-NEXT: memref.copy %{{.*}}, %[[FLAG]]
 // CHECK: zero.reduce_scatter_buffer %{{.*}}, %[[NEW:.*]] on @dp
-// CHECK: %[[HOST:.*]] = zero.host_alloc : memref<4xf32>
-// CHECK-NEXT: memref.copy %[[NEW]], %[[HOST]]
+// CHECK-NEXT: memref.copy %[[NEW]], %[[G]]
 // CHECK-NEXT: memref.dealloc %[[NEW]]
-// CHECK-NEXT: return %[[HOST]], %[[FLAG]]
+// CHECK-NEXT: return %[[G]], %[[FLAG]]
 // expected-remark @below {{zero-offload-to-host: @delayed: 0 loop nest(s) on the host, 0 device buffer(s) copied}}
 func.func @delayed(%g: memref<4xf32> {zero.memory = "host", zero.delayed},
                    %flag: memref<1xf32> {zero.memory = "host", zero.delayed},
@@ -280,6 +282,29 @@ func.func @delayed(%g: memref<4xf32> {zero.memory = "host", zero.delayed},
   %new = memref.alloc() : memref<4xf32>
   zero.reduce_scatter_buffer %grad, %new on @dp reduce = mean : memref<8xf32>, memref<4xf32>
   return %new, %f : memref<4xf32>, memref<1xf32>
+}
+
+// -----
+
+// The same, where the argument is also returned as another result: the new
+// shard cannot be copied into it, so it is copied into host memory of its
+// own.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @delayed_argument_returned
+// CHECK-SAME: %[[G:[a-z0-9]+]]: memref<4xf32> {zero.delayed, zero.memory = "host"}
+// CHECK: zero.reduce_scatter_buffer %{{.*}}, %[[NEW:.*]] on @dp
+// CHECK: %[[HOST:.*]] = zero.host_alloc : memref<4xf32>
+// CHECK-NEXT: memref.copy %[[NEW]], %[[HOST]]
+// CHECK-NEXT: memref.dealloc %[[NEW]]
+// CHECK-NEXT: return %[[HOST]], %[[G]]
+// expected-remark @below {{zero-offload-to-host: @delayed_argument_returned: 0 loop nest(s) on the host, 0 device buffer(s) copied}}
+func.func @delayed_argument_returned(
+    %g: memref<4xf32> {zero.memory = "host", zero.delayed},
+    %grad: memref<8xf32>)
+    -> (memref<4xf32> {zero.state_of = 0 : i64}, memref<4xf32>) {
+  %new = memref.alloc() : memref<4xf32>
+  zero.reduce_scatter_buffer %grad, %new on @dp reduce = mean : memref<8xf32>, memref<4xf32>
+  return %new, %g : memref<4xf32>, memref<4xf32>
 }
 
 // -----

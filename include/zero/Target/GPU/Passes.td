@@ -367,11 +367,16 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       output of a reduce-scatter on the device, and its flag; see
       `zero-delay-update`) is put there, since the launcher hands it back
       as that argument, which the host reads: a fresh buffer that only
-      copies write is allocated in host memory; any other is copied into a
-      host buffer and its device buffer freed, the copy on the rank's host
-      queue with `overlap` (made as soon as what writes the buffer is done,
-      while the rank goes on), else before the return, where the rank waits
-      for its stream. A result that is not a static buffer without a layout
+      copies write is allocated in host memory; any other is copied into
+      its argument, which is donated to it (`zero.aliasing_output`), where
+      that argument has its type and is neither donated to nor returned as
+      another result (else into a host buffer of its own), and its device
+      buffer freed, the copy on the rank's host queue with `overlap` (made
+      as soon as what writes the buffer is done and the queue's reads of
+      the argument's old value, the delayed update's host loops, are
+      queued, while the rank goes on), else before the return, where the
+      rank waits for its stream; so those results take no pinned memory of
+      their own each step. A result that is not a static buffer without a layout
       keeps the function on the device, with a remark;
     - the function's results that are host buffers (state updated in place,
       the results above) are noted too: the module gets `zero.host_memory = {<function> =
