@@ -54,6 +54,13 @@ llvm::SmallVector<std::pair<size_t, mlir::Value>> pairNearestSources(
 /// is (an index), set by markStateResults.
 inline constexpr llvm::StringLiteral kStateOfAttrName = "zero.state_of";
 
+/// The argument attribute that donates the argument's buffer to a result
+/// (an index): the function writes that result into it
+/// (zero-donate-state, zero-offload-to-host) and returns it there
+/// (zero-return-donated-buffers).
+inline constexpr llvm::StringLiteral kAliasingOutputAttrName =
+    "zero.aliasing_output";
+
 /// The argument attribute that marks state whose first value is zeros (an
 /// error-feedback residual, which zero-compress-reduce-scatter adds): a
 /// launcher starts it at zero when no input names it.

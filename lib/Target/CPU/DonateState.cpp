@@ -391,7 +391,7 @@ struct ZeroDonateStatePass
   }
 
   static void donate(func::FuncOp fn, unsigned argument, unsigned result) {
-    fn.setArgAttr(argument, "zero.aliasing_output",
+    fn.setArgAttr(argument, zero::kAliasingOutputAttrName,
                   OpBuilder(fn).getI64IntegerAttr(result));
   }
 };

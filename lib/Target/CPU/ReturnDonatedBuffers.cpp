@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "zero/Analysis/StateResults.h"
 #include "zero/Target/CPU/Passes.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -59,14 +60,15 @@ struct ZeroReturnDonatedBuffersPass
     auto ret = dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
     SmallVector<std::pair<bufferization::CloneOp, BlockArgument>> donated;
     for (unsigned j = 0; ret && j < fn.getNumArguments(); ++j) {
-      auto index = fn.getArgAttrOfType<IntegerAttr>(j, "zero.aliasing_output");
+      auto index =
+          fn.getArgAttrOfType<IntegerAttr>(j, zero::kAliasingOutputAttrName);
       if (!index)
         continue;
       int64_t i = index.getInt();
       BlockArgument argument = fn.getArgument(j);
       if (i < 0 || i >= ret.getNumOperands() ||
           ret.getOperand(i).getType() != argument.getType()) {
-        fn.emitError() << "zero.aliasing_output of argument " << j
+        fn.emitError() << zero::kAliasingOutputAttrName << " of argument " << j
                        << " names result " << i
                        << ", which is not a buffer of the argument's type";
         return signalPassFailure();

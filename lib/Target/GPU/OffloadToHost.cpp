@@ -277,7 +277,7 @@ BlockArgument argumentToCopyInto(func::FuncOp fn, func::ReturnOp ret,
   auto of = fn.getResultAttrOfType<IntegerAttr>(i, zero::kStateOfAttrName);
   BlockArgument argument = fn.getArgument(of.getInt());
   if (argument.getType() != fn.getResultTypes()[i] ||
-      fn.getArgAttr(argument.getArgNumber(), "zero.aliasing_output") ||
+      fn.getArgAttr(argument.getArgNumber(), zero::kAliasingOutputAttrName) ||
       llvm::is_contained(ret.getOperands(), argument))
     return {};
   return argument;
@@ -309,7 +309,7 @@ placeHostStateResults(func::FuncOp fn,
     Value host = argumentToCopyInto(fn, ret, i);
     if (host)
       fn.setArgAttr(cast<BlockArgument>(host).getArgNumber(),
-                    "zero.aliasing_output", b.getI64IntegerAttr(i));
+                    zero::kAliasingOutputAttrName, b.getI64IntegerAttr(i));
     else
       host = zero::HostAllocOp::create(b, loc, type);
     copies.push_back(memref::CopyOp::create(b, loc, value, host));
