@@ -44,6 +44,22 @@ OpOperand *findUnreadDestination(Value result, std::string &why) {
   return init;
 }
 
+/// findUnreadDestination for the op that makes `result` through reshapes
+/// (tensor.collapse_shape, tensor.expand_shape), appended to `reshapes`, the
+/// result's own first: a sharded step's new weight that is an elementwise
+/// op's result in the [N][chunk] shape of its bucket, collapsed to the
+/// weight's shape (a delayed update's step-0 guard).
+OpOperand *findUnreadDestinationThroughReshapes(
+    Value result, SmallVectorImpl<Operation *> &reshapes, std::string &why) {
+  while (Operation *def = result.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+      break;
+    reshapes.push_back(def);
+    result = def->getOperand(0);
+  }
+  return findUnreadDestination(result, why);
+}
+
 /// A state result that is a view of a tensor made for more than it, or
 /// made for it alone by a collective: the slice of a padded or bucketed
 /// all-gather that is a sharded step's new weight, or an all-gather of the
@@ -376,7 +392,10 @@ struct ZeroDonateStatePass
           continue;
         }
       }
-      OpOperand *init = sliced ? nullptr : findUnreadDestination(result, why);
+      SmallVector<Operation *> reshapes;
+      OpOperand *init =
+          sliced ? nullptr
+                 : findUnreadDestinationThroughReshapes(result, reshapes, why);
       if (!init) {
         // At the function's location, without the function: printed with
         // each remark, it made a step with many such results quadratic.
@@ -385,7 +404,11 @@ struct ZeroDonateStatePass
                                 << ") keeps a buffer of its own: " << why;
         continue;
       }
-      init->set(fn.getArgument(*argument));
+      OpBuilder b(init->getOwner());
+      Value dest = fn.getArgument(*argument);
+      for (Operation *reshape : reshapes)
+        dest = unreshape(b, reshape, dest);
+      init->set(dest);
       donate(fn, *argument, index);
     }
   }

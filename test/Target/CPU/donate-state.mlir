@@ -53,6 +53,56 @@ func.func @reads_destination(%w: tensor<8xf32>, %g: tensor<8xf32>) -> tensor<8xf
 
 // -----
 
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+
+// A delayed update's step-0 guard (zero-delay-update) picks the new weight
+// or the old in the [N][chunk] shape of the weight's bucket, collapsed to
+// the weight's shape: the guard writes into the argument, seen in its shape
+// (the reverse of the collapse), and the argument is donated.
+// CHECK-LABEL: func.func @reshaped_result
+// CHECK-SAME: (%[[W:[a-z0-9]+]]: tensor<8xf32> {zero.aliasing_output = 0 : i64}
+// CHECK: %[[OLD:.*]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1]] output_shape [4, 2]
+// CHECK: %[[DEST:.*]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1]] output_shape [4, 2]
+// CHECK: %[[SEL:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[OLD]] : {{.*}}) outs(%[[DEST]] : tensor<4x2xf32>)
+// CHECK: %[[NEW:.*]] = tensor.collapse_shape %[[SEL]] {{\[\[}}0, 1]]
+// CHECK: return %[[NEW]]
+func.func @reshaped_result(%w: tensor<8xf32>, %gathered: tensor<4x2xf32>, %first: i1) -> tensor<8xf32> {
+  %old = tensor.expand_shape %w [[0, 1]] output_shape [4, 2] : tensor<8xf32> into tensor<4x2xf32>
+  %e = tensor.empty() : tensor<4x2xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%gathered, %old : tensor<4x2xf32>, tensor<4x2xf32>) outs(%e : tensor<4x2xf32>) {
+  ^bb0(%n: f32, %o: f32, %out: f32):
+    %r = arith.select %first, %o, %n : f32
+    linalg.yield %r : f32
+  } -> tensor<4x2xf32>
+  %new = tensor.collapse_shape %s [[0, 1]] : tensor<4x2xf32> into tensor<8xf32>
+  return %new : tensor<8xf32>
+}
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+
+// Through a reshape, a result whose op reads its destination keeps its
+// buffer, with the reason of the op beneath the reshape.
+// CHECK-LABEL: func.func @reshaped_reads_destination
+// CHECK-NOT: zero.aliasing_output
+// CHECK: outs(%{{.*}} : tensor<4x2xf32>)
+// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: the op that makes it reads its destination}}
+func.func @reshaped_reads_destination(%w: tensor<8xf32>, %g: tensor<4x2xf32>) -> tensor<8xf32> {
+  %old = tensor.expand_shape %w [[0, 1]] output_shape [4, 2] : tensor<8xf32> into tensor<4x2xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<4x2xf32>) outs(%old : tensor<4x2xf32>) {
+  ^bb0(%gi: f32, %o: f32):
+    %r = arith.subf %o, %gi : f32
+    linalg.yield %r : f32
+  } -> tensor<4x2xf32>
+  %new = tensor.collapse_shape %s [[0, 1]] : tensor<4x2xf32> into tensor<8xf32>
+  return %new : tensor<8xf32>
+}
+
+// -----
+
 // A state result that a collective makes keeps its buffer, with the reason.
 zero.mesh @dp(shape = [2])
 // CHECK-LABEL: func.func @collective_result

@@ -89,7 +89,12 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     the op that makes the result (a destination-style linalg op whose
     destination it does not read, such as a fused update) takes the
     argument as its destination, and the argument is marked
-    `zero.aliasing_output = i` (the result it is donated to).
+    `zero.aliasing_output = i` (the result it is donated to). Such an op
+    may make the result through reshapes (`tensor.collapse_shape`,
+    `tensor.expand_shape`): a delayed update's step-0 guard picks each
+    small weight's and moment's next value in the `[N][chunk]` shape of its
+    bucket, collapsed to the weight's shape. The op then takes the argument
+    reshaped back to its own shape as its destination.
 
     One-Shot Bufferize then writes the result into the argument's buffer
     when that is safe (function arguments are writable), and copies the
