@@ -220,10 +220,13 @@ void checkContract(MLIRContext &context, const DelayedProgram &program,
       parseSourceString<ModuleOp>(program.text(mesh), &context);
   ASSERT_TRUE(given);
   // As given; delayed; on the GPU's replica, delayed with the optimizer's
-  // state and the delayed values in host memory too.
+  // state and the delayed values in host memory too, and with the weights
+  // there as well.
   std::vector<const char *> options = {"", " delay-update"};
-  if (lowering.gpuLoops)
+  if (lowering.gpuLoops) {
     options.push_back(" delay-update offload=optimizer");
+    options.push_back(" delay-update offload=params");
+  }
   std::vector<OwningOpRef<ModuleOp>> variants;
   for (const char *delay : options) {
     variants.push_back(given->clone());
@@ -283,13 +286,14 @@ void checkContract(MLIRContext &context, const DelayedProgram &program,
                 0)
           << "rank " << rank << " result " << r;
     // Offload moves where the delayed step runs, not what it computes.
-    if (runs.size() < 3)
-      continue;
-    for (size_t r = 0; r < runs[1][rank].outputs.size(); ++r)
-      EXPECT_EQ(rt::compare(runs[1][rank].outputs[r], runs[2][rank].outputs[r])
-                    .differing,
-                0)
-          << "offloaded: rank " << rank << " result " << r;
+    for (size_t v = 2; v < runs.size(); ++v)
+      for (size_t r = 0; r < runs[1][rank].outputs.size(); ++r)
+        EXPECT_EQ(
+            rt::compare(runs[1][rank].outputs[r], runs[v][rank].outputs[r])
+                .differing,
+            0)
+            << "offloaded (" << options[v] << "): rank " << rank << " result "
+            << r;
   }
 }
 

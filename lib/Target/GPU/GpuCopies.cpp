@@ -5,10 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostAccess.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "zero/Target/GPU/Passes.h"
 
 namespace zero {
@@ -33,6 +34,21 @@ bool isGlobal(Value buffer) {
   return false;
 }
 
+/// Whether `copy` moves one contiguous range of numbers from a device
+/// buffer into host memory (an offloaded weight's new value, gathered on
+/// the device, into its host argument): a copy down the link, which
+/// zero-gpu-buffer-placement makes the runtime's, on the rank's stream. As
+/// a loop nest it would write host memory, so zero-offload-to-host would
+/// run it on the host from a pinned copy of the whole device buffer. (A
+/// kernel that only reads host memory reads it across the link.)
+bool copiesDown(memref::CopyOp copy, MemRefType source, MemRefType target) {
+  return !zero::inHostMemory(copy.getSource()) &&
+         zero::inHostMemory(copy.getTarget()) &&
+         source.getElementType().isIntOrFloat() &&
+         memref::isStaticShapeAndContiguousRowMajor(source) &&
+         memref::isStaticShapeAndContiguousRowMajor(target);
+}
+
 struct ZeroGpuCopiesPass
     : public zero::impl::ZeroGpuCopiesBase<ZeroGpuCopiesPass> {
   void runOnOperation() override {
@@ -48,7 +64,7 @@ struct ZeroGpuCopiesPass
         return;
       }
       if (source.getRank() == 0 || isGlobal(copy.getSource()) ||
-          isGlobal(copy.getTarget()))
+          isGlobal(copy.getTarget()) || copiesDown(copy, source, target))
         return;
       OpBuilder b(copy);
       linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),

@@ -55,6 +55,17 @@ SmallVector<scf::ParallelOp> topLevelNests(func::FuncOp fn) {
   return nests;
 }
 
+/// The copies of `fn` from a device buffer into host memory.
+SmallVector<memref::CopyOp> programCopiesDown(func::FuncOp fn) {
+  SmallVector<memref::CopyOp> copies;
+  fn.walk([&](memref::CopyOp copy) {
+    if (!zero::inHostMemory(copy.getSource()) &&
+        zero::inHostMemory(copy.getTarget()))
+      copies.push_back(copy);
+  });
+  return copies;
+}
+
 /// Whether `value` is defined outside `nest`.
 bool definedOutside(Value value, Operation *nest) {
   return !nest->isAncestor(value.getParentRegion()->getParentOp());
@@ -1434,7 +1445,10 @@ struct ZeroOffloadToHostPass
           break;
         }
     }
-    // The plan holds: rewrite.
+    // The plan holds: rewrite. The copies down the link the program holds
+    // already (zero-gpu-copies leaves them copies): an offloaded weight's
+    // new value, gathered on the device, into its host argument.
+    SmallVector<memref::CopyOp> copiesDown = programCopiesDown(fn);
     SmallVector<memref::CopyOp> resultCopies =
         placeHostStateResults(fn, stateResults);
     // Each nest's copies across the link, in (before it) and out (after).
@@ -1543,7 +1557,10 @@ struct ZeroOffloadToHostPass
       // A delayed update's gradient shards go down on the queue, each once
       // what writes it is done, while the rank goes on: not one read the
       // rank's stream must finish first each, at the step's end.
-      for (memref::CopyOp copy : resultCopies)
+      // So do the program's own copies into host memory, in order with the
+      // queue's reads of what they overwrite.
+      for (memref::CopyOp copy :
+           llvm::concat<memref::CopyOp>(resultCopies, copiesDown))
         copy->setAttr(zero::kQueuedAttrName, b.getUnitAttr());
       schedule = zero::scheduleHostQueue(fn, queueFrees);
       for (scf::ExecuteRegionOp group : groups) {

@@ -40,7 +40,16 @@ def ZeroGpuCopies : Pass<"zero-gpu-copies"> {
     pages between host and device and makes the host wait for the kernels.
     As a `linalg.copy` it becomes a kernel of its own. A copy whose source is
     a `memref.get_global` (a constant, which lives in the host program) stays
-    on the host.
+    on the host. So does a copy of one contiguous range from a device
+    buffer down into host memory (`zero.memory = "host"`,
+    `zero.host_alloc`), such as an offloaded weight's new value, gathered on
+    the device, into its host argument: `zero-offload-to-host` puts it on
+    the rank's host queue, in order with the queue's reads of what it
+    overwrites, and `zero-gpu-buffer-placement` makes it the runtime's copy
+    across the link. As a kernel it would write host memory, and
+    `zero-offload-to-host` would run it on the host from a pinned copy of
+    the whole device buffer. (A kernel that only reads host memory reads it
+    across the link.)
 
     ```mlir
     memref.copy %a, %view : memref<23xf32> to memref<23xf32, strided<[1], offset: 64>>
@@ -297,7 +306,9 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       (`zero_rt_host_queue_*`), a thread that runs it in order while the
       rank's thread goes on launching the step: the copies across the link
       (marked `zero.queued`; on the GPU `zero_rt_gpu_queue_copy`, on the
-      queue thread's own stream) and the host loops
+      queue thread's own stream), the program's own copies down into host
+      memory among them (a gathered weight into its host argument, which
+      `zero-gpu-copies` leaves a copy), and the host loops
       (`zero_rt_host_queue_for`); a loop of a constant number of
       iterations whose copies out write nothing another of its copies
       touches goes with its copies as one `zero_rt_host_queue_update`,
