@@ -10,6 +10,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Analysis/StateResults.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/CPU/Passes.h"
@@ -236,6 +237,67 @@ void moveGatherAfterReads(zero::AllGatherOp gather, Value argument,
     gather->moveBefore(block, block->begin());
 }
 
+/// Whether sinkGatherInput may move `op`: it has no effect, and is no
+/// collective, whose place the schedule of the step's communication sets.
+bool movesWithGatherInput(Operation *op) {
+  return isMemoryEffectFree(op) && !op->walk([](zero::CollectiveOpInterface) {
+                                        return WalkResult::interrupt();
+                                      }).wasInterrupted();
+}
+
+/// Moves the ops that make `gather`'s input down to just before it, where
+/// none has a side effect or is a collective, and each of their users
+/// before it moves too: a
+/// delayed update (zero-delay-update) makes the new shard, with the new
+/// moments and their step-0 guards, before the forward and backward read
+/// the old weight, and the gather follows those reads
+/// (moveGatherAfterReads); moved so, the shard is made just before its
+/// gather rather than held through the forward and backward. What makes
+/// an op's operand moves with it where all that operand's users do.
+/// Nothing moves where an op that would have to cannot.
+void sinkGatherInput(zero::AllGatherOp gather) {
+  Block *block = gather->getBlock();
+  Operation *input = gather.getInput().getDefiningOp();
+  auto beforeGather = [&](Operation *op) {
+    return op && op->getBlock() == block && op->isBeforeInBlock(gather);
+  };
+  if (!beforeGather(input))
+    return;
+  llvm::SetVector<Operation *> moving;
+  moving.insert(input);
+  // Whether each user of `op` in the block moves or follows the gather.
+  auto usersMoveOrFollow = [&](Operation *op) {
+    return llvm::all_of(op->getUsers(), [&](Operation *user) {
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      return !inBlock || moving.contains(inBlock) || !beforeGather(inBlock);
+    });
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (unsigned i = 0; i < moving.size(); ++i) {
+      Operation *op = moving[i];
+      if (!movesWithGatherInput(op))
+        return;
+      for (Operation *user : op->getUsers()) {
+        Operation *inBlock = block->findAncestorOpInBlock(*user);
+        if (beforeGather(inBlock))
+          changed |= moving.insert(inBlock);
+      }
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (beforeGather(def) && !moving.contains(def) &&
+            movesWithGatherInput(def) && usersMoveOrFollow(def))
+          changed |= moving.insert(def);
+      }
+    }
+  }
+  SmallVector<Operation *> inOrder(moving.begin(), moving.end());
+  llvm::sort(inOrder,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *op : inOrder)
+    op->moveBefore(gather);
+}
+
 /// Whether the buffer of `value` may be read after `op` in their block: by
 /// an op after it, or through what an op before it makes that may share the
 /// buffer (a view; a region's result).
@@ -385,9 +447,11 @@ struct ZeroDonateStatePass
           // read of the old weight wherever the gather stands; moved past
           // those reads, its staging would be held beside the backward
           // pass's gradients instead.
-          if (auto gather = sliced->source.getDefiningOp<zero::AllGatherOp>())
+          if (auto gather = sliced->source.getDefiningOp<zero::AllGatherOp>()) {
             moveGatherAfterReads(gather, fn.getArgument(*argument),
                                  !zero::isHostArgument(fn, *argument));
+            sinkGatherInput(gather);
+          }
           donate(fn, *argument, index);
           continue;
         }

@@ -189,6 +189,76 @@ func.func @gathered_before_read(%w: tensor<12xf32>, %shard: tensor<6xf32>)
 
 // -----
 
+#id = affine_map<(d0) -> (d0)>
+
+// A delayed update makes the new shard and the new moment, and guards the
+// moment for the first step, before the step reads the old weight: the
+// gather moves down past that read, and what makes its input moves down
+// to just before it (the update, the guard of the update's other result,
+// the view of the old shard the update alone reads, its destination), so
+// that the step does not hold the new shard through the read.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @delayed_update_sinks
+// CHECK: %[[READ:.*]] = arith.mulf
+// CHECK-NEXT: %[[OLD:.*]] = tensor.extract_slice
+// CHECK-NEXT: tensor.empty
+// CHECK-NEXT: %[[NEW:.*]]:2 = linalg.generic {{.*}} ins(%[[OLD]]
+// CHECK-NEXT: ^bb0
+// CHECK: %[[GUARD:.*]] = arith.select %{{.*}}, %{{.*}}, %[[NEW]]#1
+// CHECK-NEXT: %[[ALL:.*]] = zero.all_gather %[[NEW]]#0
+// CHECK: return %{{.*}}, %[[GUARD]], %[[READ]]
+// expected-remark @+1 {{zero-donate-state: result 1 (the next value of argument 1) keeps a buffer of its own: it is made by 'arith.select', not by a linalg op with a destination}}
+func.func @delayed_update_sinks(%w: tensor<12xf32>, %m: tensor<6xf32>, %g: tensor<6xf32>,
+                                %first: i1)
+    -> (tensor<12xf32> {zero.state_of = 0 : i64}, tensor<6xf32> {zero.state_of = 1 : i64}, tensor<12xf32>) {
+  %old = tensor.extract_slice %w[0] [6] [1] : tensor<12xf32> to tensor<6xf32>
+  %e = tensor.empty() : tensor<6xf32>
+  %new:2 = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel"]}
+      ins(%old, %m, %g : tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) outs(%e, %e : tensor<6xf32>, tensor<6xf32>) {
+  ^bb0(%wi: f32, %mi: f32, %gi: f32, %o0: f32, %o1: f32):
+    %m2 = arith.addf %mi, %gi : f32
+    %w2 = arith.subf %wi, %m2 : f32
+    linalg.yield %w2, %m2 : f32, f32
+  } -> (tensor<6xf32>, tensor<6xf32>)
+  %guard = arith.select %first, %m, %new#1 : tensor<6xf32>
+  %all = zero.all_gather %new#0 on @dp : tensor<6xf32> -> tensor<12xf32>
+  %read = arith.mulf %w, %w : tensor<12xf32>
+  return %all, %guard, %read : tensor<12xf32>, tensor<6xf32>, tensor<12xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// The same, but a collective reads the update's other result before the
+// old weight's last read: it cannot move, so neither does the update; the
+// gather alone moves down.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @delayed_update_stays
+// CHECK: %[[NEW:.*]]:2 = linalg.generic
+// CHECK: zero.all_reduce %[[NEW]]#1
+// CHECK: arith.mulf
+// CHECK-NEXT: zero.all_gather %[[NEW]]#0
+// expected-remark @+1 {{zero-donate-state: result 1 (the next value of argument 1) keeps a buffer of its own: it is made by 'zero.all_reduce', not by a linalg op with a destination}}
+func.func @delayed_update_stays(%w: tensor<12xf32>, %m: tensor<6xf32>, %g: tensor<6xf32>)
+    -> (tensor<12xf32> {zero.state_of = 0 : i64}, tensor<6xf32> {zero.state_of = 1 : i64}, tensor<12xf32>) {
+  %old = tensor.extract_slice %w[0] [6] [1] : tensor<12xf32> to tensor<6xf32>
+  %e = tensor.empty() : tensor<6xf32>
+  %new:2 = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel"]}
+      ins(%old, %m, %g : tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) outs(%e, %e : tensor<6xf32>, tensor<6xf32>) {
+  ^bb0(%wi: f32, %mi: f32, %gi: f32, %o0: f32, %o1: f32):
+    %m2 = arith.addf %mi, %gi : f32
+    %w2 = arith.subf %wi, %m2 : f32
+    linalg.yield %w2, %m2 : f32, f32
+  } -> (tensor<6xf32>, tensor<6xf32>)
+  %sum = zero.all_reduce %new#1 on @dp reduce = sum : tensor<6xf32>
+  %all = zero.all_gather %new#0 on @dp : tensor<6xf32> -> tensor<12xf32>
+  %read = arith.mulf %w, %w : tensor<12xf32>
+  return %all, %sum, %read : tensor<12xf32>, tensor<6xf32>, tensor<12xf32>
+}
+
+// -----
+
 // The same, but the new weight is read before the old one's last read:
 // the gather stays before that use of it.
 zero.mesh @dp(shape = [2])

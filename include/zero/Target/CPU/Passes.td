@@ -121,7 +121,12 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     (`zero-delay-update`) makes the new shard before the forward and
     backward read the old weight; its gather moves down past those reads
     (where the weight is in device memory), so that the step does not hold
-    the new weights beside the old. A weight that lives in
+    the new weights beside the old, and what makes the gather's input (the
+    update, its other results' step-0 guards, the view of the old shard it
+    alone reads) moves down to just before it, so that the step does not
+    hold the new shard through the forward and backward either. Only ops
+    without effects move, and no collective; where one that would have to
+    move cannot, the gather moves alone. A weight that lives in
     host memory (`offload=params`) is copied into its argument so too:
     `zero-offload-to-host` runs the gather in a device buffer of its own
     and copies it back into the argument once done, freeing the device
