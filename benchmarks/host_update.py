@@ -237,6 +237,24 @@ def print_params_saving(without, optimizer, offloaded, params, ranks=4):
                                          ranks * 4 * params * mb, ranks))
 
 
+def print_delay_cost(without, optimizer, params, delayed):
+    """What the delayed update (delay-update) holds at once against the
+    same step without it, each of `delayed` (device, offload=optimizer,
+    offload=params) against `without`, `optimizer` and `params`: device
+    memory, and pinned memory where offloaded. The gradient shards it hands
+    the next step are state of its own (1/N of the weights a rank)."""
+    mb = 1 / (1 << 20)
+    print("  delay-update against the same step without it (device; "
+          "pinned):")
+    for base, late in zip((without, optimizer, params), delayed):
+        pinned = ("; pinned %.1f against %.1f MB, %.2fx" %
+                  (late[2] * mb, base[2] * mb, late[2] / base[2])
+                  if base[2] else "")
+        print("    %-32s device %.1f against %.1f MB, %.2fx%s" %
+              (late[0], late[1] * mb, base[1] * mb, late[1] / base[1],
+               pinned))
+
+
 def print_staging(after_wait, by_queue, bounded, params, ranks=4):
     """Pinned host memory beyond the moments' K * 4 * S bytes (the staging
     of gradient shards and new weights) when the rank frees the staging
@@ -415,6 +433,13 @@ def main():
              offload,
              "cublas=false", {"ZERO_STAGING_BYTES": str(STAGING_BOUND)}),
             ("offload=params", "shard-function-boundary offload=params",
+             "cublas=false", {}),
+            ("delay-update, without offload",
+             "shard-function-boundary delay-update", "cublas=false", {}),
+            ("delay-update, offload=optimizer", offload + " delay-update",
+             "cublas=false", {}),
+            ("delay-update, offload=params",
+             "shard-function-boundary offload=params delay-update",
              "cublas=false", {})])
     if peaks:
         print_peaks("AdamW", peaks)
@@ -425,6 +450,7 @@ def main():
         print_saving(peaks[0][1], peaks[2][1], params)
         print_staging(peaks[1][2], peaks[2][2], peaks[3][2], params)
         print_params_saving(peaks[0][1], peaks[2][1], peaks[4][1], params)
+        print_delay_cost(peaks[0], peaks[2], peaks[4], peaks[5:8])
     print_one_rank_staging(args.build, bin_dir, params)
     # LAMB's host loops also make its update direction, which the weight's
     # kernel reads once the norms are gathered.
