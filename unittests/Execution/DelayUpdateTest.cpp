@@ -212,13 +212,21 @@ protected:
 void checkContract(MLIRContext &context, const DelayedProgram &program,
                    llvm::StringRef mesh, int64_t ranks, llvm::StringRef base,
                    const zero::ZeroToLLVMOptions &lowering,
-                   std::optional<unsigned> startsAtZero) {
+                   std::optional<unsigned> startsAtZero,
+                   bool linalgForm = false) {
   const int64_t steps = 4;
   SCOPED_TRACE(std::string(program.name) + " on mesh " + mesh.str() +
-               " with '" + base.str() + "'");
+               " with '" + base.str() + "'" +
+               (linalgForm ? " in linalg form" : ""));
   OwningOpRef<ModuleOp> given =
       parseSourceString<ModuleOp>(program.text(mesh), &context);
   ASSERT_TRUE(given);
+  // As an MLIR pipeline emits it: each elementwise op a linalg.generic.
+  if (linalgForm) {
+    llvm::Error error =
+        runPassPipeline(*given, "func.func(convert-elementwise-to-linalg)");
+    ASSERT_FALSE(error) << llvm::toString(std::move(error));
+  }
   // As given; delayed; on the GPU's replica, delayed with the optimizer's
   // state and the delayed values in host memory too, and with the weights
   // there as well.
@@ -305,8 +313,9 @@ TEST_P(DelayUpdate, StepTAppliesTheGradientsOfStepTMinusOne) {
   });
   for (const DelayedProgram &program : kDelayedPrograms)
     for (const auto &[mesh, ranks] : kDelayMeshes)
-      checkContract(context, program, mesh, ranks, "", lowering,
-                    program.delayedState);
+      for (bool linalgForm : {false, true})
+        checkContract(context, program, mesh, ranks, "", lowering,
+                      program.delayedState, linalgForm);
 }
 
 // The other options the pipelines take with it: ZeRO's stages 1 and 3, the

@@ -7,6 +7,7 @@
 #include "Boundary.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -138,12 +139,24 @@ bool gathers(Operation *op) {
          out.getNumElements() > in.getNumElements();
 }
 
+/// Whether `op` maps element to element through a region of its own: a
+/// linalg op of parallel loops only, as `convert-elementwise-to-linalg`
+/// makes of an elementwise op on tensors.
+bool isElementwiseLinalg(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && linalgOp.hasPureTensorSemantics() &&
+         linalgOp.getNumLoops() == linalgOp.getNumParallelLoops();
+}
+
 /// Whether `op` may join the update from below: an update step all of
-/// whose results only the update reads, and no collective that reduces
-/// (whose result is where the step's data arrives, smaller than what it
-/// takes) or any other that does not gather.
+/// whose results only the update reads, with no region but an elementwise
+/// linalg op's (the same step in linalg form: a scaled gradient, (1 - b1) g
+/// and (1 - b2) g^2 of Adam), and no collective that reduces (whose result
+/// is where the step's data arrives, smaller than what it takes) or any
+/// other that does not gather.
 bool joinsFromBelow(Operation *op, const llvm::SetVector<Operation *> &update) {
-  if (!isUpdateStep(op) || op->getNumRegions() > 0 ||
+  if (!isUpdateStep(op) ||
+      (op->getNumRegions() > 0 && !isElementwiseLinalg(op)) ||
       (isa<CollectiveOpInterface>(op) && !gathers(op)))
     return false;
   return llvm::all_of(op->getUsers(),
@@ -443,7 +456,8 @@ struct ZeroDelayUpdatePass
   }
 
   /// Keeps the state result `next` (of argument `state`) at the old value
-  /// where the update makes it, when it can: at the elementwise op that
+  /// where the update makes it, when it can: at the elementwise op (or its
+  /// linalg form) that
   /// computes the new value from a view of `state` (a shard of the weight),
   /// before the gather and reshapes that carry it to the result. There
   /// the select joins the update's loop over the shard, not a pass of its
@@ -453,7 +467,8 @@ struct ZeroDelayUpdatePass
     Value now = beforeMoves(next, &chainUser);
     Operation *producer = now.getDefiningOp();
     if (!chainUser || !producer ||
-        !producer->hasTrait<OpTrait::Elementwise>() ||
+        !(producer->hasTrait<OpTrait::Elementwise>() ||
+          isElementwiseLinalg(producer)) ||
         producer->getNumResults() != 1)
       return false;
     for (Value operand : producer->getOperands()) {

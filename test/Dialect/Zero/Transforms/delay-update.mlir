@@ -191,3 +191,45 @@ func.func @caller(%w: tensor<4xf32>, %g: tensor<4xf32>) -> f32 {
   %v = tensor.extract %w2[%c0] : tensor<4xf32>
   return %v : f32
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// The same momentum step in linalg form (convert-elementwise-to-linalg):
+// the linalg ops that only the update reads join it from below as their
+// arith forms do (here the scaled gradient), so the update keeps the
+// reduced gradient's shard, not what the step computes from it; and the
+// flag keeps the weight at the update's op on the shard, before its
+// gather, not at the whole weight after it.
+// CHECK-LABEL: func.func @momentum_linalg
+// CHECK-SAME: %[[PENDING:[a-z0-9]+]]: tensor<4xf32> {zero.delayed, zero.shard = #zero.shard<@dp, axes = [0], tensor<2x4xf32>>, zero.starts_at_zero}
+// CHECK: %[[SCALED:.*]] = linalg.generic {{.*}} ins(%[[PENDING]], %{{.*}} : tensor<4xf32>, tensor<4xf32>)
+// CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[OLD:[a-z0-9_]+]], %[[SCALED]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK: %[[KEPT:.*]] = arith.select %{{.*}}, %[[NEW]], %[[OLD]] : tensor<4xi1>, tensor<4xf32>
+// CHECK-NEXT: zero.all_gather %[[KEPT]]
+// CHECK-NOT: arith.select
+// CHECK: zero.reduce_scatter
+// CHECK-NOT: arith.select {{.*}} tensor<8xf32>
+// CHECK: return
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-delay-update: @momentum_linalg updates its state from 1 value(s) of the step before (the first step updates nothing)}}
+func.func @momentum_linalg(%w: tensor<8xf32>, %g: tensor<8xf32>) -> tensor<8xf32> {
+  %lr = arith.constant dense<0.1> : tensor<4xf32>
+  %r = zero.reduce_scatter %g on @dp reduce = mean : tensor<8xf32> -> tensor<4xf32>
+  %scaled = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%r, %lr : tensor<4xf32>, tensor<4xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    linalg.yield %p : f32
+  } -> tensor<4xf32>
+  %old = zero.shard_slice %w on @dp : tensor<8xf32> -> tensor<4xf32>
+  %new = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%old, %scaled : tensor<4xf32>, tensor<4xf32>) outs(%old : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<4xf32>
+  %w2 = zero.all_gather %new on @dp : tensor<4xf32> -> tensor<8xf32>
+  return %w2 : tensor<8xf32>
+}

@@ -827,7 +827,11 @@ def ZeroDelayUpdate : Pass<"zero-delay-update", "mlir::ModuleOp"> {
     - the update is the ops that compute the state's next values from it
       (`zero-offload-state`'s update steps), and the ops before them that
       only they read, down to the collectives that bring the step's data
-      (a gather of a delayed shard joins, so that the shard is kept);
+      (a gather of a delayed shard joins, so that the shard is kept; so
+      does an elementwise linalg op, the linalg form of an elementwise op
+      on tensors, so that a step in linalg form keeps what the same step
+      in arith form keeps: the gradient shard, not Adam's (1 - b1) g and
+      (1 - b2) g^2 beside it);
     - what the update reads that the step computes from its data (a value
       that depends on an argument that is a tensor of rank 1 or more and
       not state: the batch, a gradient given as an argument) is delayed:
