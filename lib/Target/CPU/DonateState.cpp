@@ -247,10 +247,9 @@ bool movesWithGatherInput(Operation *op) {
 
 /// Moves the ops that make `gather`'s input down to just before it, where
 /// none has a side effect or is a collective, and each of their users
-/// before it moves too: a
-/// delayed update (zero-delay-update) makes the new shard, with the new
-/// moments and their step-0 guards, before the forward and backward read
-/// the old weight, and the gather follows those reads
+/// before it moves too: a delayed update (zero-delay-update) makes the new
+/// shard, with the new moments and their step-0 guards, before the forward
+/// and backward read the old weight, and the gather follows those reads
 /// (moveGatherAfterReads); moved so, the shard is made just before its
 /// gather rather than held through the forward and backward. What makes
 /// an op's operand moves with it where all that operand's users do.

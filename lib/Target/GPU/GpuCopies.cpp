@@ -42,10 +42,9 @@ bool isGlobal(Value buffer) {
 /// a loop nest it would write host memory, so zero-offload-to-host would
 /// run it on the host from a pinned copy of the whole device buffer. (A
 /// kernel that only reads host memory reads it across the link.)
-bool copiesDown(memref::CopyOp copy, MemRefType source, MemRefType target) {
-  return !zero::inHostMemory(copy.getSource()) &&
-         zero::inHostMemory(copy.getTarget()) &&
-         source.getElementType().isIntOrFloat() &&
+bool copiesDownARange(memref::CopyOp copy, MemRefType source,
+                      MemRefType target) {
+  return zero::copiesDown(copy) && source.getElementType().isIntOrFloat() &&
          memref::isStaticShapeAndContiguousRowMajor(source) &&
          memref::isStaticShapeAndContiguousRowMajor(target);
 }
@@ -65,7 +64,7 @@ struct ZeroGpuCopiesPass
         return;
       }
       if (source.getRank() == 0 || isGlobal(copy.getSource()) ||
-          isGlobal(copy.getTarget()) || copiesDown(copy, source, target))
+          isGlobal(copy.getTarget()) || copiesDownARange(copy, source, target))
         return;
       OpBuilder b(copy);
       linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),

@@ -47,6 +47,11 @@ bool zero::inHostMemory(Value value) {
   return isHostArgument(fn, arg.getArgNumber());
 }
 
+bool zero::copiesDown(Operation *copy) {
+  return isa<memref::CopyOp>(copy) && !inHostMemory(copy->getOperand(0)) &&
+         inHostMemory(copy->getOperand(1));
+}
+
 bool zero::isOutsidePlacement(Operation *op) {
   return isa<gpu::GPUModuleOp>(op) || op->hasAttr(kHostTaskAttrName);
 }

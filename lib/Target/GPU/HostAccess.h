@@ -28,6 +28,10 @@ bool onHostStack(mlir::Value value);
 /// yielded buffers zero-offload-to-host places in host memory).
 bool inHostMemory(mlir::Value value);
 
+/// Whether `copy` copies from a buffer outside host memory into host
+/// memory: down the link, from the device.
+bool copiesDown(mlir::Operation *copy);
+
 /// Whether `op` is code the GPU's placement of buffers does not look into:
 /// a GPU module (kernels), or a host task.
 bool isOutsidePlacement(mlir::Operation *op);

@@ -59,8 +59,7 @@ SmallVector<scf::ParallelOp> topLevelNests(func::FuncOp fn) {
 SmallVector<memref::CopyOp> programCopiesDown(func::FuncOp fn) {
   SmallVector<memref::CopyOp> copies;
   fn.walk([&](memref::CopyOp copy) {
-    if (!zero::inHostMemory(copy.getSource()) &&
-        zero::inHostMemory(copy.getTarget()))
+    if (zero::copiesDown(copy))
       copies.push_back(copy);
   });
   return copies;
