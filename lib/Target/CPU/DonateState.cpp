@@ -45,20 +45,17 @@ OpOperand *findUnreadDestination(Value result, std::string &why) {
   return init;
 }
 
-/// findUnreadDestination for the op that makes `result` through reshapes
-/// (tensor.collapse_shape, tensor.expand_shape), appended to `reshapes`, the
-/// result's own first: a sharded step's new weight that is an elementwise
-/// op's result in the [N][chunk] shape of its bucket, collapsed to the
-/// weight's shape (a delayed update's step-0 guard).
-OpOperand *findUnreadDestinationThroughReshapes(
-    Value result, SmallVectorImpl<Operation *> &reshapes, std::string &why) {
-  while (Operation *def = result.getDefiningOp()) {
+/// What `value` is a reshape (tensor.collapse_shape, tensor.expand_shape)
+/// of, through any number of them, each appended to `reshapes`, `value`'s
+/// own first.
+Value beneathReshapes(Value value, SmallVectorImpl<Operation *> &reshapes) {
+  while (Operation *def = value.getDefiningOp()) {
     if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
       break;
     reshapes.push_back(def);
-    result = def->getOperand(0);
+    value = def->getOperand(0);
   }
-  return findUnreadDestination(result, why);
+  return value;
 }
 
 /// A state result that is a view of a tensor made for more than it, or
@@ -100,17 +97,10 @@ struct SlicedResult {
 
 std::optional<SlicedResult> findSlicedResult(Value result) {
   SlicedResult sliced;
-  while (Operation *def = result.getDefiningOp()) {
-    if (isa<tensor::ExtractSliceOp, zero::AllGatherOp, zero::ReduceScatterOp>(
-            def)) {
-      sliced.source = result;
-      return sliced;
-    }
-    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
-      break;
-    sliced.reshapes.push_back(def);
-    result = def->getOperand(0);
-  }
+  sliced.source = beneathReshapes(result, sliced.reshapes);
+  if (isa_and_present<tensor::ExtractSliceOp, zero::AllGatherOp,
+                      zero::ReduceScatterOp>(sliced.source.getDefiningOp()))
+    return sliced;
   return std::nullopt;
 }
 
@@ -165,14 +155,21 @@ Value unreshape(OpBuilder &b, Operation *reshape, Value dest) {
                                        collapse.getReassociationIndices());
 }
 
+/// `argument` seen in the shape beneath `reshapes` (beneathReshapes's, the
+/// result's own first): each undone, the last first.
+Value argumentBeneathReshapes(OpBuilder &b, ArrayRef<Operation *> reshapes,
+                              Value argument) {
+  for (Operation *reshape : reshapes)
+    argument = unreshape(b, reshape, argument);
+  return argument;
+}
+
 /// Copies the slice `sliced` views into `argument` (seen in the slice's
 /// shape) and returns the copy in the result's shape. The reshapes of the
 /// slice that nothing reads any more go: left in place, each would still be
 /// bufferized into a copy of its own.
 Value copyIntoArgument(OpBuilder &b, SlicedResult &sliced, Value argument) {
-  Value dest = argument;
-  for (Operation *reshape : sliced.reshapes)
-    dest = unreshape(b, reshape, dest);
+  Value dest = argumentBeneathReshapes(b, sliced.reshapes, argument);
   Value copied =
       bufferization::MaterializeInDestinationOp::create(
           b, sliced.source.getLoc(), dest.getType(), sliced.source, dest)
@@ -456,9 +453,13 @@ struct ZeroDonateStatePass
         }
       }
       SmallVector<Operation *> reshapes;
+      // The op that makes the result may make it through reshapes: a
+      // delayed update's step-0 guard picks a small weight's next value in
+      // the [N][chunk] shape of its bucket, collapsed to the weight's.
       OpOperand *init =
-          sliced ? nullptr
-                 : findUnreadDestinationThroughReshapes(result, reshapes, why);
+          sliced
+              ? nullptr
+              : findUnreadDestination(beneathReshapes(result, reshapes), why);
       if (!init) {
         // At the function's location, without the function: printed with
         // each remark, it made a step with many such results quadratic.
@@ -468,10 +469,8 @@ struct ZeroDonateStatePass
         continue;
       }
       OpBuilder b(init->getOwner());
-      Value dest = fn.getArgument(*argument);
-      for (Operation *reshape : reshapes)
-        dest = unreshape(b, reshape, dest);
-      init->set(dest);
+      init->set(
+          argumentBeneathReshapes(b, reshapes, fn.getArgument(*argument)));
       donate(fn, *argument, index);
     }
   }

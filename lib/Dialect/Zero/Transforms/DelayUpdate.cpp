@@ -471,8 +471,19 @@ struct ZeroDelayUpdatePass
           isElementwiseLinalg(producer)) ||
         producer->getNumResults() != 1)
       return false;
-    for (Value operand : producer->getOperands()) {
-      if (operand.getType() != now.getType() || beforeMoves(operand) != state)
+    // In linalg form, the old value and the new meet element for element
+    // only where the op writes its result and reads the old value through
+    // identity maps.
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(producer);
+    auto atItsElement = [&](OpOperand &use) {
+      return !linalgOp || linalgOp.getMatchingIndexingMap(&use).isIdentity();
+    };
+    if (linalgOp && !atItsElement(*linalgOp.getDpsInitOperand(0)))
+      return false;
+    for (OpOperand &use : producer->getOpOperands()) {
+      Value operand = use.get();
+      if (operand.getType() != now.getType() || beforeMoves(operand) != state ||
+          !atItsElement(use))
         continue;
       OpBuilder b(producer->getContext());
       b.setInsertionPointAfter(producer);

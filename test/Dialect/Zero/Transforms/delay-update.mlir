@@ -233,3 +233,34 @@ func.func @momentum_linalg(%w: tensor<8xf32>, %g: tensor<8xf32>) -> tensor<8xf32
   %w2 = zero.all_gather %new on @dp : tensor<4xf32> -> tensor<8xf32>
   return %w2 : tensor<8xf32>
 }
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#tr2 = affine_map<(d0, d1) -> (d1, d0)>
+
+// In linalg form the flag keeps the weight at the shard only where the op
+// reads the old shard at the element it writes: here it reads it
+// transposed, so the select follows the gathered whole instead.
+// CHECK-LABEL: func.func @transposed_linalg
+// CHECK: %[[NEW:.*]] = linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK: %[[ALL:.*]] = zero.all_gather %[[NEW]]
+// CHECK: %[[KEPT:.*]] = arith.select %{{.*}}, %[[ALL]], %{{.*}} : tensor<8x4xi1>, tensor<8x4xf32>
+// CHECK: return %[[KEPT]]
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-delay-update: @transposed_linalg updates its state from 1 value(s) of the step before (the first step updates nothing)}}
+func.func @transposed_linalg(%w: tensor<8x4xf32>, %g: tensor<8x4xf32>)
+    -> (tensor<8x4xf32> {zero.state_of = 0 : i64}) {
+  %r = zero.reduce_scatter %g on @dp reduce = mean : tensor<8x4xf32> -> tensor<4x4xf32>
+  %old = zero.shard_slice %w on @dp : tensor<8x4xf32> -> tensor<4x4xf32>
+  %e = tensor.empty() : tensor<4x4xf32>
+  %new = linalg.generic {indexing_maps = [#tr2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%old, %r : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<4x4xf32>
+  %w2 = zero.all_gather %new on @dp : tensor<4x4xf32> -> tensor<8x4xf32>
+  return %w2 : tensor<8x4xf32>
+}
