@@ -22,7 +22,11 @@
 // with CUDA_ERROR_LAUNCH_FAILED. With ZERO_FAKE_CUDA_FAIL_SYNC set, every
 // stream synchronization fails with CUDA_ERROR_ILLEGAL_ADDRESS, as the
 // context does after a kernel faults. So results are meaningless; tests
-// check errors and endings only.
+// check errors and endings only. With ZERO_FAKE_CUDA_KERNEL_US, each launch
+// takes that many microseconds on the launching thread: a GPU busy enough
+// that its launch queue stays full, so that the rank's thread goes at the
+// device's pace, not as far ahead as it can (what a rank's host queue does
+// meanwhile, and when it frees what it has copied, then shows).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +34,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -37,6 +42,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include <sys/mman.h>
@@ -357,6 +363,12 @@ CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
                         void **) {
   const char *failing = std::getenv("ZERO_FAKE_CUDA_FAIL_LAUNCH");
   long number = ++launches;
+  static const long kernelMicroseconds = [] {
+    const char *value = std::getenv("ZERO_FAKE_CUDA_KERNEL_US");
+    return value ? std::max(0L, std::atol(value)) : 0L;
+  }();
+  if (kernelMicroseconds)
+    std::this_thread::sleep_for(std::chrono::microseconds(kernelMicroseconds));
   return failing && std::atol(failing) == number ? CUDA_ERROR_LAUNCH_FAILED
                                                  : CUDA_SUCCESS;
 }

@@ -289,7 +289,8 @@ struct QueuedCopyToCall : public OpConversionPattern<memref::CopyOp> {
 /// copies) to `zero_rt_host_queue_free` of the buffer's pointer, which is
 /// the allocated one (only buffers that ask for no more alignment than the
 /// runtime's allocators give are queued); a GPU program's are
-/// zero_rt_gpu_free_after_copies already (zero-gpu-buffer-placement). A
+/// zero_rt_gpu_free_after_copies or zero_rt_gpu_queue_free already
+/// (zero-gpu-buffer-placement). A
 /// free of a host staging buffer (zero.staging), on either, to
 /// `zero_rt_host_queue_free_staging`.
 struct QueuedFreeToCall : public OpConversionPattern<memref::DeallocOp> {

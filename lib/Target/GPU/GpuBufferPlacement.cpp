@@ -17,6 +17,7 @@
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/GPU/Passes.h"
@@ -268,12 +269,32 @@ void copyAcrossTheLink(ModuleOp module) {
                       calls);
 }
 
+/// Whether a copy of the rank's host queue (zero.queued) reads `buffer` or
+/// a view of it: a copy the queue's own thread makes.
+bool readByQueuedCopy(Value buffer) {
+  SmallVector<Value> views = {buffer};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (Operation *user : view.getUsers()) {
+      if (auto copy = dyn_cast<memref::CopyOp>(user);
+          copy && copy.getSource() == view &&
+          copy->hasAttr(zero::kQueuedAttrName))
+        return true;
+      if (isa<ViewLikeOpInterface>(user))
+        llvm::append_range(views, user->getResults());
+    }
+  }
+  return false;
+}
+
 /// The frees of device buffers that the rank's host queue only copies down
-/// (zero.queued, zero-offload-to-host) become the rank's at once, ordered
-/// after those copies (zero_rt_gpu_free_after_copies) of the buffer's
-/// pointer, which is the allocated one: the CUDA allocators align to 256
+/// (zero.queued, zero-offload-to-host) become calls of the buffer's
+/// pointer, which is the allocated one (the CUDA allocators align to 256
 /// bytes, and zero-offload-to-host queues only frees of buffers that ask
-/// for at most 64.
+/// for at most 64): the rank's at once, ordered after the copies its
+/// updates started (zero_rt_gpu_free_after_copies); or the queue's, after
+/// a copy its own thread makes (zero_rt_gpu_queue_free). Runs before
+/// copyAcrossTheLink, while those copies are still ops.
 void freeAfterCopiesDown(ModuleOp module) {
   zero::RuntimeCallBuilder calls(module);
   SmallVector<memref::DeallocOp> frees;
@@ -285,9 +306,12 @@ void freeAfterCopiesDown(ModuleOp module) {
   });
   for (memref::DeallocOp dealloc : frees) {
     OpBuilder b(dealloc);
+    zero::RuntimeFunction function =
+        readByQueuedCopy(dealloc.getMemref())
+            ? zero::RuntimeFunction::zero_rt_gpu_queue_free
+            : zero::RuntimeFunction::zero_rt_gpu_free_after_copies;
     func::CallOp::create(
-        b, dealloc.getLoc(),
-        calls.declare(b, zero::RuntimeFunction::zero_rt_gpu_free_after_copies),
+        b, dealloc.getLoc(), calls.declare(b, function),
         calls.pointerTo(b, dealloc.getLoc(), dealloc.getMemref()));
     dealloc->erase();
   }
@@ -320,8 +344,8 @@ struct ZeroGpuBufferPlacementPass
     ModuleOp module = getOperation();
     bool hostCollectives = gpuCollectives == zero::GpuCollectives::Host;
     moveHostBuffersToStack(module);
-    copyAcrossTheLink(module);
     freeAfterCopiesDown(module);
+    copyAcrossTheLink(module);
     if (!hostCollectives) {
       copyScalarsThroughStack(module);
       writeConstantsFromHost(module);

@@ -41,6 +41,7 @@ bool isStreamOrderedCall(func::CallOp call) {
                              RuntimeFunction::zero_rt_host_queue_for,
                              RuntimeFunction::zero_rt_gpu_queue_update,
                              RuntimeFunction::zero_rt_gpu_free_after_copies,
+                             RuntimeFunction::zero_rt_gpu_queue_free,
                              RuntimeFunction::zero_rt_host_queue_fence,
                              RuntimeFunction::zero_rt_host_queue_mark,
                              RuntimeFunction::zero_rt_host_queue_wait,

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostQueue.h"
+#include "HostAccess.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -199,24 +200,28 @@ private:
   }
 
   /// Marks for the queue the frees of the device buffers that its work only
-  /// reads, by the copies in of its updates (each an update with its
-  /// copies, `scf.execute_region`): the gradient shards. A GPU starts those
-  /// copies when the rank queues the update, on a stream of the rank's, so
-  /// the rank can free such a buffer where it stands, its stream waiting
-  /// for the copies when it takes the buffer again
-  /// (zero_rt_gpu_free_after_copies); the CPU's replica frees it from the
-  /// queue (zero_rt_host_queue_free). Either way the step does not hold
-  /// every gradient shard until the rank waits for the queue. A buffer the
-  /// queue writes, or reads otherwise (a copy the queue's thread makes, a
-  /// host staging buffer its loop reads), is freed after the wait.
+  /// copies down: read by the copies in of its updates (each an update
+  /// with its copies, `scf.execute_region`: the gradient shards) or by its
+  /// copies (a delayed update's gradient shard, a weight gathered on the
+  /// device into its host argument). A GPU starts an update's copies when
+  /// the rank queues it, on a stream of the rank's, so the rank can free a
+  /// buffer only those read where it stands, its stream waiting for the
+  /// copies when it takes the buffer again (zero_rt_gpu_free_after_copies);
+  /// a copy the queue's thread makes is done when the queue's next work
+  /// starts, so the queue frees a buffer one reads
+  /// (zero_rt_gpu_queue_free), as the CPU's replica frees all of them
+  /// (zero_rt_host_queue_free). Either way the step does not hold every
+  /// such buffer until the rank waits for the queue. A buffer the queue
+  /// writes, or its loops read (a host staging buffer), is freed after the
+  /// wait.
   void queueFrees() {
     llvm::SmallDenseSet<Value, 16> copiedDown, otherwise;
     for (Operation &op : block)
       if (isQueued(&op)) {
         const Access &a = access(&op);
         otherwise.insert(a.writes.begin(), a.writes.end());
-        (isa<scf::ExecuteRegionOp>(op) ? copiedDown : otherwise)
-            .insert(a.reads.begin(), a.reads.end());
+        bool down = isa<scf::ExecuteRegionOp>(op) || zero::copiesDown(&op);
+        (down ? copiedDown : otherwise).insert(a.reads.begin(), a.reads.end());
       }
     Builder b(block.getParentOp()->getContext());
     for (auto dealloc : block.getOps<memref::DeallocOp>()) {

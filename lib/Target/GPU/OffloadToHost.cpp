@@ -293,6 +293,59 @@ BlockArgument argumentToCopyInto(func::FuncOp fn, func::ReturnOp ret,
   return argument;
 }
 
+/// The last op of `copy`'s block before it, but for those in `skipped`,
+/// that touches a view of what `copy` reads; null when none does.
+Operation *lastTouchOfSource(memref::CopyOp copy,
+                             const llvm::DenseSet<Operation *> &skipped) {
+  Block *block = copy->getBlock();
+  Operation *last = nullptr;
+  SmallVector<Value> views = {zero::bufferOrigin(copy.getSource())};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (Operation *user : view.getUsers()) {
+      if (isa<ViewLikeOpInterface>(user))
+        llvm::append_range(views, user->getResults());
+      Operation *op = block->findAncestorOpInBlock(*user);
+      if (op && !skipped.contains(op) && op->isBeforeInBlock(copy) &&
+          (!last || last->isBeforeInBlock(op)))
+        last = op;
+    }
+  }
+  return last;
+}
+
+/// Puts the copies of results that placeHostStateResults made before each
+/// return (each with the free of its source just after it, where it has
+/// one) in the order their sources are made. The rank's host queue keeps
+/// its work in order, so a copy whose source the backward pass makes last
+/// (the first layer's gradient shard, the first result) would hold every
+/// copy after it to the step's end: in this order each can go down as its
+/// source is ready.
+void orderByReadiness(ArrayRef<memref::CopyOp> copies) {
+  llvm::DenseSet<Operation *> placed;
+  for (memref::CopyOp copy : copies) {
+    placed.insert(copy);
+    if (auto free = dyn_cast_or_null<memref::DeallocOp>(copy->getNextNode()))
+      placed.insert(free);
+  }
+  SmallVector<std::pair<Operation *, memref::CopyOp>> ready;
+  for (memref::CopyOp copy : copies)
+    ready.push_back({lastTouchOfSource(copy, placed), copy});
+  llvm::stable_sort(ready, [](auto &a, auto &b) {
+    return a.first != b.first &&
+           (!a.first || (b.first && a.first->isBeforeInBlock(b.first)));
+  });
+  for (auto [source, copy] : ready) {
+    Operation *ret = copy->getBlock()->getTerminator();
+    Operation *free = copy->getNextNode();
+    bool withFree =
+        free && placed.contains(free) && isa<memref::DeallocOp>(free);
+    copy->moveBefore(ret);
+    if (withFree)
+      free->moveBefore(ret);
+  }
+}
+
 /// Puts each of `results` in host memory: a buffer only copies write is
 /// allocated there; any other (a collective's output, which NCCL writes on
 /// the device; a delayed update's gradient shard) is copied there before
@@ -329,6 +382,7 @@ placeHostStateResults(func::FuncOp fn,
       memref::DeallocOp::create(b, loc, value);
     ret.setOperand(i, host);
   }
+  orderByReadiness(copies);
   return copies;
 }
 

@@ -761,6 +761,14 @@ void zero_rt_gpu_free(void *pointer) {
   check(*g, g->driver.cuMemFree(pointer), "cuMemFree");
 }
 
+// The queue's copies before the free were synchronous on its thread, and
+// the queue runs with the rank bound: the buffer goes to the rank's pool,
+// whose later work on it is on the rank's stream after what it launched
+// before it queued the free.
+void zero_rt_gpu_queue_free(void *pointer) {
+  zero::rt::enqueueHostWork([pointer] { zero_rt_gpu_free(pointer); });
+}
+
 int zero_gpu_copy_on_device(void *to, const void *from, size_t bytes) {
   Gpu *g = ready("zero_gpu_copy_on_device");
   return !g ||

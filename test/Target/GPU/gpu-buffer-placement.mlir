@@ -276,3 +276,34 @@ func.func @queued_free() -> (index, index) {
   memref.dealloc %c : memref<4xf32>
   return %pb, %pc : index, index
 }
+
+// -----
+
+// A queued free of a device buffer that a copy of the queue's own thread
+// reads (zero_rt_gpu_queue_copy: here a weight gathered on the device,
+// copied into its host argument) is the queue's, after that copy:
+// zero_rt_gpu_queue_free. One that only an update's copies read stays the
+// rank's (zero_rt_gpu_free_after_copies).
+// CHECK-LABEL: func.func @queue_frees_after_its_copy
+// CHECK: %[[G:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[S:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: call @zero_rt_gpu_queue_copy
+// CHECK-NEXT: %[[GA:.*]] = memref.extract_aligned_pointer_as_index %[[G]]
+// CHECK-NEXT: %[[GI:.*]] = arith.index_cast %[[GA]] : index to i64
+// CHECK-NEXT: %[[GP:.*]] = llvm.inttoptr %[[GI]] : i64 to !llvm.ptr
+// CHECK-NEXT: call @zero_rt_gpu_queue_free(%[[GP]]) : (!llvm.ptr) -> ()
+// CHECK-NEXT: %[[SA:.*]] = memref.extract_aligned_pointer_as_index %[[S]]
+// CHECK-NEXT: %[[SI:.*]] = arith.index_cast %[[SA]] : index to i64
+// CHECK-NEXT: %[[SP:.*]] = llvm.inttoptr %[[SI]] : i64 to !llvm.ptr
+// CHECK-NEXT: call @zero_rt_gpu_free_after_copies(%[[SP]]) : (!llvm.ptr) -> ()
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+func.func @queue_frees_after_its_copy(%p: memref<8xf32> {zero.memory = "host"}) -> index {
+  %g = memref.alloc() : memref<8xf32>
+  %s = memref.alloc() : memref<4xf32>
+  %ps = memref.extract_aligned_pointer_as_index %s : memref<4xf32> -> index
+  memref.copy %g, %p {zero.queued} : memref<8xf32> to memref<8xf32>
+  memref.dealloc %g {zero.queued} : memref<8xf32>
+  memref.dealloc %s {zero.queued} : memref<4xf32>
+  return %ps : index
+}

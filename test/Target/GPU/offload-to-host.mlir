@@ -309,6 +309,38 @@ func.func @delayed_argument_returned(
 
 // -----
 
+// Two delayed gradient shards, which the backward pass makes in the
+// reverse of the results' order (the last layer's first): their copies
+// into their host arguments go in the order the shards are made, so that
+// the rank's host queue, which keeps its work in order, copies each down
+// as soon as it is made rather than all after the last.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @delayed_in_readiness_order
+// CHECK-SAME: %[[G0:[a-z0-9]+]]: memref<4xf32> {zero.aliasing_output = 0 : i64, zero.delayed, zero.memory = "host"}
+// CHECK-SAME: %[[G1:[a-z0-9]+]]: memref<4xf32> {zero.aliasing_output = 1 : i64, zero.delayed, zero.memory = "host"}
+// CHECK: zero.reduce_scatter_buffer %{{.*}}, %[[NEW1:.*]] on @dp
+// CHECK: zero.reduce_scatter_buffer %{{.*}}, %[[NEW0:.*]] on @dp
+// CHECK-NEXT: memref.copy %[[NEW1]], %[[G1]]
+// CHECK-NEXT: memref.dealloc %[[NEW1]]
+// CHECK-NEXT: memref.copy %[[NEW0]], %[[G0]]
+// CHECK-NEXT: memref.dealloc %[[NEW0]]
+// CHECK-NEXT: return %[[G0]], %[[G1]]
+// expected-remark @below {{zero-offload-to-host: @delayed_in_readiness_order: 0 loop nest(s) on the host, 0 device buffer(s) copied}}
+func.func @delayed_in_readiness_order(
+    %g0: memref<4xf32> {zero.memory = "host", zero.delayed},
+    %g1: memref<4xf32> {zero.memory = "host", zero.delayed},
+    %grad0: memref<8xf32>, %grad1: memref<8xf32>)
+    -> (memref<4xf32> {zero.state_of = 0 : i64},
+        memref<4xf32> {zero.state_of = 1 : i64}) {
+  %new1 = memref.alloc() : memref<4xf32>
+  zero.reduce_scatter_buffer %grad1, %new1 on @dp reduce = mean : memref<8xf32>, memref<4xf32>
+  %new0 = memref.alloc() : memref<4xf32>
+  zero.reduce_scatter_buffer %grad0, %new0 on @dp reduce = mean : memref<8xf32>, memref<4xf32>
+  return %new0, %new1 : memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
 // A result that feeds host state but is not a static buffer: the function
 // stays on the device.
 // CHECK-LABEL: func.func @dynamic_state

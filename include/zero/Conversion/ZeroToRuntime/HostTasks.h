@@ -34,8 +34,9 @@ mlir::scf::ForOp toSequentialLoops(mlir::scf::ParallelOp nest);
 /// The attribute that marks an op of a GPU program's host queue
 /// (zero-offload-to-host): a host loop or a copy across the link that runs
 /// on the rank's queue (zero_rt_host_queue_*), beside its stream, or the
-/// free of a device buffer that the queue's updates only copy down, made
-/// once they have (zero_rt_gpu_free_after_copies, zero_rt_host_queue_free).
+/// free of a device buffer that the queue's work only copies down, made
+/// once it has (zero_rt_gpu_free_after_copies, zero_rt_gpu_queue_free,
+/// zero_rt_host_queue_free).
 inline constexpr llvm::StringLiteral kQueuedAttrName = "zero.queued";
 
 /// The attribute that marks, beside kQueuedAttrName, the free of a host

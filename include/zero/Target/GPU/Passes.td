@@ -186,6 +186,14 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
     nothing out of device memory; so does a copy of a constant into a
     buffer (a reduction's initial value), which becomes a
     `zero_rt_gpu_write` of the constant's bytes.
+    The copies between host memory and a device buffer that
+    `zero-offload-to-host` made become the runtime's copies across the link
+    (`zero_rt_gpu_read`, `zero_rt_gpu_upload`; for the rank's host queue,
+    `zero.queued`, `zero_rt_gpu_queue_copy`), and its queued frees of
+    device buffers the runtime's frees after those copies: the rank's at
+    once (`zero_rt_gpu_free_after_copies`) where only an update's copies
+    in, which the rank starts, read the buffer, the queue's
+    (`zero_rt_gpu_queue_free`) where a copy of the queue's own thread does.
     Buffer deallocation's bookkeeping (small buffers, at most 4 KiB, that
     only the host reads and writes, and passes only to private functions of
     the module that only read and write them) moves to the host's stack, at
@@ -339,15 +347,24 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       first where they do not depend on the others, so that the gather of
       the first bucket's new weights goes on while the host updates the
       next; so do the frees of the buffers the queue
-      uses, but for the device buffers that only the queued updates' copies
-      in read (the gradient shards; with `queue-frees`, the default): each
-      is freed just after the last op that touches it, once copied down,
-      so that the step does not hold them all until the wait. On a GPU the
-      rank starts those copies when it queues the update, on a copy stream
-      of its own, and frees the buffer there
+      uses, but for the device buffers that the queue only copies down
+      (with `queue-frees`, the default): those only the queued updates'
+      copies in read (the gradient shards), and those a queued copy reads
+      (a delayed update's gradient shard into its host argument, a weight
+      gathered on the device into its host argument). Each is freed just
+      after the last op that touches it, once copied down, so that the
+      step does not hold them all until the wait. On a GPU the rank starts
+      an update's copies in when it queues the update, on a copy stream of
+      its own, and frees a buffer only those read there
       (`zero_rt_gpu_free_after_copies`: its stream waits for the copies
-      when it takes the buffer again); on the CPU replica the queue frees
-      it (`zero_rt_host_queue_free`). A buffer that an op after the wait
+      when it takes the buffer again); the queue's thread makes a queued
+      copy, so the queue frees a buffer one reads after it
+      (`zero_rt_gpu_queue_free`, which `zero-gpu-buffer-placement`
+      chooses); on the CPU replica the queue frees all of them
+      (`zero_rt_host_queue_free`). The copies of a delayed update's
+      results go to the queue in the order their sources are made, not the
+      results' order, since the queue keeps its work in order. A buffer
+      that an op after the wait
       touches, or that asks for more alignment than the runtime's
       allocators give (64 bytes: the free takes the aligned pointer as
       the allocated one), is freed after the wait. With `queue-frees`

@@ -403,6 +403,12 @@ void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
      waits for those copies when the rank takes it again, so that the free
      takes effect where the rank makes it, however far ahead of the GPU the
      rank runs;
+   - zero_rt_gpu_queue_free: a GPU buffer of compiled code's
+     (zero_rt_gpu_free) freed from the queue once its work before is done:
+     one that zero_rt_gpu_queue_copy copies down, on the queue's thread (a
+     delayed update's gradient shard, a weight gathered on the device into
+     its host argument), goes back to the rank's pool once copied, not when
+     the rank waits for the queue;
    - zero_rt_host_queue_mark: a ticket, the number of items the calling
      rank has queued so far (each call above queues one, or on a GPU none
      for zero_rt_gpu_free_after_copies);
@@ -428,6 +434,7 @@ void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
 void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes);
 void zero_rt_host_queue_free(void *pointer);
 void zero_rt_gpu_free_after_copies(void *pointer);
+void zero_rt_gpu_queue_free(void *pointer);
 void zero_rt_host_queue_fence(void);
 int64_t zero_rt_host_queue_mark(void);
 void zero_rt_host_queue_wait(int64_t ticket);
