@@ -41,7 +41,10 @@ holds at once on the stand-in CUDA driver, beside its later steps' time
 and system allocations: AdamW's with and without offload, and with and
 without the gradient shards freed once the host queue has copied them
 down, and with the staging of gradient shards and new weights held within
-32 MiB a rank (ZERO_STAGING_BYTES), and with offload=params; AdamW's
+32 MiB a rank (ZERO_STAGING_BYTES), and with offload=params, and
+delayed (delay-update) without offload and with each, and offload=optimizer
+with and without the delay once more with each kernel taking 1 ms
+(ZERO_FAKE_CUDA_KERNEL_US: the rank at the device's pace); AdamW's
 offloaded on one rank, whose staging passes the default budget; LAMB's
 with and without offload, and with that staging bound; and a
 mixed-precision training loop's, with its state taken and returned whole
@@ -66,6 +69,12 @@ from vs_pytorch import ADAMW_BYTES, generate, launch_once, run, triad
 # The staging budget the stand-in rows bound a rank's pinned staging to
 # (ZERO_STAGING_BYTES), below GPT-2 small's 237 MB a rank at N = 4.
 STAGING_BOUND = 32 << 20
+
+# The stand-in's kernel time for the rows paced as a busy GPU would pace the
+# rank (ZERO_FAKE_CUDA_KERNEL_US): a full launch queue, so that the rank
+# goes at the device's pace rather than as far ahead as it can.
+PACED_KERNEL_MS = 1
+PACED = {"ZERO_FAKE_CUDA_KERNEL_US": str(PACED_KERNEL_MS * 1000)}
 
 
 def interleaved(repeat, measures):
@@ -255,6 +264,20 @@ def print_delay_cost(without, optimizer, params, delayed):
                pinned))
 
 
+def print_paced_delay_cost(undelayed, delayed):
+    """The delayed, offloaded step against the undelayed one where the
+    stand-in's kernels take PACED_KERNEL_MS each (ZERO_FAKE_CUDA_KERNEL_US):
+    the rank goes at the device's pace, so the queue's work (the host's
+    update, the gradient shards' copies down and the frees after them)
+    keeps up with it, as it does where the device's work is the longer."""
+    mb = 1 / (1 << 20)
+    print("  at %d ms a kernel (the rank at the device's pace): "
+          "delay-update, offload=optimizer device %.1f against %.1f MB "
+          "without the delay, %.2fx" %
+          (PACED_KERNEL_MS, delayed[1] * mb, undelayed[1] * mb,
+           delayed[1] / undelayed[1]))
+
+
 def print_staging(after_wait, by_queue, bounded, params, ranks=4):
     """Pinned host memory beyond the moments' K * 4 * S bytes (the staging
     of gradient shards and new weights) when the rank frees the staging
@@ -440,7 +463,12 @@ def main():
              "cublas=false", {}),
             ("delay-update, offload=params",
              "shard-function-boundary offload=params delay-update",
-             "cublas=false", {})])
+             "cublas=false", {}),
+            ("offload=optimizer, %d ms a kernel" % PACED_KERNEL_MS, offload,
+             "cublas=false", PACED),
+            ("delay-update, offload=optimizer, %d ms a kernel" %
+             PACED_KERNEL_MS, offload + " delay-update", "cublas=false",
+             PACED)])
     if peaks:
         print_peaks("AdamW", peaks)
         print("  freed once copied down: %.1f MB less device memory than "
@@ -451,6 +479,7 @@ def main():
         print_staging(peaks[1][2], peaks[2][2], peaks[3][2], params)
         print_params_saving(peaks[0][1], peaks[2][1], peaks[4][1], params)
         print_delay_cost(peaks[0], peaks[2], peaks[4], peaks[5:8])
+        print_paced_delay_cost(peaks[8], peaks[9])
     print_one_rank_staging(args.build, bin_dir, params)
     # LAMB's host loops also make its update direction, which the weight's
     # kernel reads once the norms are gathered.
