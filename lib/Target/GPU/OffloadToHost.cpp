@@ -314,6 +314,14 @@ Operation *lastTouchOfSource(memref::CopyOp copy,
   return last;
 }
 
+/// The free of `copy`'s source just after it, as placeHostStateResults
+/// makes one where the function owns the source; null where none is.
+memref::DeallocOp freeOfSource(memref::CopyOp copy) {
+  auto free = dyn_cast_or_null<memref::DeallocOp>(copy->getNextNode());
+  return free && free.getMemref() == copy.getSource() ? free
+                                                      : memref::DeallocOp();
+}
+
 /// Puts the copies of results that placeHostStateResults made before each
 /// return (each with the free of its source just after it, where it has
 /// one) in the order their sources are made. The rank's host queue keeps
@@ -325,7 +333,7 @@ void orderByReadiness(ArrayRef<memref::CopyOp> copies) {
   llvm::DenseSet<Operation *> placed;
   for (memref::CopyOp copy : copies) {
     placed.insert(copy);
-    if (auto free = dyn_cast_or_null<memref::DeallocOp>(copy->getNextNode()))
+    if (memref::DeallocOp free = freeOfSource(copy))
       placed.insert(free);
   }
   SmallVector<std::pair<Operation *, memref::CopyOp>> ready;
@@ -337,11 +345,9 @@ void orderByReadiness(ArrayRef<memref::CopyOp> copies) {
   });
   for (auto [source, copy] : ready) {
     Operation *ret = copy->getBlock()->getTerminator();
-    Operation *free = copy->getNextNode();
-    bool withFree =
-        free && placed.contains(free) && isa<memref::DeallocOp>(free);
+    memref::DeallocOp free = freeOfSource(copy);
     copy->moveBefore(ret);
-    if (withFree)
+    if (free)
       free->moveBefore(ret);
   }
 }
