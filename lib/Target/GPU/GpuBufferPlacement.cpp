@@ -17,7 +17,6 @@
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "zero/Conversion/ZeroToRuntime/RuntimeCalls.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/GPU/Passes.h"
@@ -269,24 +268,6 @@ void copyAcrossTheLink(ModuleOp module) {
                       calls);
 }
 
-/// Whether a copy of the rank's host queue (zero.queued) reads `buffer` or
-/// a view of it: a copy the queue's own thread makes.
-bool readByQueuedCopy(Value buffer) {
-  SmallVector<Value> views = {buffer};
-  while (!views.empty()) {
-    Value view = views.pop_back_val();
-    for (Operation *user : view.getUsers()) {
-      if (auto copy = dyn_cast<memref::CopyOp>(user);
-          copy && copy.getSource() == view &&
-          copy->hasAttr(zero::kQueuedAttrName))
-        return true;
-      if (isa<ViewLikeOpInterface>(user))
-        llvm::append_range(views, user->getResults());
-    }
-  }
-  return false;
-}
-
 /// The frees of device buffers that the rank's host queue only copies down
 /// (zero.queued, zero-offload-to-host) become calls of the buffer's
 /// pointer, which is the allocated one (the CUDA allocators align to 256
@@ -297,6 +278,12 @@ bool readByQueuedCopy(Value buffer) {
 /// copyAcrossTheLink, while those copies are still ops.
 void freeAfterCopiesDown(ModuleOp module) {
   zero::RuntimeCallBuilder calls(module);
+  // The buffers that copies of the queue's own thread read.
+  llvm::DenseSet<Value> readByQueuedCopy;
+  module.walk([&](memref::CopyOp copy) {
+    if (copy->hasAttr(zero::kQueuedAttrName))
+      readByQueuedCopy.insert(zero::bufferOrigin(copy.getSource()));
+  });
   SmallVector<memref::DeallocOp> frees;
   module.walk([&](memref::DeallocOp dealloc) {
     // A host staging buffer's free stays the queue's (zero-lower-to-runtime).
@@ -307,7 +294,7 @@ void freeAfterCopiesDown(ModuleOp module) {
   for (memref::DeallocOp dealloc : frees) {
     OpBuilder b(dealloc);
     zero::RuntimeFunction function =
-        readByQueuedCopy(dealloc.getMemref())
+        readByQueuedCopy.contains(dealloc.getMemref())
             ? zero::RuntimeFunction::zero_rt_gpu_queue_free
             : zero::RuntimeFunction::zero_rt_gpu_free_after_copies;
     func::CallOp::create(
