@@ -246,12 +246,15 @@ def print_params_saving(without, optimizer, offloaded, params, ranks=4):
                                          ranks * 4 * params * mb, ranks))
 
 
-def print_delay_cost(without, optimizer, params, delayed):
+def print_delay_cost(without, optimizer, params, delayed, parameters):
     """What the delayed update (delay-update) holds at once against the
     same step without it, each of `delayed` (device, offload=optimizer,
     offload=params) against `without`, `optimizer` and `params`: device
     memory, and pinned memory where offloaded. The gradient shards it hands
-    the next step are state of its own (1/N of the weights a rank)."""
+    the next step are state of its own (1/N of the weights a rank, 4 * S
+    bytes on the N ranks), in pinned memory where offloaded: what the
+    delayed offload=params step pins beyond the undelayed one is printed
+    against them."""
     mb = 1 / (1 << 20)
     print("  delay-update against the same step without it (device; "
           "pinned):")
@@ -262,6 +265,12 @@ def print_delay_cost(without, optimizer, params, delayed):
         print("    %-32s device %.1f against %.1f MB, %.2fx%s" %
               (late[0], late[1] * mb, base[1] * mb, late[1] / base[1],
                pinned))
+    shards = 4 * parameters
+    beyond = delayed[2][2] - params[2]
+    print("  delay-update, offload=params pins %.1f MB beyond the step "
+          "without it, against the gradient shards it keeps (4 * S = %.1f "
+          "MB on the 4 ranks): %.2f" %
+          (beyond * mb, shards * mb, beyond / shards))
 
 
 def print_paced_delay_cost(undelayed, delayed):
@@ -478,7 +487,7 @@ def main():
         print_saving(peaks[0][1], peaks[2][1], params)
         print_staging(peaks[1][2], peaks[2][2], peaks[3][2], params)
         print_params_saving(peaks[0][1], peaks[2][1], peaks[4][1], params)
-        print_delay_cost(peaks[0], peaks[2], peaks[4], peaks[5:8])
+        print_delay_cost(peaks[0], peaks[2], peaks[4], peaks[5:8], params)
         print_paced_delay_cost(peaks[8], peaks[9])
     print_one_rank_staging(args.build, bin_dir, params)
     # LAMB's host loops also make its update direction, which the weight's

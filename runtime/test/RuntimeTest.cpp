@@ -859,6 +859,63 @@ TEST(HostQueue, KeptStagingGoesBackToItsOwnAllocator) {
 }
 
 namespace {
+/// out[i] = 2 * in[i] into a staging buffer that the queue takes (its
+/// address in the context's second slot), noting that address.
+struct DoubledIntoStaging {
+  const float *in;
+  float *out;
+  float **seen;
+  static void task(void *context, int64_t begin, int64_t end) {
+    auto *d = static_cast<DoubledIntoStaging *>(context);
+    *d->seen = d->out;
+    for (int64_t i = begin; i < end; ++i)
+      d->out[i] = 2 * d->in[i];
+  }
+};
+} // namespace
+
+TEST(HostQueue, TakesTheStagingOfAnUpdateWhenItRunsIt) {
+  // Two updates, each writing 200 floats into a staging buffer that only
+  // its copy out reads, queued behind a task that holds the queue, with a
+  // budget of 1000 bytes a rank. The rank takes neither buffer (the table
+  // and the context hold 0 for it), so it queues both at once with nothing
+  // to wait for; the queue takes each when it runs that update, and the
+  // second reuses the first's, given back once its copy out is done.
+  setenv("ZERO_STAGING_BYTES", "1000", 1);
+  LocalWorld world(1);
+  world.run([&](zero_rank *, int32_t) {
+    std::atomic<bool> go{false}, ran{false};
+    Held held{&go, &ran};
+    zero_rt_host_queue_for(Held::task, &held, sizeof held, 1);
+    std::vector<float> in(200), first(200, -1), second(200, -1);
+    for (int i = 0; i < 200; ++i)
+      in[i] = float(i);
+    float *seen[2] = {nullptr, nullptr};
+    for (int k = 0; k < 2; ++k) {
+      DoubledIntoStaging context{in.data(), nullptr, &seen[k]};
+      int64_t copies[] = {
+          reinterpret_cast<int64_t>((k ? second : first).data()), 0, 4};
+      int64_t staged[] = {800, /*context slot=*/1, /*copy=*/0};
+      zero_rt_host_queue_update(DoubledIntoStaging::task, &context,
+                                sizeof context, 200, copies, 0, 1,
+                                /*chunk_bytes=*/0, staged, 1);
+    }
+    EXPECT_FALSE(ran.load()); // neither call waited for the queue
+    go.store(true);
+    zero_rt_host_queue_join();
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_EQ(first[i], 2.0f * i) << i;
+      ASSERT_EQ(second[i], 2.0f * i) << i;
+    }
+    EXPECT_NE(seen[0], nullptr);
+    EXPECT_EQ(seen[1], seen[0]);
+    EXPECT_FALSE(zero::rt::isStaging(seen[0])); // given back
+  });
+  unsetenv("ZERO_STAGING_BYTES");
+  EXPECT_EQ(world.error(), "");
+}
+
+namespace {
 /// An allocator of staging that counts what it allocates, aligned as
 /// CUDA's.
 std::atomic<int> countedAllocations{0};
@@ -982,7 +1039,7 @@ TEST(HostQueue, PipelinesAnUpdateInChunks) {
                       reinterpret_cast<int64_t>(stagedOut.data()),
                       8};
   zero_rt_host_queue_update(Doubling::task, &buffers, sizeof buffers, 1000,
-                            copies, 1, 1, /*chunk_bytes=*/0);
+                            copies, 1, 1, /*chunk_bytes=*/0, nullptr, 0);
   zero_rt_host_queue_join();
   unsetenv("ZERO_HOST_QUEUE_CHUNK");
   for (int i = 0; i < 1000; ++i) {
@@ -1010,7 +1067,7 @@ int64_t chunksOfAnUpdate(int64_t chunkBytes) {
   int64_t calls = 0;
   CountedCalls counted{&calls};
   zero_rt_host_queue_update(CountedCalls::task, &counted, sizeof counted, 1000,
-                            copies, 1, 0, chunkBytes);
+                            copies, 1, 0, chunkBytes, nullptr, 0);
   zero_rt_host_queue_join();
   return calls;
 }
@@ -1027,6 +1084,31 @@ TEST(HostQueue, ChunksAsTheCompilerChoseUnlessTheEnvironmentSays) {
   EXPECT_EQ(chunksOfAnUpdate(0), 10);
   unsetenv("ZERO_HOST_QUEUE_CHUNK");
   unsetenv("ZERO_HOST_THREADS");
+}
+
+TEST(HostQueue, AStagedBufferOutsideTheContextOrTheCopiesOutFailsTheWorld) {
+  // A staged triple must name a slot of the context and a copy out: here
+  // copy 0 is a copy in. The world fails with what was wrong, and nothing
+  // is queued.
+  LocalWorld world(1);
+  world.run([&](zero_rank *, int32_t) {
+    std::vector<float> from(4), to(4);
+    int64_t calls = 0;
+    CountedCalls counted{&calls};
+    int64_t copies[] = {reinterpret_cast<int64_t>(to.data()),
+                        reinterpret_cast<int64_t>(from.data()), 4};
+    int64_t staged[] = {16, 0, 0};
+    zero_rt_host_queue_update(CountedCalls::task, &counted, sizeof counted, 4,
+                              copies, 1, 0, /*chunk_bytes=*/0, staged, 1);
+    zero_rt_host_queue_join();
+    EXPECT_EQ(calls, 0);
+  });
+  EXPECT_NE(world.error().find("zero_rt_host_queue_update: staged buffer 0 "
+                               "(16 bytes, context slot 0, copy 0) is not a "
+                               "slot of the 8-byte context and a copy out of "
+                               "1 + 0"),
+            std::string::npos)
+      << world.error();
 }
 
 namespace {
@@ -1058,7 +1140,7 @@ TEST(HostQueue, CopiesWholeWhatDoesNotSplitByIterations) {
                       at(target.data()),   at(stagedOut.data()), 4,
                       at(&scaleBack),      at(&stagedScale),     -4};
   zero_rt_host_queue_update(Scaled::task, &context, sizeof context, 10, copies,
-                            2, 2, /*chunk_bytes=*/16);
+                            2, 2, /*chunk_bytes=*/16, nullptr, 0);
   zero_rt_host_queue_join();
   for (int i = 0; i < 10; ++i)
     EXPECT_EQ(target[i], 3.0f * i) << i;
@@ -1070,7 +1152,7 @@ TEST(HostQueue, CopiesWholeWhatDoesNotSplitByIterations) {
   float copied = 0;
   int64_t whole[] = {at(&copied), at(&scale), -4};
   zero_rt_host_queue_update(CountedCalls::task, &counted, sizeof counted, 1000,
-                            whole, 1, 0, /*chunk_bytes=*/0);
+                            whole, 1, 0, /*chunk_bytes=*/0, nullptr, 0);
   zero_rt_host_queue_join();
   unsetenv("ZERO_HOST_THREADS");
   EXPECT_EQ(calls, 1);
@@ -1113,6 +1195,7 @@ TEST(HostQueue, StartsTheCopiesInAheadWhereTheEngineIsGiven) {
                       reinterpret_cast<int64_t>(from.data()), 4};
   zero::rt::enqueueUpdate(
       CountedCalls::task, &counted, sizeof counted, 10, copies, 1, 0, 12,
+      nullptr, 0, {zero::rt::allocateHostBuffer, zero::rt::releaseHostBuffer},
       [] {
         return zero::rt::CopyEngine{
             [](void *, const void *, int64_t) { return true; },

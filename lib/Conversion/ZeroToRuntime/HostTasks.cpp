@@ -292,11 +292,14 @@ std::optional<HostTask> zero::outlineTask(ArrayRef<scf::ForOp> loops,
                                          std::max<int64_t>(1, slotCount));
   Value contextPointer =
       LLVM::AllocaOp::create(entryBuilder, loc, pointer, i64, slots);
+  llvm::SmallDenseMap<Value, int64_t> slotOf;
   slot = 0;
-  for (Value value : passed)
+  for (Value value : passed) {
+    slotOf[value] = slot;
     for (Value bits : toSlots(at, loc, value))
       LLVM::StoreOp::create(at, loc, bits,
                             slotAddress(at, loc, contextPointer, slot++));
+  }
   Value iterations;
   if (loops.size() > 1) {
     iterations = arith::ConstantIndexOp::create(at, loc, shared);
@@ -313,7 +316,8 @@ std::optional<HostTask> zero::outlineTask(ArrayRef<scf::ForOp> loops,
   Value count = arith::IndexCastOp::create(at, loc, i64, iterations);
   Value contextBytes = arith::ConstantIntOp::create(
       at, loc, i64, static_cast<int64_t>(8 * slotCount));
-  return HostTask{taskPointer, contextPointer, contextBytes, count};
+  return HostTask{taskPointer, contextPointer, contextBytes, count,
+                  std::move(slotOf)};
 }
 
 namespace {

@@ -649,14 +649,41 @@ int64_t chooseChunks(int64_t in, int64_t out, int64_t host, int64_t iterations,
   return best;
 }
 
+/// Whether `host`, copied out by `copyOut` of a queued update whose loop is
+/// `loop`, is a staging buffer that the queue can take when it runs the
+/// update (zero_rt_host_queue_update's `staged`): the rank's own
+/// `zero.host_alloc staging`, of static shape, which the queue frees
+/// (kStagingAttrName) and nothing but the loop and that copy uses. A
+/// buffer that is copied in too stays the rank's: a GPU starts those
+/// copies when the rank queues the update.
+bool queueCanTake(Value host, scf::ForOp loop, memref::CopyOp copyOut) {
+  auto alloc = host.getDefiningOp<zero::HostAllocOp>();
+  if (!alloc || !alloc.getStaging() || !alloc.getType().hasStaticShape() ||
+      !alloc.getType().getLayout().isIdentity())
+    return false;
+  bool readByLoop = false;
+  for (Operation *user : host.getUsers()) {
+    if (user == copyOut.getOperation() ||
+        (isa<memref::DeallocOp>(user) && user->hasAttr(zero::kStagingAttrName)))
+      continue;
+    if (!loop->isAncestor(user))
+      return false;
+    readByLoop = true;
+  }
+  return readByLoop;
+}
+
 /// Replaces the queued `group` (groupUpdate's) by a call of
 /// zero_rt_host_queue_update, with the loop its task and each copy a
 /// triple (to, from, bytes per iteration, or its bytes negated where it is
 /// copied whole) on the function's stack and the
 /// chunks `costs` chooses (`chunks`); a group the queue gave up (it runs
-/// after a wait) by its ops, in place. Returns whether it made the call.
+/// after a wait) by its ops, in place. The staging buffers the queue can
+/// take (queueCanTake) go as the call's `staged` triples (bytes, context
+/// slot, copy) instead of the rank's allocations; `taken` counts them.
+/// Returns whether it made the call.
 bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
-                 const ChunkCosts &costs, int64_t &chunks) {
+                 const ChunkCosts &costs, int64_t &chunks, unsigned &taken) {
   Block &body = group.getRegion().front();
   scf::ForOp loop;
   SmallVector<memref::CopyOp> in, out;
@@ -695,6 +722,12 @@ bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
   // The runtime's measure of a chunk: its bytes of copies.
   int64_t chunkBytes =
       chunks > 1 ? (copiedIn + copiedOut + chunks - 1) / chunks : 0;
+  // The staging the queue takes: each buffer's copy (its index in the
+  // table) and bytes.
+  SmallVector<std::pair<Value, int64_t>> staged;
+  for (auto [j, copy] : llvm::enumerate(out))
+    if (queueCanTake(copy.getSource(), loop, copy))
+      staged.push_back({copy.getSource(), int64_t(in.size() + j)});
   loop->moveBefore(group);
   std::optional<zero::HostTask> task = zero::outlineTask(loop, fn, index);
   assert(task && "grouped only where every loop is a task");
@@ -721,16 +754,55 @@ bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
     store(calls.pointerTo(b, loc, copy.getSource()), 3 * i + 1);
     store(LLVM::ConstantOp::create(b, loc, i64, bytes[i]), 3 * i + 2);
   }
+  Value stagedTable;
+  if (staged.empty()) {
+    stagedTable = LLVM::ZeroOp::create(b, loc, pointer);
+  } else {
+    stagedTable = LLVM::AllocaOp::create(
+        entry, loc, pointer, i64,
+        LLVM::ConstantOp::create(entry, loc, i64, 3 * staged.size()));
+    for (auto [k, buffer] : llvm::enumerate(staged)) {
+      auto [host, copy] = buffer;
+      auto type = cast<MemRefType>(host.getType());
+      int64_t values[] = {type.getNumElements() *
+                              zero::elementBytes(type.getElementType()),
+                          task->slots.lookup(host), copy};
+      for (auto [field, value] : llvm::enumerate(values))
+        LLVM::StoreOp::create(
+            b, loc, LLVM::ConstantOp::create(b, loc, i64, value),
+            LLVM::GEPOp::create(
+                b, loc, pointer, i64, stagedTable,
+                ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(3 * k + field)}));
+    }
+  }
   func::CallOp::create(
       b, loc,
       calls.declare(b, zero::RuntimeFunction::zero_rt_host_queue_update),
-      ValueRange{task->task, task->context, task->contextBytes,
-                 task->iterations, table,
-                 arith::ConstantIntOp::create(b, loc, i64, in.size()),
-                 arith::ConstantIntOp::create(b, loc, i64, out.size()),
-                 arith::ConstantIntOp::create(b, loc, i64, chunkBytes)});
+      ValueRange{
+          task->task, task->context, task->contextBytes, task->iterations,
+          table, arith::ConstantIntOp::create(b, loc, i64, in.size()),
+          arith::ConstantIntOp::create(b, loc, i64, out.size()),
+          arith::ConstantIntOp::create(b, loc, i64, chunkBytes), stagedTable,
+          arith::ConstantIntOp::create(b, loc, i64, staged.size())});
   loop.erase();
   group.erase();
+  // The rank no longer takes or frees what the queue takes: where it
+  // wrote the buffer's address into the context and the table, it writes
+  // 0, which the queue overwrites.
+  for (Value host : llvm::make_first_range(staged)) {
+    for (Operation *user : llvm::make_early_inc_range(host.getUsers())) {
+      if (auto address =
+              dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user)) {
+        OpBuilder at(address);
+        address.replaceAllUsesWith(
+            arith::ConstantIndexOp::create(at, address.getLoc(), 0)
+                .getResult());
+      }
+      user->erase();
+    }
+    host.getDefiningOp()->erase();
+  }
+  taken += staged.size();
   return true;
 }
 
@@ -1594,7 +1666,7 @@ struct ZeroOffloadToHostPass
     bool queue =
         parallel && overlap && loops.size() == hostNests.size() && !untaken;
     std::optional<zero::HostQueueSchedule> schedule;
-    unsigned tasks = 0, pipelined = 0;
+    unsigned tasks = 0, pipelined = 0, queueTaken = 0;
     int64_t chunks = 0;
     llvm::DenseSet<Operation *> grouped;
     if (queue) {
@@ -1625,7 +1697,7 @@ struct ZeroOffloadToHostPass
       for (scf::ExecuteRegionOp group : groups) {
         Operation *loop = *group.getOps<scf::ForOp>().begin();
         int64_t groupChunks = 0;
-        if (lowerUpdate(group, fn, tasks, costs, groupChunks)) {
+        if (lowerUpdate(group, fn, tasks, costs, groupChunks, queueTaken)) {
           ++tasks;
           ++pipelined;
           chunks += groupChunks;
@@ -1679,9 +1751,12 @@ struct ZeroOffloadToHostPass
              << pipelined << " update(s) with their copies, in " << chunks
              << " chunk(s) by the cost model), " << schedule->frees
              << " buffer(s) freed once copied down, " << schedule->stagingFrees
-             << " host staging buffer(s) freed by the queue, "
-             << schedule->unqueued << " after a wait, " << schedule->joins
-             << " wait(s)";
+             << " host staging buffer(s) freed by the queue";
+      if (queueTaken)
+        remark << " (" << queueTaken
+               << " of them taken by the queue as it runs their update)";
+      remark << ", " << schedule->unqueued << " after a wait, "
+             << schedule->joins << " wait(s)";
       if (schedule->partialWaits)
         remark << " and " << schedule->partialWaits
                << " for the queue's work up to an op";

@@ -172,6 +172,14 @@ struct CopyEngine {
   std::function<bool(int64_t mark)> wait;
 };
 
+/// Where the staging buffers an update's queue takes come from: host
+/// memory, or a GPU's pinned memory (each an arena of the rank's,
+/// Staging.cpp).
+struct StagingMemory {
+  void *(*allocate)(int64_t);
+  void (*release)(void *);
+};
+
 /// The host queue's update (zero_rt_host_queue_update): the copies in of
 /// each chunk of iterations (about `chunkBytes` of copies; 0: one chunk),
 /// the task over it, and its copies out, pipelined on `engine`, which the
@@ -180,11 +188,17 @@ struct CopyEngine {
 /// and the queue waits for a chunk's mark before its task: what the update
 /// reads is then read in the order the caller issued it (the GPU's copies
 /// down on the rank's copy stream, so that the rank may free those buffers
-/// at once, zero_rt_gpu_free_after_copies).
+/// at once, zero_rt_gpu_free_after_copies). `staged` holds `stagedCount`
+/// triples (bytes, context slot, copy): a staging buffer that only the
+/// update uses and copies out, which the queue takes from `memory` when it
+/// runs the update, writes into the context's 64-bit slot and as that
+/// copy's source, and gives back after the update's copies out.
 void enqueueUpdate(void (*task)(void *, int64_t, int64_t), void *context,
                    int64_t contextBytes, int64_t iterations,
                    const int64_t *copies, int64_t copiesIn, int64_t copiesOut,
-                   int64_t chunkBytes, std::function<CopyEngine()> engine,
+                   int64_t chunkBytes, const int64_t *staged,
+                   int64_t stagedCount, StagingMemory memory,
+                   std::function<CopyEngine()> engine,
                    std::optional<CopyEngine> ahead = std::nullopt);
 
 /// Appends `work` to the calling rank thread's host queue (HostQueue.cpp):
@@ -198,6 +212,12 @@ void enqueueHostWork(std::function<void()> work);
 /// `release` returns what goes back to the system.
 void *takeStaging(int64_t bytes, void *(*allocate)(int64_t),
                   void (*release)(void *));
+/// The same, taken by the bound rank's queue for the update it runs: never
+/// waits for the queue's frees (they are its own, after that update), and
+/// goes back with giveStagingOnQueue.
+void *takeStagingOnQueue(int64_t bytes, void *(*allocate)(int64_t),
+                         void (*release)(void *));
+void giveStagingOnQueue(void *pointer);
 /// Returns every rank's staging arena that `release` returns, where nothing
 /// in it is in use, to where it came from: an allocation that failed tries
 /// again with its room.

@@ -705,7 +705,8 @@ void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
                               void *context, int64_t contextBytes,
                               int64_t iterations, const int64_t *copies,
                               int64_t copiesIn, int64_t copiesOut,
-                              int64_t chunkBytes) {
+                              int64_t chunkBytes, const int64_t *staged,
+                              int64_t stagedCount) {
   Gpu *g = ready("zero_rt_gpu_queue_update");
   std::optional<zero::rt::CopyEngine> ahead;
   if (CUstream stream =
@@ -713,7 +714,8 @@ void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
     ahead = streamCopies(g, stream, "an offloaded update's copies down");
   zero::rt::enqueueUpdate(
       task, context, contextBytes, iterations, copies, copiesIn, copiesOut,
-      chunkBytes,
+      chunkBytes, staged, stagedCount,
+      {allocatePinnedStaging, releasePinnedHost},
       [] {
         Gpu *g = ready("zero_rt_gpu_queue_update");
         return streamCopies(g, g ? threadStream() : nullptr,

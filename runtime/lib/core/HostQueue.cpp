@@ -22,6 +22,8 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -245,8 +247,8 @@ struct AheadCopies {
 /// The update's pipeline: chunk k + 1 comes in while chunk k is computed
 /// and chunk k - 1 goes out (with `ahead`, every chunk's copies in are
 /// started already, and chunk k waits for its mark); the whole copies out
-/// go after the last chunk's.
-void runUpdate(void (*task)(void *, int64_t, int64_t), void *context,
+/// go after the last chunk's. Returns whether every copy is done.
+bool runUpdate(void (*task)(void *, int64_t, int64_t), void *context,
                const Chunks &chunks, const UpdateCopies &copies,
                const zero::rt::CopyEngine &engine, const AheadCopies *ahead) {
   std::vector<int64_t> arrived;
@@ -256,26 +258,59 @@ void runUpdate(void (*task)(void *, int64_t, int64_t), void *context,
     return mark >= 0;
   };
   if (ahead && int64_t(ahead->marks.size()) < chunks.count)
-    return; // starting them failed, and failed the world
+    return false; // starting them failed, and failed the world
   if (!ahead && chunks.count > 0 && !comeInAt(0))
-    return;
+    return false;
   for (int64_t k = 0; k < chunks.count; ++k) {
     if (ahead) {
       if (!ahead->engine.wait(ahead->marks[k]))
-        return;
+        return false;
     } else {
       if (k + 1 < chunks.count && !comeInAt(k + 1))
-        return;
+        return false;
       if (!engine.wait(arrived[k]))
-        return;
+        return false;
     }
     zero::rt::parallelFor(task, context, chunks.begin(k), chunks.end(k));
     if (!startCopies(engine, copies.out, chunks.begin(k), chunks.end(k)))
-      return;
+      return false;
   }
   if (chunks.count > 0 && !startWhole(engine, copies.wholeOut))
-    return;
-  engine.wait(engine.mark());
+    return false;
+  return engine.wait(engine.mark());
+}
+
+/// A staging buffer the queue takes for an update (enqueueUpdate's
+/// `staged`): its bytes, the context slot and the copy out it fills.
+struct StagedBuffer {
+  int64_t bytes, slot, copy;
+};
+
+/// `staged`'s triples, each checked against the update's context and
+/// copies: a slot of `contextBytes` and a copy out. Fails the bound rank's
+/// world, and returns none, at the first that is not.
+std::optional<std::vector<StagedBuffer>>
+readStaged(const int64_t *staged, int64_t count, int64_t contextBytes,
+           int64_t copiesIn, int64_t copiesOut) {
+  std::vector<StagedBuffer> buffers;
+  for (int64_t i = 0; i < count; ++i) {
+    StagedBuffer buffer{staged[3 * i], staged[3 * i + 1], staged[3 * i + 2]};
+    if (buffer.bytes < 0 || buffer.slot < 0 ||
+        8 * buffer.slot + 8 > contextBytes || buffer.copy < copiesIn ||
+        buffer.copy >= copiesIn + copiesOut) {
+      std::string message =
+          "zero_rt_host_queue_update: staged buffer " + std::to_string(i) +
+          " (" + std::to_string(buffer.bytes) + " bytes, context slot " +
+          std::to_string(buffer.slot) + ", copy " +
+          std::to_string(buffer.copy) + ") is not a slot of the " +
+          std::to_string(contextBytes) + "-byte context and a copy out of " +
+          std::to_string(copiesIn) + " + " + std::to_string(copiesOut);
+      zero_rank_fail(zero_bound_rank(), message.c_str());
+      return std::nullopt;
+    }
+    buffers.push_back(buffer);
+  }
+  return buffers;
 }
 } // namespace
 
@@ -283,10 +318,18 @@ void zero::rt::enqueueUpdate(void (*task)(void *, int64_t, int64_t),
                              void *context, int64_t contextBytes,
                              int64_t iterations, const int64_t *table,
                              int64_t copiesIn, int64_t copiesOut,
-                             int64_t chunkBytes,
+                             int64_t chunkBytes, const int64_t *staged,
+                             int64_t stagedCount, StagingMemory memory,
                              std::function<CopyEngine()> engine,
                              std::optional<CopyEngine> ahead) {
-  UpdateCopies copies(table, copiesIn, copiesOut);
+  std::optional<std::vector<StagedBuffer>> stagedBuffers =
+      readStaged(staged, stagedCount, contextBytes, copiesIn, copiesOut);
+  if (!stagedBuffers)
+    return;
+  // The table as the queue fills it: a staged buffer's address goes in
+  // when the queue has taken it.
+  std::vector<int64_t> filled(table, table + 3 * (copiesIn + copiesOut));
+  UpdateCopies copies(filled.data(), copiesIn, copiesOut);
   Chunks chunks = chunksOf(iterations, copies, chunkBytes);
   std::shared_ptr<AheadCopies> started;
   if (ahead) {
@@ -299,9 +342,28 @@ void zero::rt::enqueueUpdate(void (*task)(void *, int64_t, int64_t),
     }
   }
   enqueueHostWork([task, state = copyContext(context, contextBytes), chunks,
-                   copies = std::move(copies), engine = std::move(engine),
-                   started]() mutable {
-    runUpdate(task, state.data(), chunks, copies, engine(), started.get());
+                   copies = std::move(copies), filled = std::move(filled),
+                   copiesIn, copiesOut,
+                   stagedBuffers = std::move(*stagedBuffers), memory,
+                   engine = std::move(engine), started]() mutable {
+    // The update's staging, held only while it runs: the rank queues every
+    // update of a step well ahead of its queue.
+    std::vector<void *> taken;
+    for (const StagedBuffer &buffer : stagedBuffers) {
+      void *pointer =
+          takeStagingOnQueue(buffer.bytes, memory.allocate, memory.release);
+      taken.push_back(pointer);
+      int64_t address = reinterpret_cast<int64_t>(pointer);
+      std::memcpy(state.data() + 8 * buffer.slot, &address, sizeof address);
+      filled[3 * buffer.copy + 1] = address;
+    }
+    if (!taken.empty())
+      copies = UpdateCopies(filled.data(), copiesIn, copiesOut);
+    // A copy that failed may still read its staging: the world has failed,
+    // and the buffer stays taken.
+    if (runUpdate(task, state.data(), chunks, copies, engine(), started.get()))
+      for (void *pointer : taken)
+        giveStagingOnQueue(pointer);
   });
 }
 
@@ -309,10 +371,12 @@ extern "C" void
 zero_rt_host_queue_update(void (*task)(void *, int64_t, int64_t), void *context,
                           int64_t contextBytes, int64_t iterations,
                           const int64_t *copies, int64_t copiesIn,
-                          int64_t copiesOut, int64_t chunkBytes) {
+                          int64_t copiesOut, int64_t chunkBytes,
+                          const int64_t *staged, int64_t stagedCount) {
   zero::rt::enqueueUpdate(
       task, context, contextBytes, iterations, copies, copiesIn, copiesOut,
-      chunkBytes, [] {
+      chunkBytes, staged, stagedCount,
+      {zero::rt::allocateHostBuffer, zero::rt::releaseHostBuffer}, [] {
         return zero::rt::CopyEngine{copyBytes, [] { return int64_t(0); },
                                     [](int64_t) { return true; }};
       });

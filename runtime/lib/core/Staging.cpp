@@ -165,8 +165,11 @@ public:
     return given ? std::max<int64_t>(0, std::atoll(given)) : int64_t(256) << 20;
   }
 
-  void *take(int64_t bytes, void *(*allocate)(int64_t),
-             void (*release)(void *)) {
+  /// A staging buffer of `bytes` for the bound rank. `byQueue`: taken by
+  /// the rank's queue for the update it runs, which never waits (the frees
+  /// it would wait for are its own, after that update).
+  void *take(int64_t bytes, void *(*allocate)(int64_t), void (*release)(void *),
+             bool byQueue) {
     bytes = (std::max<int64_t>(1, bytes) + kAlignment - 1) / kAlignment *
             kAlignment;
     Key key{zero_bound_rank(), reinterpret_cast<uintptr_t>(allocate)};
@@ -181,9 +184,9 @@ public:
         grow(h, wanted(h, bytes, limit), allocate, lock);
         continue;
       }
-      if (void *pointer = carve(h, key, bytes))
+      if (void *pointer = carve(h, key, bytes, byQueue))
         return pointer;
-      if (!shouldWait(h, bytes, limit))
+      if (byQueue || !shouldWait(h, bytes, limit))
         break;
       freed.wait_for(lock, std::chrono::milliseconds(100));
     }
@@ -193,11 +196,14 @@ public:
   /// Notes that the bound rank queued the free of `pointer`.
   void queued(void *pointer) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = live.find(pointer); it != live.end())
+    if (auto it = live.find(pointer); it != live.end()) {
+      it->second.freeQueued = true;
       ++held[it->second.key].pendingFrees;
+    }
   }
 
-  /// Gives `pointer` (freed by the rank's queue) back to its rank's arena,
+  /// Gives `pointer` (freed by the rank's queue, whether the rank queued
+  /// the free or the queue took the buffer itself) back to its rank's arena,
   /// or to the system where it is outside it, and wakes a rank waiting to
   /// take one.
   void give(void *pointer) {
@@ -210,7 +216,8 @@ public:
       Buffer buffer = it->second;
       live.erase(it);
       Holding &h = held[buffer.key];
-      --h.pendingFrees;
+      if (buffer.freeQueued)
+        --h.pendingFrees;
       if (buffer.offset >= 0) {
         h.arena.giveBack(buffer.offset, buffer.bytes);
       } else {
@@ -258,6 +265,8 @@ private:
     /// Where the buffer is in its arena; -1 outside it.
     int64_t offset;
     int64_t bytes;
+    /// Whether the rank queued its free (a pending free it may wait for).
+    bool freeQueued = false;
   };
   struct Holding {
     Arena arena;
@@ -292,9 +301,11 @@ private:
   }
 
   /// `bytes` carved out of `h`'s arena, or null where no free range holds
-  /// them.
-  void *carve(Holding &h, const Key &key, int64_t bytes) {
-    std::optional<int64_t> offset = h.arena.carve(bytes, h.pendingFrees == 0);
+  /// them. A large buffer goes anywhere in it where there is no free to
+  /// wait for: the rank has none pending, or the queue takes it.
+  void *carve(Holding &h, const Key &key, int64_t bytes, bool byQueue) {
+    std::optional<int64_t> offset =
+        h.arena.carve(bytes, byQueue || h.pendingFrees == 0);
     if (!offset)
       return nullptr;
     void *pointer = h.arena.base() + *offset;
@@ -366,7 +377,16 @@ private:
 
 void *zero::rt::takeStaging(int64_t bytes, void *(*allocate)(int64_t),
                             void (*release)(void *)) {
-  return StagingCache::get().take(bytes, allocate, release);
+  return StagingCache::get().take(bytes, allocate, release, /*byQueue=*/false);
+}
+
+void *zero::rt::takeStagingOnQueue(int64_t bytes, void *(*allocate)(int64_t),
+                                   void (*release)(void *)) {
+  return StagingCache::get().take(bytes, allocate, release, /*byQueue=*/true);
+}
+
+void zero::rt::giveStagingOnQueue(void *pointer) {
+  StagingCache::get().give(pointer);
 }
 
 void zero::rt::releaseIdleStaging(void (*release)(void *)) {

@@ -32,7 +32,7 @@
 // CHUNKS: %[[NIN:.*]] = arith.constant 2 : i64
 // CHUNKS: %[[NOUT:.*]] = arith.constant 1 : i64
 // CHUNKS: %[[CHUNK:.*]] = arith.constant 12 : i64
-// CHUNKS: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NIN]], %[[NOUT]], %[[CHUNK]])
+// CHUNKS: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NIN]], %[[NOUT]], %[[CHUNK]], %{{.*}}, %{{.*}})
 // A bad figure is an error.
 // With queue-frees=false the rank frees every buffer the queue uses after
 // its wait.
@@ -82,7 +82,9 @@
 // CHECK: %[[NOUT:.*]] = arith.constant 1 : i64
 // One chunk: the whole update.
 // CHECK: %[[ONE:.*]] = arith.constant 0 : i64
-// CHECK: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TABLE]], %[[NIN]], %[[NOUT]], %[[ONE]]) : (!llvm.ptr, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, i64) -> ()
+// No staging buffer for the queue to take: both are copied in.
+// CHECK: %[[NSTAGED:.*]] = arith.constant 0 : i64
+// CHECK: call @zero_rt_host_queue_update(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TABLE]], %[[NIN]], %[[NOUT]], %[[ONE]], %{{.*}}, %[[NSTAGED]]) : (!llvm.ptr, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, i64, !llvm.ptr, i64) -> ()
 // CHECK-NEXT: memref.dealloc %[[BUCKET]] {zero.queued}
 // CHECK-NEXT: memref.dealloc %[[GH]] {zero.queued, zero.staging}
 // CHECK-NEXT: memref.dealloc %[[WH]] {zero.queued, zero.staging}
@@ -627,3 +629,85 @@ func.func @copies_down_aligned(%m: memref<4xf32> {zero.memory = "host"},
   memref.dealloc %g : memref<8xf32>
   return %m : memref<4xf32>
 }
+
+// -----
+
+// A staging buffer that the update only writes and copies out (the new
+// weight shard of a state the host holds whole: offload=params, or a
+// delayed update reading last step's gradient from host memory) is the
+// queue's: it takes it from the rank's staging arena as it runs the
+// update, and gives it back once the copy up is done. The rank neither
+// allocates nor frees it (the rank queues a step's updates well ahead of
+// its queue, a delayed step all at its start, and would hold them all);
+// it writes 0 where the buffer's address goes, in the context's slot and
+// as the copy's source, and the call's staged triple (bytes, context slot,
+// copy) tells the queue where to put it.
+// CHECK-LABEL: func.func @staged_by_queue
+// CHECK: %[[TABLE:.*]] = llvm.alloca
+// CHECK: %[[STAGED:.*]] = llvm.alloca
+// CHECK: %[[CONTEXT:.*]] = llvm.alloca
+// CHECK-NOT: zero.host_alloc
+// CHECK: call @zero_rt_host_queue_fence() : () -> ()
+// The context's third slot (after %m and %g) is the staging buffer's.
+// CHECK: %[[NONE:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[NONE64:.*]] = arith.index_cast %[[NONE]] : index to i64
+// CHECK-NEXT: %[[SLOT:.*]] = llvm.getelementptr %[[CONTEXT]][2]
+// CHECK-NEXT: llvm.store %[[NONE64]], %[[SLOT]] : i64, !llvm.ptr
+// The copy's source.
+// CHECK: %[[NOSOURCE:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[NOSOURCE64:.*]] = arith.index_cast %[[NOSOURCE]] : index to i64
+// CHECK-NEXT: %[[NULL:.*]] = llvm.inttoptr %[[NOSOURCE64]]
+// CHECK-NEXT: %[[FROM:.*]] = llvm.getelementptr %[[TABLE]][1]
+// CHECK-NEXT: llvm.store %[[NULL]], %[[FROM]]
+// The staged triple: 16 bytes, context slot 2, copy 0.
+// CHECK: %[[AT0:.*]] = llvm.getelementptr %[[STAGED]][0]
+// CHECK-NEXT: %[[BYTES:.*]] = llvm.mlir.constant(16 : i64) : i64
+// CHECK-NEXT: llvm.store %[[BYTES]], %[[AT0]]
+// CHECK-NEXT: %[[AT1:.*]] = llvm.getelementptr %[[STAGED]][1]
+// CHECK-NEXT: %[[CSLOT:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK-NEXT: llvm.store %[[CSLOT]], %[[AT1]]
+// CHECK-NEXT: %[[AT2:.*]] = llvm.getelementptr %[[STAGED]][2]
+// CHECK-NEXT: %[[COPY:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-NEXT: llvm.store %[[COPY]], %[[AT2]]
+// CHECK: %[[NIN:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[NOUT:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[CHUNK:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[NSTAGED:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: call @zero_rt_host_queue_update(%{{.*}}, %[[CONTEXT]], %{{.*}}, %{{.*}}, %[[TABLE]], %[[NIN]], %[[NOUT]], %[[CHUNK]], %[[STAGED]], %[[NSTAGED]])
+// CHECK-NOT: memref.dealloc
+// CHECK: call @zero_rt_host_queue_join() : () -> ()
+// CHECK-NEXT: zero.all_gather_buffer
+// expected-remark @below {{zero-offload-to-host: @staged_by_queue: 1 loop nest(s) on the host, 1 device buffer(s) copied; 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 1 host staging buffer(s) freed by the queue (1 of them taken by the queue as it runs their update), 0 after a wait, 1 wait(s), 1 op(s) moved after one}}
+func.func @staged_by_queue(%m: memref<4xf32> {zero.memory = "host"},
+                           %g: memref<4xf32> {zero.memory = "host"},
+                           %w: memref<8xf32>, %act: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %b = arith.constant 0.9 : f32
+  %r = zero.replica_index on @dp : index
+  %o = arith.muli %r, %c4 : index
+  %part = memref.subview %w[%o] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: ?>>
+  // The update: the new weight shard comes from the host's state alone.
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32>
+    %mb = arith.mulf %mi, %b : f32
+    %m2 = arith.addf %mb, %gi : f32
+    %w2 = arith.mulf %m2, %b : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %w2, %part[%i] : memref<4xf32, strided<[1], offset: ?>>
+    scf.reduce
+  }
+  // The forward pass.
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %a = memref.load %act[%i] : memref<64xf32>
+    %a2 = arith.mulf %a, %b : f32
+    memref.store %a2, %act[%i] : memref<64xf32>
+    scf.reduce
+  }
+  zero.all_gather_buffer %part, %w on @dp : memref<4xf32, strided<[1], offset: ?>>, memref<8xf32>
+  return
+}
+zero.mesh @dp(shape = [2])

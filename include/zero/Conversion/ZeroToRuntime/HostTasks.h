@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -60,6 +61,8 @@ mlir::Value valueTaskCannotTake(mlir::scf::ForOp loop);
 /// the loop's iterations (i64).
 struct HostTask {
   mlir::Value task, context, contextBytes, iterations;
+  /// Each value that passes through the context, and its first slot.
+  llvm::SmallDenseMap<mlir::Value, int64_t> slots;
 };
 
 /// `loop`'s body as the task `@<function>_host<index>(context, begin, end)`

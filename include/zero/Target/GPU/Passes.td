@@ -376,7 +376,18 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       `zero_rt_host_alloc_staging`: the rank waits for the queue's frees
       rather than hold more than `ZERO_STAGING_BYTES`, 256 MiB by
       default), so that its pinned memory does not grow with the number of
-      updates in a step; the remark counts them. Where such an update must
+      updates in a step; the remark counts them. A staging buffer that a
+      queued update only writes and copies out (the new weight shard where
+      the host holds the state it comes from: `offload=params`, a delayed
+      update) is not the rank's at all: the queue takes it from the rank's
+      staging as it runs the update and gives it back once the copy out is
+      done (`zero_rt_host_queue_update`'s staged triples: bytes, the
+      context slot, the copy; the rank writes 0 where its address goes),
+      so the rank holds none for the updates it has queued and the queue
+      not yet run (a delayed step queues them all at its start); the
+      remark counts them among those the queue frees. A buffer copied in
+      too stays the rank's: a GPU starts those copies when the rank queues
+      the update. Where such an update must
       follow the rank's wait after all (it reads what the rank computes
       after the wait), it is the rank's, and so are its host buffers: plain
       host allocations, which the rank frees (only the queue gives staging

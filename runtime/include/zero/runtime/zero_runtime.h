@@ -383,8 +383,18 @@ void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
      negative copies -bytes whole, before the first chunk (in) or after the
      last (out): a buffer that does not split by the iterations. A chunk
      moves about chunk_bytes bytes of copies (the compiler's choice; 0: the
-     whole update is one chunk), or ZERO_HOST_QUEUE_CHUNK where set; host
-     memory (the CPU replica);
+     whole update is one chunk), or ZERO_HOST_QUEUE_CHUNK where set.
+     `staged` holds staged_count triples (bytes, context slot, copy) for
+     the staging buffers that only the update uses and copies out (an
+     offloaded weight's new shard, copied up): the queue takes each, as
+     zero_rt_host_alloc_staging's (zero_rt_gpu_alloc_staging's on a GPU)
+     from the rank's arena, when it runs the update, never waiting, and
+     writes its address into the context's 64-bit slot `context slot` and
+     as copy `copy`'s source (a copy out: copies_in <= copy < copies_in +
+     copies_out), whatever the rank put there; it gives it back once the
+     update's copies out are done. So the rank holds no such buffer for
+     the updates it has queued but the queue has not run (a delayed step
+     queues them all at its start). Host memory (the CPU replica);
    - zero_rt_gpu_queue_update: the same across the link: the copies in
      (down to the host) start at once, on the rank's copy stream after the
      work the rank put on its stream so far, and the queue waits for each
@@ -425,12 +435,14 @@ void zero_rt_host_queue_update(void (*task)(void *, int64_t, int64_t),
                                void *context, int64_t context_bytes,
                                int64_t iterations, const int64_t *copies,
                                int64_t copies_in, int64_t copies_out,
-                               int64_t chunk_bytes);
+                               int64_t chunk_bytes, const int64_t *staged,
+                               int64_t staged_count);
 void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
                               void *context, int64_t context_bytes,
                               int64_t iterations, const int64_t *copies,
                               int64_t copies_in, int64_t copies_out,
-                              int64_t chunk_bytes);
+                              int64_t chunk_bytes, const int64_t *staged,
+                              int64_t staged_count);
 void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes);
 void zero_rt_host_queue_free(void *pointer);
 void zero_rt_gpu_free_after_copies(void *pointer);
