@@ -201,6 +201,11 @@ void enqueueUpdate(void (*task)(void *, int64_t, int64_t), void *context,
                    std::function<CopyEngine()> engine,
                    std::optional<CopyEngine> ahead = std::nullopt);
 
+/// Fails the bound rank's world with `message` (or, with no rank bound,
+/// ends the process with it): the compiled code that called the runtime
+/// cannot go on (Runtime.cpp).
+void failCaller(const std::string &message);
+
 /// Appends `work` to the calling rank thread's host queue (HostQueue.cpp):
 /// run after the work queued before it, on the queue's thread, with the
 /// caller's rank bound; zero_rt_host_queue_join waits for all of it.

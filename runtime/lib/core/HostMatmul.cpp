@@ -30,7 +30,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -364,15 +363,6 @@ bool isFloat(int32_t dtype) {
          dtype == ZERO_F16;
 }
 
-/// Fails the bound rank's world (or, with no rank bound, the process): the
-/// compiled code that called cannot go on.
-void fail(const std::string &message) {
-  if (zero_rank *rank = zero_bound_rank())
-    return zero_rank_fail(rank, message.c_str());
-  std::fprintf(stderr, "zero: error: %s\n", message.c_str());
-  std::exit(1);
-}
-
 } // namespace
 
 extern "C" void zero_rt_host_matmul(int32_t inputDtype, int32_t outputDtype,
@@ -386,10 +376,10 @@ extern "C" void zero_rt_host_matmul(int32_t inputDtype, int32_t outputDtype,
   bool halfIntoFloat = (inputDtype == ZERO_BF16 || inputDtype == ZERO_F16) &&
                        outputDtype == ZERO_F32;
   if (!same && !halfIntoFloat)
-    return fail("zero_rt_host_matmul (" + std::to_string(m) + "x" +
-                std::to_string(n) + "x" + std::to_string(k) +
-                "): no GEMM for dtypes " + std::to_string(inputDtype) + " -> " +
-                std::to_string(outputDtype));
+    return zero::rt::failCaller(
+        "zero_rt_host_matmul (" + std::to_string(m) + "x" + std::to_string(n) +
+        "x" + std::to_string(k) + "): no GEMM for dtypes " +
+        std::to_string(inputDtype) + " -> " + std::to_string(outputDtype));
   if (m <= 0 || n <= 0)
     return;
   auto inputs = static_cast<zero_dtype>(inputDtype);

@@ -287,8 +287,8 @@ struct StagedBuffer {
 };
 
 /// `staged`'s triples, each checked against the update's context and
-/// copies: a slot of `contextBytes` and a copy out. Fails the bound rank's
-/// world, and returns none, at the first that is not.
+/// copies: a slot of `contextBytes` and a copy out. Fails the caller
+/// (failCaller), and returns none, at the first that is not.
 std::optional<std::vector<StagedBuffer>>
 readStaged(const int64_t *staged, int64_t count, int64_t contextBytes,
            int64_t copiesIn, int64_t copiesOut) {
@@ -305,7 +305,7 @@ readStaged(const int64_t *staged, int64_t count, int64_t contextBytes,
           std::to_string(buffer.copy) + ") is not a slot of the " +
           std::to_string(contextBytes) + "-byte context and a copy out of " +
           std::to_string(copiesIn) + " + " + std::to_string(copiesOut);
-      zero_rank_fail(zero_bound_rank(), message.c_str());
+      zero::rt::failCaller(message);
       return std::nullopt;
     }
     buffers.push_back(buffer);

@@ -210,6 +210,13 @@ zero_handle *startCollective(zero_rank *rank, zero_collective_kind kind,
 }
 } // namespace
 
+void zero::rt::failCaller(const std::string &message) {
+  if (zero_rank *rank = zero_bound_rank())
+    return zero_rank_fail(rank, message.c_str());
+  std::fprintf(stderr, "zero: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
 const char *zero::rt::kindName(zero_collective_kind kind) {
   switch (kind) {
   case ZERO_ALL_REDUCE:
