@@ -791,6 +791,11 @@ bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
   // 0, which the queue overwrites.
   for (Value host : llvm::make_first_range(staged)) {
     for (Operation *user : llvm::make_early_inc_range(host.getUsers())) {
+      // queueCanTake left the loop, the copy and the free; the loop and the
+      // copy are gone, and the context and the table take the address.
+      assert((isa<memref::ExtractAlignedPointerAsIndexOp, memref::DeallocOp>(
+                 user)) &&
+             "a staged buffer is used only by its update and its free");
       if (auto address =
               dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user)) {
         OpBuilder at(address);
