@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -911,6 +912,48 @@ TEST(HostQueue, TakesTheStagingOfAnUpdateWhenItRunsIt) {
     EXPECT_EQ(seen[1], seen[0]);
     EXPECT_FALSE(zero::rt::isStaging(seen[0])); // given back
   });
+  unsetenv("ZERO_STAGING_BYTES");
+  EXPECT_EQ(world.error(), "");
+}
+
+TEST(HostQueue, TakesStagingWithoutWaitingForItsOwnFrees) {
+  // The rank holds 800 bytes of staging, within a budget of 1000, and
+  // queues an update that stages 800 more, then the free of its own
+  // buffer. The queue takes the update's staging before it reaches that
+  // free, past the budget: were it to wait for the rank's pending free as
+  // the rank does, it would wait for itself. The watchdog fails the test
+  // rather than let it hang.
+  setenv("ZERO_STAGING_BYTES", "1000", 1);
+  LocalWorld world(1);
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 1000 && !done.load(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!done.load()) {
+      std::fprintf(stderr, "the queue waited for its own staging free\n");
+      std::abort();
+    }
+  });
+  world.run([&](zero_rank *, int32_t) {
+    void *held = zero_rt_host_alloc_staging(800);
+    std::vector<float> in(200), out(200, -1);
+    for (int i = 0; i < 200; ++i)
+      in[i] = float(i);
+    float *seen = nullptr;
+    DoubledIntoStaging context{in.data(), nullptr, &seen};
+    int64_t copies[] = {reinterpret_cast<int64_t>(out.data()), 0, 4};
+    int64_t staged[] = {800, /*context slot=*/1, /*copy=*/0};
+    zero_rt_host_queue_update(DoubledIntoStaging::task, &context,
+                              sizeof context, 200, copies, 0, 1,
+                              /*chunk_bytes=*/0, staged, 1);
+    zero_rt_host_queue_free_staging(held);
+    zero_rt_host_queue_join();
+    EXPECT_NE(seen, held);
+    for (int i = 0; i < 200; ++i)
+      ASSERT_EQ(out[i], 2.0f * i) << i;
+  });
+  done.store(true);
+  watchdog.join();
   unsetenv("ZERO_STAGING_BYTES");
   EXPECT_EQ(world.error(), "");
 }
