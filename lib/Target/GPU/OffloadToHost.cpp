@@ -742,17 +742,18 @@ bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
   Value table = LLVM::AllocaOp::create(
       entry, loc, pointer, i64,
       LLVM::ConstantOp::create(entry, loc, i64, 3 * copies));
-  auto store = [&](Value value, int64_t slot) {
+  // Stores `value` into 64-bit slot `slot` of the stack array `array`.
+  auto store = [&](Value array, Value value, int64_t slot) {
     Value address =
-        LLVM::GEPOp::create(b, loc, pointer, i64, table,
+        LLVM::GEPOp::create(b, loc, pointer, i64, array,
                             ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(slot)});
     LLVM::StoreOp::create(b, loc, value, address);
   };
   for (auto [i, copy] :
        llvm::enumerate(llvm::concat<memref::CopyOp>(in, out))) {
-    store(calls.pointerTo(b, loc, copy.getTarget()), 3 * i);
-    store(calls.pointerTo(b, loc, copy.getSource()), 3 * i + 1);
-    store(LLVM::ConstantOp::create(b, loc, i64, bytes[i]), 3 * i + 2);
+    store(table, calls.pointerTo(b, loc, copy.getTarget()), 3 * i);
+    store(table, calls.pointerTo(b, loc, copy.getSource()), 3 * i + 1);
+    store(table, LLVM::ConstantOp::create(b, loc, i64, bytes[i]), 3 * i + 2);
   }
   Value stagedTable;
   if (staged.empty()) {
@@ -768,11 +769,8 @@ bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
                               zero::elementBytes(type.getElementType()),
                           task->slots.lookup(host), copy};
       for (auto [field, value] : llvm::enumerate(values))
-        LLVM::StoreOp::create(
-            b, loc, LLVM::ConstantOp::create(b, loc, i64, value),
-            LLVM::GEPOp::create(
-                b, loc, pointer, i64, stagedTable,
-                ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(3 * k + field)}));
+        store(stagedTable, LLVM::ConstantOp::create(b, loc, i64, value),
+              3 * k + field);
     }
   }
   func::CallOp::create(

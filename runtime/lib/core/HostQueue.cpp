@@ -326,10 +326,7 @@ void zero::rt::enqueueUpdate(void (*task)(void *, int64_t, int64_t),
       readStaged(staged, stagedCount, contextBytes, copiesIn, copiesOut);
   if (!stagedBuffers)
     return;
-  // The table as the queue fills it: a staged buffer's address goes in
-  // when the queue has taken it.
-  std::vector<int64_t> filled(table, table + 3 * (copiesIn + copiesOut));
-  UpdateCopies copies(filled.data(), copiesIn, copiesOut);
+  UpdateCopies copies(table, copiesIn, copiesOut);
   Chunks chunks = chunksOf(iterations, copies, chunkBytes);
   std::shared_ptr<AheadCopies> started;
   if (ahead) {
@@ -341,9 +338,11 @@ void zero::rt::enqueueUpdate(void (*task)(void *, int64_t, int64_t),
       started->marks.push_back(mark);
     }
   }
+  // The table as the queue fills it: a staged buffer's address goes in
+  // when the queue has taken it.
+  std::vector<int64_t> filled(table, table + 3 * (copiesIn + copiesOut));
   enqueueHostWork([task, state = copyContext(context, contextBytes), chunks,
-                   copies = std::move(copies), filled = std::move(filled),
-                   copiesIn, copiesOut,
+                   filled = std::move(filled), copiesIn, copiesOut,
                    stagedBuffers = std::move(*stagedBuffers), memory,
                    engine = std::move(engine), started]() mutable {
     // The update's staging, held only while it runs: the rank queues every
@@ -357,8 +356,7 @@ void zero::rt::enqueueUpdate(void (*task)(void *, int64_t, int64_t),
       std::memcpy(state.data() + 8 * buffer.slot, &address, sizeof address);
       filled[3 * buffer.copy + 1] = address;
     }
-    if (!taken.empty())
-      copies = UpdateCopies(filled.data(), copiesIn, copiesOut);
+    UpdateCopies copies(filled.data(), copiesIn, copiesOut);
     // A copy that failed may still read its staging: the world has failed,
     // and the buffer stays taken.
     if (runUpdate(task, state.data(), chunks, copies, engine(), started.get()))

@@ -660,14 +660,14 @@ func.func @copies_down_aligned(%m: memref<4xf32> {zero.memory = "host"},
 // CHECK-NEXT: %[[FROM:.*]] = llvm.getelementptr %[[TABLE]][1]
 // CHECK-NEXT: llvm.store %[[NULL]], %[[FROM]]
 // The staged triple: 16 bytes, context slot 2, copy 0.
-// CHECK: %[[AT0:.*]] = llvm.getelementptr %[[STAGED]][0]
-// CHECK-NEXT: %[[BYTES:.*]] = llvm.mlir.constant(16 : i64) : i64
+// CHECK: %[[BYTES:.*]] = llvm.mlir.constant(16 : i64) : i64
+// CHECK-NEXT: %[[AT0:.*]] = llvm.getelementptr %[[STAGED]][0]
 // CHECK-NEXT: llvm.store %[[BYTES]], %[[AT0]]
-// CHECK-NEXT: %[[AT1:.*]] = llvm.getelementptr %[[STAGED]][1]
 // CHECK-NEXT: %[[CSLOT:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK-NEXT: %[[AT1:.*]] = llvm.getelementptr %[[STAGED]][1]
 // CHECK-NEXT: llvm.store %[[CSLOT]], %[[AT1]]
-// CHECK-NEXT: %[[AT2:.*]] = llvm.getelementptr %[[STAGED]][2]
 // CHECK-NEXT: %[[COPY:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-NEXT: %[[AT2:.*]] = llvm.getelementptr %[[STAGED]][2]
 // CHECK-NEXT: llvm.store %[[COPY]], %[[AT2]]
 // CHECK: %[[NIN:.*]] = arith.constant 0 : i64
 // CHECK-NEXT: %[[NOUT:.*]] = arith.constant 1 : i64
