@@ -19,6 +19,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Loops/Passes.h"
 #include "zero/Utils/Buffers.h"
 
@@ -116,6 +117,14 @@ struct Accesses {
     }
   }
   bool empty() const { return !unknown && reads.empty() && writes.empty(); }
+
+  /// Whether this reads a buffer that may be one of `buffers`.
+  bool readsAny(ArrayRef<Root> buffers, DominanceInfo &dominance) const {
+    return llvm::any_of(reads, [&](const Root &x) {
+      return llvm::any_of(
+          buffers, [&](const Root &y) { return x.mayAlias(y, dominance); });
+    });
+  }
 
   /// Whether the two may not be reordered.
   bool conflictsWith(const Accesses &other, DominanceInfo &dominance) const {
@@ -273,13 +282,60 @@ struct ZeroFuseIndependentLoopsPass
       fuseInBlock(*block, merger, dominance);
   }
 
+  /// For each candidate loop of `block`, whether its work waits for a
+  /// gather of the block: it reads what one wrote (or what an op that waits
+  /// wrote), or what it writes is read later only by ops that wait (a
+  /// sum's zero before its terms).
+  static DenseMap<Operation *, bool>
+  loopsWaitingForGathers(Block &block, DominanceInfo &dominance) {
+    SmallVector<Operation *> ops;
+    SmallVector<Accesses> accesses;
+    SmallVector<bool> waits;
+    SmallVector<Root> gathered;
+    for (Operation &op : block) {
+      Accesses a;
+      a.add(&op);
+      bool waiting =
+          isa<zero::AllGatherBufferOp>(&op) || a.readsAny(gathered, dominance);
+      if (waiting)
+        gathered.append(a.writes);
+      ops.push_back(&op);
+      accesses.push_back(std::move(a));
+      waits.push_back(waiting);
+    }
+    auto readersWait = [&](size_t i) {
+      bool read = false;
+      for (size_t j = i + 1; j < ops.size(); ++j) {
+        if (!accesses[j].readsAny(accesses[i].writes, dominance))
+          continue;
+        if (!waits[j])
+          return false;
+        read = true;
+      }
+      return read;
+    };
+    DenseMap<Operation *, bool> waiting;
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (isCandidate(ops[i]))
+        waiting[ops[i]] = waits[i] || readersWait(i);
+    return waiting;
+  }
+
   /// Merges each run of candidate loops whose members, and the ops between
   /// them, touch disjoint buffers: every member moves down to the last one,
-  /// past ops that do not conflict with it.
+  /// past ops that do not conflict with it. The members of a run either all
+  /// wait for a gather of the block or none does (loopsWaitingForGathers):
+  /// a merged loop starts once all its inputs are there, so a loop that
+  /// needs no gather would wait for another's (the forward pass's first
+  /// kernel for the gather of the next step's weights, which waits for the
+  /// host's update when it is offloaded).
   void fuseInBlock(Block &block, LoopMerger &merger, DominanceInfo &dominance) {
+    DenseMap<Operation *, bool> waiting =
+        loopsWaitingForGathers(block, dominance);
     SmallVector<scf::ParallelOp> group;
     Accesses groupAccesses;
     llvm::SetVector<Value> groupBuffers;
+    bool groupWaits = false;
     auto flush = [&] {
       if (group.size() >= 2)
         merger.merge(group);
@@ -291,11 +347,13 @@ struct ZeroFuseIndependentLoopsPass
       if (isCandidate(&op)) {
         Accesses loop;
         loop.add(&op);
+        bool waits = waiting.lookup(&op);
         llvm::SetVector<Value> loopBuffers = buffersUsedIn(op);
         llvm::SetVector<Value> buffers = groupBuffers;
         buffers.insert(loopBuffers.begin(), loopBuffers.end());
         if (!group.empty() &&
-            (loop.unknown || loop.conflictsWith(groupAccesses, dominance) ||
+            (loop.unknown || waits != groupWaits ||
+             loop.conflictsWith(groupAccesses, dominance) ||
              static_cast<int64_t>(buffers.size()) > maxBuffers)) {
           flush();
           buffers = std::move(loopBuffers);
@@ -306,6 +364,7 @@ struct ZeroFuseIndependentLoopsPass
         groupAccesses.reads.append(loop.reads);
         groupAccesses.writes.append(loop.writes);
         groupBuffers = std::move(buffers);
+        groupWaits = waits;
         continue;
       }
       if (group.empty())

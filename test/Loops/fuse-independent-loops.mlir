@@ -251,6 +251,66 @@ func.func @barriers(%a: memref<8xf32>, %b: memref<8xf32>, %g: memref<8xf32>,
 
 // -----
 
+// A loop that reads what a gather brought (a bucket member's copy out of
+// the gathered weights) and one that does not (the forward pass's first
+// loop) stay apart: merged, the second would wait for the gather, which
+// waits for the update (on the host's queue when it is offloaded). A loop
+// whose output only such loops read (a sum's zero) counts as one of them
+// and merges with them.
+// CHECK-LABEL: func.func @waits_for_gather
+// CHECK-SAME: (%[[SHARD:[^:]*]]: memref<4xf32>, %[[X:[^:]*]]: memref<8xf32>)
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
+// CHECK: zero.all_gather_buffer %[[SHARD]], %[[ALL:[^ ]*]]
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[C12]])
+// CHECK:   memref.load %[[ALL]]
+// CHECK:   memref.store %cst, %{{.*}}
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[C8]])
+// CHECK:   memref.load %[[X]]
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[C4]])
+// CHECK:   memref.load %[[ALL]]
+// CHECK-NOT: scf.parallel
+// CHECK: return
+zero.mesh @dp(shape = [2])
+func.func @waits_for_gather(%shard: memref<4xf32>, %x: memref<8xf32>)
+    -> (memref<8xf32>, memref<4xf32>, memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %z = arith.constant 0.0 : f32
+  %all = memref.alloc() : memref<8xf32>
+  zero.all_gather_buffer %shard, %all on @dp : memref<4xf32>, memref<8xf32>
+  %member = memref.alloc() : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %all[%i] : memref<8xf32>
+    memref.store %v, %member[%i] : memref<8xf32>
+    scf.reduce
+  }
+  %sum = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    memref.store %z, %sum[%i] : memref<4xf32>
+    scf.reduce
+  }
+  %forward = memref.alloc() : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %forward[%i] : memref<8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %v = memref.load %all[%i] : memref<8xf32>
+    %s = memref.load %sum[%i] : memref<4xf32>
+    %t = arith.addf %v, %s : f32
+    memref.store %t, %sum[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return %member, %sum, %forward : memref<8xf32>, memref<4xf32>, memref<8xf32>
+}
+
+// -----
+
 // Not merged: a loop with a reduction (a result) stays apart.
 // CHECK-LABEL: func.func @reduction
 // CHECK-COUNT-2: scf.parallel

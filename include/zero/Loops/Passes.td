@@ -181,7 +181,15 @@ def ZeroFuseIndependentLoops : Pass<"zero-fuse-independent-loops"> {
     it writes, or writes what it reads or writes) ends the run, as does any
     op of the zero dialect (moving computation past an await would undo
     `zero-schedule-overlap`), a call, or an op whose memory effects are
-    unknown. Buffers alias as One-Shot Bufferize assumes: the function's
+    unknown. The members of a run either all wait for a gather of the
+    block or none does: a loop waits when it reads what a gather wrote or
+    what a loop that waits wrote, or when all that reads what it writes
+    waits (a sum's zero before its terms). A merged loop starts once all of
+    its inputs are there, so a loop that needs no gather would wait for
+    another's: under `delay-update`, the forward pass's first loop for the
+    gather of the next step's weights, which waits for the update, on the
+    host's queue when it is offloaded. Buffers alias as One-Shot Bufferize
+    assumes: the function's
     arguments do not alias one another, and views alias what they view. A
     buffer the program allocates shares memory with no argument, no global
     and no value defined before it was allocated; a value of unknown origin

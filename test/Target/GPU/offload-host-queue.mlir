@@ -711,3 +711,56 @@ func.func @staged_by_queue(%m: memref<4xf32> {zero.memory = "host"},
   return
 }
 zero.mesh @dp(shape = [2])
+
+// -----
+
+// A host nest that reads what a collective made of the queue's work (here
+// the gather of the update's new shard) must follow the rank's wait: it is
+// the rank's, not the queue's, and so is its host buffer, a plain host
+// allocation that the rank frees; staging is only what the queue takes or
+// gives back.
+// CHECK-LABEL: func.func @after_wait
+// CHECK: %[[STAGING:.*]] = zero.host_alloc staging : memref<4xf32>
+// CHECK: call @zero_rt_host_queue_update
+// CHECK-NEXT: memref.dealloc %[[STAGING]] {zero.queued, zero.staging}
+// CHECK-NOT: staging
+// CHECK: %[[HOST:.*]] = zero.host_alloc : memref<8xf32>
+// CHECK-NEXT: call @zero_rt_host_queue_join() : () -> ()
+// CHECK: zero.all_gather_buffer %{{.*}}, %[[WHOLE:[^ ]*]] on @dp
+// CHECK-NEXT: memref.copy %[[WHOLE]], %[[HOST]]
+// CHECK: call @zero_rt_parallel_for
+// CHECK-NOT: staging
+// CHECK: memref.dealloc %[[HOST]] : memref<8xf32>
+// CHECK-NOT: staging
+// CHECK: return
+// expected-remark @below {{zero-offload-to-host: @after_wait: 2 loop nest(s) on the host, 3 device buffer(s) copied (1 back through the host buffer of one read); 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 1 host staging buffer(s) freed by the queue, 1 after a wait, 1 wait(s), 5 op(s) moved after one}}
+func.func @after_wait(%m: memref<4xf32> {zero.memory = "host"},
+                      %v: memref<8xf32> {zero.memory = "host"},
+                      %g: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %u = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32>
+    %m2 = arith.addf %mi, %gi : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %m2, %u[%i] : memref<4xf32>
+    scf.reduce
+  }
+  %s = memref.alloc() : memref<8xf32>
+  zero.all_gather_buffer %u, %s on @dp : memref<4xf32>, memref<8xf32>
+  memref.dealloc %u : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %vi = memref.load %v[%i] : memref<8xf32>
+    %si = memref.load %s[%i] : memref<8xf32>
+    %v2 = arith.addf %vi, %si : f32
+    memref.store %v2, %v[%i] : memref<8xf32>
+    scf.reduce
+  }
+  memref.dealloc %s : memref<8xf32>
+  return
+}
+zero.mesh @dp(shape = [2])

@@ -455,6 +455,54 @@ struct ZeroDelayUpdatePass
     return arith::SelectOp::create(b, now.getLoc(), cond, now, before);
   }
 
+  /// The operand of a bucket's concatenation that `next` is gathered from:
+  /// `next` is (a reshape of, or a 1-D prefix of a reshape of: a padded
+  /// shard's weight) the slice [0, offset] [N, size] of the bucket's
+  /// gather, reshaped to [N][chunk], and the operand is the one that fills
+  /// [offset, offset + size) of the chunk. Null otherwise.
+  static OpOperand *bucketMemberOf(Value next) {
+    Value value = next;
+    for (;;) {
+      Operation *def = value.getDefiningOp();
+      auto prefix = dyn_cast_or_null<tensor::ExtractSliceOp>(def);
+      if (!isa_and_present<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+              def) &&
+          !(prefix && prefix.getSourceType().getRank() == 1 &&
+            prefix.hasUnitStride() && prefix.hasZeroOffset()))
+        break;
+      value = def->getOperand(0);
+    }
+    auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || slice.getSourceType().getRank() != 2 ||
+        !slice.hasUnitStride() || !slice.getSourceType().hasStaticShape())
+      return nullptr;
+    auto expand = slice.getSource().getDefiningOp<tensor::ExpandShapeOp>();
+    auto gather =
+        expand ? expand.getSrc().getDefiningOp<AllGatherOp>() : AllGatherOp();
+    auto concat = gather ? gather.getInput().getDefiningOp<tensor::ConcatOp>()
+                         : tensor::ConcatOp();
+    ArrayRef<int64_t> offsets = slice.getStaticOffsets(),
+                      sizes = slice.getStaticSizes();
+    int64_t ranks = slice.getSourceType().getDimSize(0);
+    if (!concat || concat.getDim() != 0 || gather.getGatherDim() != 0 ||
+        expand.getSrcType().getRank() != 1 ||
+        concat.getResultType().getRank() != 1 ||
+        slice.getSourceType().getDimSize(1) !=
+            concat.getResultType().getDimSize(0) ||
+        ShapedType::isDynamic(offsets[1]) || ShapedType::isDynamic(sizes[1]) ||
+        offsets[0] != 0 || sizes[0] != ranks)
+      return nullptr;
+    int64_t at = 0;
+    for (OpOperand &operand : concat->getOpOperands()) {
+      int64_t size =
+          cast<RankedTensorType>(operand.get().getType()).getDimSize(0);
+      if (at == offsets[1] && size == sizes[1])
+        return &operand;
+      at += size;
+    }
+    return nullptr;
+  }
+
   /// Keeps the state result `next` (of argument `state`) at the old value
   /// where the update makes it, when it can: at the elementwise op (or its
   /// linalg form) that
@@ -465,6 +513,12 @@ struct ZeroDelayUpdatePass
   static bool keepInUpdate(Value next, BlockArgument state, Value applies) {
     Operation *chainUser = nullptr;
     Value now = beforeMoves(next, &chainUser);
+    // A weight gathered in a bucket: its shard is one operand of the
+    // bucket's concatenation.
+    if (OpOperand *member = bucketMemberOf(next)) {
+      chainUser = member->getOwner();
+      now = member->get();
+    }
     Operation *producer = now.getDefiningOp();
     if (!chainUser || !producer ||
         !(producer->hasTrait<OpTrait::Elementwise>() ||

@@ -136,6 +136,94 @@ func.func @gathered(%w: tensor<8xf32>, %g: tensor<8xf32>)
 
 // -----
 
+// Weights gathered in one bucket (their shards concatenated, the gather
+// reshaped to [N][chunk] and each member sliced out; the bias padded to
+// 6 and cut back to 5): step 0 keeps each shard's old value before the
+// concatenation, in the update's loop, not with a pass of its own over each
+// gathered whole.
+// CHECK-LABEL: func.func @bucketed
+// CHECK: %[[WOLD:.*]] = zero.shard_slice %arg0
+// CHECK: %[[BOLD:.*]] = zero.shard_slice %{{.*}} : tensor<6xf32> -> tensor<3xf32>
+// CHECK: %[[WNEW:.*]] = arith.subf %[[WOLD]], %{{.*}} : tensor<4xf32>
+// CHECK: %[[WKEPT:.*]] = arith.select %{{.*}}, %[[WNEW]], %[[WOLD]] : tensor<4xi1>, tensor<4xf32>
+// CHECK: %[[BNEW:.*]] = arith.subf %[[BOLD]], %{{.*}} : tensor<3xf32>
+// CHECK: %[[BKEPT:.*]] = arith.select %{{.*}}, %[[BNEW]], %[[BOLD]] : tensor<3xi1>, tensor<3xf32>
+// CHECK: tensor.concat dim(0) %[[WKEPT]], %[[BKEPT]], %{{.*}} :
+// CHECK: zero.all_gather
+// CHECK-NOT: arith.select
+// CHECK: return
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-delay-update: @bucketed updates its state from 2 value(s) of the step before (the first step updates nothing)}}
+func.func @bucketed(%w: tensor<8xf32>, %b: tensor<5xf32>, %gw: tensor<8xf32>,
+                    %gb: tensor<6xf32>)
+    -> (tensor<8xf32> {zero.state_of = 0 : i64},
+        tensor<5xf32> {zero.state_of = 1 : i64}) {
+  %zero = arith.constant 0.0 : f32
+  %rw = zero.reduce_scatter %gw on @dp reduce = mean : tensor<8xf32> -> tensor<4xf32>
+  %rb = zero.reduce_scatter %gb on @dp reduce = mean : tensor<6xf32> -> tensor<3xf32>
+  %ws = zero.shard_slice %w on @dp : tensor<8xf32> -> tensor<4xf32>
+  %bp = tensor.pad %b low[0] high[1] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<5xf32> to tensor<6xf32>
+  %bs = zero.shard_slice %bp on @dp : tensor<6xf32> -> tensor<3xf32>
+  %w2 = arith.subf %ws, %rw : tensor<4xf32>
+  %b2 = arith.subf %bs, %rb : tensor<3xf32>
+  %pad = arith.constant dense<0.0> : tensor<1xf32>
+  %chunk = tensor.concat dim(0) %w2, %b2, %pad
+      : (tensor<4xf32>, tensor<3xf32>, tensor<1xf32>) -> tensor<8xf32>
+  %all = zero.all_gather %chunk on @dp : tensor<8xf32> -> tensor<16xf32>
+  %rows = tensor.expand_shape %all [[0, 1]] output_shape [2, 8]
+      : tensor<16xf32> into tensor<2x8xf32>
+  %wr = tensor.extract_slice %rows[0, 0] [2, 4] [1, 1]
+      : tensor<2x8xf32> to tensor<2x4xf32>
+  %wn = tensor.collapse_shape %wr [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %br = tensor.extract_slice %rows[0, 4] [2, 3] [1, 1]
+      : tensor<2x8xf32> to tensor<2x3xf32>
+  %bc = tensor.collapse_shape %br [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  %bn = tensor.extract_slice %bc[0] [5] [1] : tensor<6xf32> to tensor<5xf32>
+  return %wn, %bn : tensor<8xf32>, tensor<5xf32>
+}
+
+// -----
+
+// A result sliced from a bucket across its members' bounds is no member's
+// shard: step 0 keeps it with a select on the gathered whole.
+// CHECK-LABEL: func.func @bucket_straddles
+// CHECK: zero.all_gather
+// CHECK: %[[ROWS:.*]] = tensor.expand_shape
+// CHECK: %[[PART:.*]] = tensor.extract_slice %[[ROWS]][0, 2] [2, 4] [1, 1]
+// CHECK: %[[WHOLE:.*]] = tensor.collapse_shape %[[PART]]
+// CHECK: %[[KEPT:.*]] = arith.select %{{.*}}, %[[WHOLE]], %arg0 : tensor<8xi1>, tensor<8xf32>
+// CHECK: return %[[KEPT]],
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-delay-update: @bucket_straddles updates its state from 2 value(s) of the step before (the first step updates nothing)}}
+func.func @bucket_straddles(%w: tensor<8xf32>, %v: tensor<8xf32>,
+                            %gw: tensor<8xf32>, %gv: tensor<8xf32>)
+    -> (tensor<8xf32> {zero.state_of = 0 : i64},
+        tensor<8xf32> {zero.state_of = 1 : i64}) {
+  %rw = zero.reduce_scatter %gw on @dp reduce = mean : tensor<8xf32> -> tensor<4xf32>
+  %rv = zero.reduce_scatter %gv on @dp reduce = mean : tensor<8xf32> -> tensor<4xf32>
+  %ws = zero.shard_slice %w on @dp : tensor<8xf32> -> tensor<4xf32>
+  %vs = zero.shard_slice %v on @dp : tensor<8xf32> -> tensor<4xf32>
+  %w2 = arith.subf %ws, %rw : tensor<4xf32>
+  %v2 = arith.subf %vs, %rv : tensor<4xf32>
+  %chunk = tensor.concat dim(0) %w2, %v2
+      : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  %all = zero.all_gather %chunk on @dp : tensor<8xf32> -> tensor<16xf32>
+  %rows = tensor.expand_shape %all [[0, 1]] output_shape [2, 8]
+      : tensor<16xf32> into tensor<2x8xf32>
+  %wr = tensor.extract_slice %rows[0, 2] [2, 4] [1, 1]
+      : tensor<2x8xf32> to tensor<2x4xf32>
+  %wn = tensor.collapse_shape %wr [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %vr = tensor.extract_slice %rows[0, 4] [2, 4] [1, 1]
+      : tensor<2x8xf32> to tensor<2x4xf32>
+  %vn = tensor.collapse_shape %vr [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  return %wn, %vn : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
 // No state: nothing to delay.
 // expected-remark @below {{zero-delay-update: @no_state left as it is: no result is the next value of a tensor argument (state carried by a loop is outside what it covers)}}
 func.func @no_state(%x: tensor<4xf32>) -> f32 {

@@ -845,8 +845,10 @@ def ZeroDelayUpdate : Pass<"zero-delay-update", "mlir::ModuleOp"> {
     - a flag, a new argument that starts at zero and that each step sets to
       1, keeps each of the model's state results at its argument in the
       first step (a select where the update makes the new value from a view
-      of the old, such as a weight's shard before its gather, so that it
-      joins the update's loop; else at the result):
+      of the old, such as a weight's shard before its gather, or before
+      its bucket's concatenation where it is gathered in a bucket, so that
+      it joins the update's loop rather than being a pass of its own over
+      the gathered whole; else at the result):
       step 0 updates nothing, and step t >= 1 applies step t - 1's
       gradients with step t's hyperparameters to the state as step t got
       it. The forward and backward pass of step t read the weights
