@@ -505,11 +505,11 @@ struct ZeroDelayUpdatePass
 
   /// Keeps the state result `next` (of argument `state`) at the old value
   /// where the update makes it, when it can: at the elementwise op (or its
-  /// linalg form) that
-  /// computes the new value from a view of `state` (a shard of the weight),
-  /// before the gather and reshapes that carry it to the result. There
-  /// the select joins the update's loop over the shard, not a pass of its
-  /// own over the whole. Returns whether it did.
+  /// linalg form) that computes the new value, element for element, from a
+  /// view of `state` (a shard of the weight or of a moment;
+  /// oldAtItsElements), before the gather and reshapes that carry it to
+  /// the result. There the select joins the update's loop over the shard,
+  /// not a pass of its own over the whole. Returns whether it did.
   static bool keepInUpdate(Value next, BlockArgument state, Value applies) {
     Operation *chainUser = nullptr;
     Value now = beforeMoves(next, &chainUser);
@@ -520,33 +520,51 @@ struct ZeroDelayUpdatePass
       now = member->get();
     }
     Operation *producer = now.getDefiningOp();
-    if (!chainUser || !producer ||
-        !(producer->hasTrait<OpTrait::Elementwise>() ||
-          isElementwiseLinalg(producer)) ||
-        producer->getNumResults() != 1)
+    if (!chainUser || !producer)
       return false;
-    // In linalg form, the old value and the new meet element for element
-    // only where the op writes its result and reads the old value through
-    // identity maps.
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(producer);
-    auto atItsElement = [&](OpOperand &use) {
-      return !linalgOp || linalgOp.getMatchingIndexingMap(&use).isIdentity();
-    };
-    if (linalgOp && !atItsElement(*linalgOp.getDpsInitOperand(0)))
+    Value old = oldAtItsElements(now, state);
+    if (!old)
       return false;
-    for (OpOperand &use : producer->getOpOperands()) {
-      Value operand = use.get();
-      if (operand.getType() != now.getType() || beforeMoves(operand) != state ||
-          !atItsElement(use))
+    OpBuilder b(producer->getContext());
+    b.setInsertionPointAfter(producer);
+    Value kept = select(b, applies, now, old);
+    now.replaceUsesWithIf(
+        kept, [&](OpOperand &use) { return use.getOwner() == chainUser; });
+    return true;
+  }
+
+  /// A view of `state` of `now`'s type from which `now` is computed element
+  /// for element: an operand of the elementwise op (or its linalg form)
+  /// that makes it, or of those that make its operands of its type (the
+  /// old moment that Adam's new one is made from through b1 * m): the old
+  /// value at the new one's elements. Null where there is none.
+  static Value oldAtItsElements(Value now, BlockArgument state) {
+    SmallVector<Value> work = {now};
+    llvm::SmallPtrSet<Value, 16> seen;
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      Operation *op = value.getDefiningOp();
+      if (!op || !seen.insert(value).second || op->getNumResults() != 1 ||
+          !(op->hasTrait<OpTrait::Elementwise>() || isElementwiseLinalg(op)))
         continue;
-      OpBuilder b(producer->getContext());
-      b.setInsertionPointAfter(producer);
-      Value kept = select(b, applies, now, operand);
-      now.replaceUsesWithIf(
-          kept, [&](OpOperand &use) { return use.getOwner() == chainUser; });
-      return true;
+      // In linalg form, values meet element for element only where the op
+      // writes its result and reads them through identity maps.
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      auto atItsElement = [&](OpOperand &use) {
+        return !linalgOp || linalgOp.getMatchingIndexingMap(&use).isIdentity();
+      };
+      if (linalgOp && !atItsElement(*linalgOp.getDpsInitOperand(0)))
+        continue;
+      for (OpOperand &use : op->getOpOperands()) {
+        Value operand = use.get();
+        if (operand.getType() != now.getType() || !atItsElement(use))
+          continue;
+        if (beforeMoves(operand) == state)
+          return operand;
+        work.push_back(operand);
+      }
     }
-    return false;
+    return {};
   }
 };
 

@@ -136,6 +136,33 @@ func.func @gathered(%w: tensor<8xf32>, %g: tensor<8xf32>)
 
 // -----
 
+// A moment updated on its shard and gathered back, made from its old value
+// through an elementwise op of its shape (b * m + g): step 0 keeps the
+// shard's old value where the update makes the new one, not with a pass
+// of its own over the gathered whole.
+// CHECK-LABEL: func.func @gathered_moment
+// CHECK: %[[OLD:.*]] = zero.shard_slice %arg0
+// CHECK: %[[DECAYED:.*]] = arith.mulf %[[OLD]], %{{.*}} : tensor<4xf32>
+// CHECK: %[[NEW:.*]] = arith.addf %[[DECAYED]], %{{.*}} : tensor<4xf32>
+// CHECK: %[[KEPT:.*]] = arith.select %{{.*}}, %[[NEW]], %[[OLD]] : tensor<4xi1>, tensor<4xf32>
+// CHECK: %[[WHOLE:.*]] = zero.all_gather %[[KEPT]]
+// CHECK-NOT: arith.select
+// CHECK: return %[[WHOLE]],
+zero.mesh @dp(shape = [2])
+// expected-remark @below {{zero-delay-update: @gathered_moment updates its state from 1 value(s) of the step before (the first step updates nothing)}}
+func.func @gathered_moment(%m: tensor<8xf32>, %g: tensor<8xf32>)
+    -> (tensor<8xf32> {zero.state_of = 0 : i64}) {
+  %b = arith.constant dense<0.9> : tensor<4xf32>
+  %r = zero.reduce_scatter %g on @dp reduce = mean : tensor<8xf32> -> tensor<4xf32>
+  %ms = zero.shard_slice %m on @dp : tensor<8xf32> -> tensor<4xf32>
+  %mb = arith.mulf %ms, %b : tensor<4xf32>
+  %m2 = arith.addf %mb, %r : tensor<4xf32>
+  %whole = zero.all_gather %m2 on @dp : tensor<4xf32> -> tensor<8xf32>
+  return %whole : tensor<8xf32>
+}
+
+// -----
+
 // Weights gathered in one bucket (their shards concatenated, the gather
 // reshaped to [N][chunk] and each member sliced out; the bias padded to
 // 6 and cut back to 5): step 0 keeps each shard's old value before the

@@ -844,11 +844,13 @@ def ZeroDelayUpdate : Pass<"zero-delay-update", "mlir::ModuleOp"> {
       state itself are read as of the step that runs the update;
     - a flag, a new argument that starts at zero and that each step sets to
       1, keeps each of the model's state results at its argument in the
-      first step (a select where the update makes the new value from a view
-      of the old, such as a weight's shard before its gather, or before
-      its bucket's concatenation where it is gathered in a bucket, so that
-      it joins the update's loop rather than being a pass of its own over
-      the gathered whole; else at the result):
+      first step (a select where the update makes the new value, element
+      for element, from a view of the old, directly or through elementwise
+      ops of its shape (a moment's `b1 * m`), such as a weight's or a
+      moment's shard before its gather, or before its bucket's
+      concatenation where it is gathered in a bucket, so that it joins the
+      update's loop rather than being a pass of its own over the gathered
+      whole; else at the result):
       step 0 updates nothing, and step t >= 1 applies step t - 1's
       gradients with step t's hyperparameters to the state as step t got
       it. The forward and backward pass of step t read the weights
