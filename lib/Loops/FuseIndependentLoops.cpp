@@ -282,25 +282,21 @@ struct ZeroFuseIndependentLoopsPass
       fuseInBlock(*block, merger, dominance);
   }
 
-  /// For each candidate loop of `block`, whether its work waits for a
-  /// gather of the block: it reads what one wrote (or what an op that waits
-  /// wrote), or what it writes is read later only by ops that wait (a
-  /// sum's zero before its terms).
-  static DenseMap<Operation *, bool>
-  loopsWaitingForGathers(Block &block, DominanceInfo &dominance) {
-    SmallVector<Operation *> ops;
-    SmallVector<Accesses> accesses;
+  /// For each of `ops` (a block's, in order, with their `accesses`),
+  /// whether its work waits for a gather of the block: it reads what one
+  /// wrote (or what an op that waits wrote), or, for a candidate loop, what
+  /// it writes is read later only by ops that wait (a sum's zero before its
+  /// terms).
+  static SmallVector<bool> waitingForGathers(ArrayRef<Operation *> ops,
+                                             ArrayRef<Accesses> accesses,
+                                             DominanceInfo &dominance) {
     SmallVector<bool> waits;
     SmallVector<Root> gathered;
-    for (Operation &op : block) {
-      Accesses a;
-      a.add(&op);
+    for (auto [op, a] : llvm::zip(ops, accesses)) {
       bool waiting =
-          isa<zero::AllGatherBufferOp>(&op) || a.readsAny(gathered, dominance);
+          isa<zero::AllGatherBufferOp>(op) || a.readsAny(gathered, dominance);
       if (waiting)
         gathered.append(a.writes);
-      ops.push_back(&op);
-      accesses.push_back(std::move(a));
       waits.push_back(waiting);
     }
     auto readersWait = [&](size_t i) {
@@ -314,24 +310,31 @@ struct ZeroFuseIndependentLoopsPass
       }
       return read;
     };
-    DenseMap<Operation *, bool> waiting;
+    SmallVector<bool> waiting(waits);
     for (size_t i = 0; i < ops.size(); ++i)
-      if (isCandidate(ops[i]))
-        waiting[ops[i]] = waits[i] || readersWait(i);
+      if (isCandidate(ops[i]) && !waits[i])
+        waiting[i] = readersWait(i);
     return waiting;
   }
 
   /// Merges each run of candidate loops whose members, and the ops between
   /// them, touch disjoint buffers: every member moves down to the last one,
   /// past ops that do not conflict with it. The members of a run either all
-  /// wait for a gather of the block or none does (loopsWaitingForGathers):
-  /// a merged loop starts once all its inputs are there, so a loop that
-  /// needs no gather would wait for another's (the forward pass's first
-  /// kernel for the gather of the next step's weights, which waits for the
-  /// host's update when it is offloaded).
+  /// wait for a gather of the block or none does (waitingForGathers): a
+  /// merged loop starts once all its inputs are there, so a loop that needs
+  /// no gather would wait for another's (the forward pass's first kernel
+  /// for the gather of the next step's weights, which waits for the host's
+  /// update when it is offloaded).
   void fuseInBlock(Block &block, LoopMerger &merger, DominanceInfo &dominance) {
-    DenseMap<Operation *, bool> waiting =
-        loopsWaitingForGathers(block, dominance);
+    // The block's ops as they are before any merge: a merged loop takes the
+    // place of its last member, among the ops already passed.
+    SmallVector<Operation *> ops;
+    SmallVector<Accesses> accesses;
+    for (Operation &op : block) {
+      ops.push_back(&op);
+      accesses.emplace_back().add(&op);
+    }
+    SmallVector<bool> waiting = waitingForGathers(ops, accesses, dominance);
     SmallVector<scf::ParallelOp> group;
     Accesses groupAccesses;
     llvm::SetVector<Value> groupBuffers;
@@ -343,39 +346,34 @@ struct ZeroFuseIndependentLoopsPass
       groupAccesses = Accesses();
       groupBuffers.clear();
     };
-    for (Operation &op : llvm::make_early_inc_range(block)) {
-      if (isCandidate(&op)) {
-        Accesses loop;
-        loop.add(&op);
-        bool waits = waiting.lookup(&op);
-        llvm::SetVector<Value> loopBuffers = buffersUsedIn(op);
+    for (auto [op, access, waits] : llvm::zip(ops, accesses, waiting)) {
+      if (isCandidate(op)) {
+        llvm::SetVector<Value> loopBuffers = buffersUsedIn(*op);
         llvm::SetVector<Value> buffers = groupBuffers;
         buffers.insert(loopBuffers.begin(), loopBuffers.end());
         if (!group.empty() &&
-            (loop.unknown || waits != groupWaits ||
-             loop.conflictsWith(groupAccesses, dominance) ||
+            (access.unknown || waits != groupWaits ||
+             access.conflictsWith(groupAccesses, dominance) ||
              static_cast<int64_t>(buffers.size()) > maxBuffers)) {
           flush();
           buffers = std::move(loopBuffers);
         }
-        if (loop.unknown)
+        if (access.unknown)
           continue;
         group.push_back(cast<scf::ParallelOp>(op));
-        groupAccesses.reads.append(loop.reads);
-        groupAccesses.writes.append(loop.writes);
+        groupAccesses.reads.append(access.reads);
+        groupAccesses.writes.append(access.writes);
         groupBuffers = std::move(buffers);
         groupWaits = waits;
         continue;
       }
       if (group.empty())
         continue;
-      if (isBarrier(&op)) {
+      if (isBarrier(op)) {
         flush();
         continue;
       }
-      Accesses other;
-      other.add(&op);
-      if (other.conflictsWith(groupAccesses, dominance))
+      if (access.conflictsWith(groupAccesses, dominance))
         flush();
     }
     flush();
