@@ -99,6 +99,11 @@ size_t capacity(const Memory &m) {
   return value ? std::strtoull(value, nullptr, 10) : size_t(1) << 30;
 }
 
+/// The host's waits for a stream's work (cuStreamSynchronize and
+/// cuCtxSynchronize), which ZERO_FAKE_CUDA_REPORT's line counts: each
+/// drains the launch queue of a real GPU.
+std::atomic<size_t> streamSynchronizations{0};
+
 /// ZERO_FAKE_CUDA_REPORT's line, at the process's end.
 struct PeakReport {
   ~PeakReport() {
@@ -108,8 +113,9 @@ struct PeakReport {
     std::lock_guard<std::mutex> pinned(pinnedMemory().mutex);
     std::fprintf(stderr,
                  "zero fake GPU: peak memory %zu bytes, pinned host memory "
-                 "%zu bytes\n",
-                 memory().peak, pinnedMemory().peak);
+                 "%zu bytes, %zu stream synchronizations\n",
+                 memory().peak, pinnedMemory().peak,
+                 streamSynchronizations.load());
     if (!std::getenv("ZERO_FAKE_CUDA_PEAK_BLOCKS"))
       return;
     print(memory(), "at the peak");
@@ -241,7 +247,10 @@ CUresult cuDevicePrimaryCtxRetain(void **context, int) {
   return CUDA_SUCCESS;
 }
 CUresult cuCtxSetCurrent(void *) { return CUDA_SUCCESS; }
-CUresult cuCtxSynchronize() { return CUDA_SUCCESS; }
+CUresult cuCtxSynchronize() {
+  ++streamSynchronizations;
+  return CUDA_SUCCESS;
+}
 
 CUresult cuGetErrorString(CUresult result, const char **text) {
   switch (result) {
@@ -378,6 +387,7 @@ CUresult cuStreamCreate(void **stream, unsigned) {
   return CUDA_SUCCESS;
 }
 CUresult cuStreamSynchronize(void *) {
+  ++streamSynchronizations;
   return std::getenv("ZERO_FAKE_CUDA_FAIL_SYNC") ? CUDA_ERROR_ILLEGAL_ADDRESS
                                                  : CUDA_SUCCESS;
 }

@@ -236,7 +236,10 @@ void writeConstantsFromHost(ModuleOp module) {
 /// The copies between host memory and a GPU buffer (an offloaded update's
 /// staging, zero-offload-to-host) become stream-ordered copies that return
 /// once done (zero_rt_gpu_read, zero_rt_gpu_upload): the host reads what
-/// the kernels before wrote, and may reuse its buffer at once. Those for the
+/// the kernels before wrote, and may reuse its buffer at once; those marked
+/// zero.copy_down (a gathered weight into its host argument after the
+/// rank's wait for its queue) start on the rank's copy stream, waited for
+/// by its next join (zero_rt_gpu_copy_down). Those for the
 /// rank's host queue (zero.queued) are the queue's (zero_rt_gpu_queue_copy),
 /// and its pipelined updates' (zero_rt_host_queue_update) cross the link
 /// (zero_rt_gpu_queue_update).
@@ -262,6 +265,8 @@ void copyAcrossTheLink(ModuleOp module) {
     replaceByCopyCall(copy,
                       copy->hasAttr(zero::kQueuedAttrName)
                           ? zero::RuntimeFunction::zero_rt_gpu_queue_copy
+                      : copy->hasAttr(zero::kCopyDownAttrName)
+                          ? zero::RuntimeFunction::zero_rt_gpu_copy_down
                       : inHostMemory(copy.getTarget())
                           ? zero::RuntimeFunction::zero_rt_gpu_read
                           : zero::RuntimeFunction::zero_rt_gpu_upload,

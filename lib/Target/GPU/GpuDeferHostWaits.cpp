@@ -38,6 +38,7 @@ bool isStreamOrderedCall(func::CallOp call) {
                              RuntimeFunction::zero_rt_gpu_write,
                              RuntimeFunction::zero_rt_gpu_upload,
                              RuntimeFunction::zero_rt_gpu_queue_copy,
+                             RuntimeFunction::zero_rt_gpu_copy_down,
                              RuntimeFunction::zero_rt_host_queue_for,
                              RuntimeFunction::zero_rt_gpu_queue_update,
                              RuntimeFunction::zero_rt_gpu_free_after_copies,

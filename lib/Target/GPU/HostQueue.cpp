@@ -434,11 +434,14 @@ private:
         llvm::to_vector(llvm::seq<unsigned>(0, deferred.size()));
     llvm::stable_sort(
         order, [&](unsigned a, unsigned b) { return needs[a] < needs[b]; });
+    keepCopiesDownAlone(order);
+    bool copying = false;
     for (unsigned index : order) {
       Operation *op = deferred[index];
       int need = needs[index];
       if (need > waited && need == last) {
         joinAll();
+        copying = false;
       } else if (need > waited) {
         func::CallOp::create(
             b, loc,
@@ -448,8 +451,10 @@ private:
         ++stats.partialWaits;
       }
       op->moveBefore(before);
+      copying |= op->hasAttr(zero::kCopyDownAttrName);
     }
-    if (waited < last || queuedOps.empty())
+    // A copy down the rank started is done once its join returns.
+    if (waited < last || queuedOps.empty() || copying)
       joinAll();
     stats.deferred += deferred.size();
     deferred.clear();
@@ -460,6 +465,45 @@ private:
     pending.clear();
     queuedOps.clear();
     tickets.clear();
+    copiedDownSources.clear();
+    copyDownFrees.clear();
+  }
+
+  /// Leaves marked `zero.copy_down` only the deferred copies down that no
+  /// op after them in `order` touches but the free of their source (which
+  /// keeps its mark: its reuse is ordered after the copy); the others, with
+  /// every copy of their source and its free, are the rank's, as other
+  /// deferred ops.
+  void keepCopiesDownAlone(ArrayRef<unsigned> order) {
+    auto freeOf = [&](Operation *op) -> Value {
+      auto free = dyn_cast<memref::DeallocOp>(op);
+      return free && copyDownFrees.contains(op) ? rootOf(free.getMemref())
+                                                : Value();
+    };
+    llvm::SmallDenseSet<Value, 4> waitedFor;
+    for (auto [position, index] : llvm::enumerate(order)) {
+      Operation *copy = deferred[index];
+      if (!copy->hasAttr(zero::kCopyDownAttrName))
+        continue;
+      Value source = rootOf(copy->getOperand(0));
+      if (llvm::any_of(order.drop_front(position + 1), [&](unsigned i) {
+            return freeOf(deferred[i]) != source &&
+                   dependsOn(deferred[i], copy);
+          }))
+        waitedFor.insert(source);
+    }
+    for (unsigned index : order) {
+      Operation *op = deferred[index];
+      if (op->hasAttr(zero::kCopyDownAttrName)) {
+        if (!waitedFor.contains(rootOf(op->getOperand(0))))
+          ++stats.copiesDown;
+        else
+          op->removeAttr(zero::kCopyDownAttrName);
+      } else if (Value source = freeOf(op);
+                 source && waitedFor.contains(source)) {
+        op->removeAttr(zero::kQueuedAttrName);
+      }
+    }
   }
 
   /// Whether `op` must follow `earlier`: it uses a value `earlier` defines,
@@ -486,7 +530,26 @@ private:
     return -1;
   }
 
+  /// Whether `op` frees, whole, the source of a deferred copy down that the
+  /// rank only starts.
+  bool freesCopiedDown(Operation *op) {
+    auto free = dyn_cast<memref::DeallocOp>(op);
+    return free && copiedDownSources.contains(rootOf(free.getMemref())) &&
+           isQueueableFree(free);
+  }
+
+  /// Defers `op`. A copy down into host memory is marked for the rank only
+  /// to start (kCopyDownAttrName), and the free of its source for the
+  /// rank's reuse to wait for it (kQueuedAttrName), until
+  /// keepCopiesDownAlone finds an op after it that needs the copy done.
   void defer(Operation *op) {
+    if (zero::copiesDown(op)) {
+      op->setAttr(zero::kCopyDownAttrName, UnitAttr::get(op->getContext()));
+      copiedDownSources.insert(rootOf(op->getOperand(0)));
+    } else if (freesCopiedDown(op)) {
+      op->setAttr(zero::kQueuedAttrName, UnitAttr::get(op->getContext()));
+      copyDownFrees.insert(op);
+    }
     needs.push_back(needOf(op));
     deferred.push_back(op);
     deferredOps.insert(op);
@@ -502,10 +565,11 @@ private:
       const Access &a = access(op);
       if (isQueued(op)) {
         if (usesDeferred(op) || a.conflicts(deferredAccess)) {
-          // A free that must follow the wait is the rank's, as it was.
+          // A free that must follow the wait is the rank's, as it was (but
+          // for that of a buffer the rank only starts to copy down: defer).
           if (!isQueuedFree(op))
             ++stats.unqueued;
-          else
+          else if (!freesCopiedDown(op))
             unstage(cast<memref::DeallocOp>(op));
           op->removeAttr(zero::kQueuedAttrName);
           defer(op);
@@ -584,6 +648,10 @@ private:
   SmallVector<Operation *> deferred;
   SmallVector<int> needs;
   llvm::DenseSet<Operation *> deferredOps;
+  // The sources of the deferred copies down marked for the rank to start,
+  // and the frees of them that keep their mark.
+  llvm::SmallDenseSet<Value, 4> copiedDownSources;
+  llvm::SmallPtrSet<Operation *, 4> copyDownFrees;
 };
 
 } // namespace

@@ -22,6 +22,9 @@ struct HostQueueSchedule {
   /// thread after a wait (they depend on work that waits for the queue);
   /// frees apart.
   unsigned queued = 0, unqueued = 0;
+  /// The copies down into host memory after a wait that the rank only
+  /// starts (kCopyDownAttrName).
+  unsigned copiesDown = 0;
   /// The rank's waits for its queue, those for the first part of it, and
   /// the ops moved after one.
   unsigned joins = 0, partialWaits = 0, deferred = 0;
@@ -48,6 +51,11 @@ struct HostQueueSchedule {
 ///   order of what they wait for where they do not depend on each other,
 ///   else in order; a queued op that depends on a moved op loses its mark
 ///   and runs on the rank's thread there;
+/// - a moved copy down into host memory (a weight gathered on the device
+///   into its host argument) that no moved op after it touches the buffers
+///   of, but the free of its source, is marked `zero.copy_down`
+///   (kCopyDownAttrName) for the rank only to start, that free is marked
+///   `zero.queued` (its reuse waits for the copy), and a join follows;
 /// - the frees (`memref.dealloc`) of the device buffers that the queue's
 ///   updates only copy down (the gradient shards) are marked too, each just
 ///   after the last op that touches its buffer, where the buffer is a whole

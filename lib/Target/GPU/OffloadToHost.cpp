@@ -1758,8 +1758,11 @@ struct ZeroOffloadToHostPass
       if (queueTaken)
         remark << " (" << queueTaken
                << " of them taken by the queue as it runs their update)";
-      remark << ", " << schedule->unqueued << " after a wait, "
-             << schedule->joins << " wait(s)";
+      remark << ", " << schedule->unqueued << " after a wait, ";
+      if (schedule->copiesDown)
+        remark << schedule->copiesDown
+               << " copies down into host memory that the rank only starts, ";
+      remark << schedule->joins << " wait(s)";
       if (schedule->partialWaits)
         remark << " and " << schedule->partialWaits
                << " for the queue's work up to an op";

@@ -386,6 +386,24 @@ static CUevent recordEvent(Gpu &g, CUstream stream, const std::string &what) {
   return event;
 }
 
+/// Queues, on the calling rank's host queue, a wait for `event` (then its
+/// destruction): the queue's later work comes after it. A failure is named
+/// `why` and by the rank's last launch, which it surfaces at.
+static void queueWaitFor(CUevent event, const char *why) {
+  if (!event)
+    return;
+  std::string what = synchronization("cuEventSynchronize", why);
+  zero::rt::enqueueHostWork([event, what] {
+    // The queue's thread, with the context made current on it.
+    Gpu *g = ready("the host queue's wait for an event");
+    if (!g)
+      return;
+    if (!worldFailedOnGpu())
+      check(*g, g->driver.cuEventSynchronize(event), what);
+    g->driver.cuEventDestroy(event);
+  });
+}
+
 // The host queue's GPU half (core/HostQueue.cpp has the queue): a fence is
 // an event on the rank's stream that the queue's thread waits for; a copy
 // runs on that thread's own stream, so the rank's stream never waits for
@@ -396,21 +414,8 @@ void zero_rt_host_queue_fence(void) {
   Gpu *g = ready("zero_rt_host_queue_fence");
   if (!g || worldFailedOnGpu())
     return;
-  CUevent event = recordEvent(*g, launchStream, "the host queue's fence");
-  if (!event)
-    return;
-  // Named by the rank's last launch, which a failure there surfaces at.
-  std::string what = synchronization(
-      "cuEventSynchronize", "the host queue's wait for the rank's stream");
-  zero::rt::enqueueHostWork([event, what] {
-    // The queue's thread, with the context made current on it.
-    Gpu *g = ready("zero_rt_host_queue_fence");
-    if (!g)
-      return;
-    if (!worldFailedOnGpu())
-      check(*g, g->driver.cuEventSynchronize(event), what);
-    g->driver.cuEventDestroy(event);
-  });
+  queueWaitFor(recordEvent(*g, launchStream, "the host queue's fence"),
+               "the host queue's wait for the rank's stream");
 }
 
 //===----------------------------------------------------------------------===//
@@ -722,6 +727,21 @@ void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
                             "an offloaded update's copies across the link");
       },
       std::move(ahead));
+}
+
+// On the rank's copy stream, as an update's copies in: the rank goes on at
+// once, and the queue's next work is a wait for the copy, which so comes
+// before anything queued after it and before the rank's join returns.
+void zero_rt_gpu_copy_down(void *to, const void *from, int64_t bytes) {
+  Gpu *g = ready("zero_rt_gpu_copy_down");
+  CUstream stream =
+      g && !worldFailedOnGpu() ? copyStreamAfterLaunches(*g) : nullptr;
+  if (!stream ||
+      !check(*g, g->driver.cuMemcpyAsync(to, from, size_t(bytes), stream),
+             "cuMemcpyAsync (a copy down into host memory)"))
+    return;
+  queueWaitFor(recordEvent(*g, stream, "a copy down into host memory"),
+               "the host queue's wait for a copy down");
 }
 
 // Kept at once for the rank, with an event after the rank's copies down so

@@ -307,3 +307,28 @@ func.func @queue_frees_after_its_copy(%p: memref<8xf32> {zero.memory = "host"}) 
   memref.dealloc %s {zero.queued} : memref<4xf32>
   return %ps : index
 }
+
+// -----
+
+// A copy down that the rank only starts (zero.copy_down, after its wait
+// for its queue: a weight gathered on the device into its host argument)
+// goes on the rank's copy stream (zero_rt_gpu_copy_down), not on its stream
+// with a wait (zero_rt_gpu_read); the gathered buffer's free, still
+// marked, is the rank's at once, its reuse ordered after that copy
+// (zero_rt_gpu_free_after_copies).
+// CHECK-LABEL: func.func @copy_down_on_the_copy_stream
+// CHECK: %[[G:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: call @zero_rt_gpu_copy_down(
+// CHECK-NOT: zero_rt_gpu_read
+// CHECK: %[[GA:.*]] = memref.extract_aligned_pointer_as_index %[[G]]
+// CHECK-NEXT: %[[GI:.*]] = arith.index_cast %[[GA]] : index to i64
+// CHECK-NEXT: %[[GP:.*]] = llvm.inttoptr %[[GI]] : i64 to !llvm.ptr
+// CHECK-NEXT: call @zero_rt_gpu_free_after_copies(%[[GP]]) : (!llvm.ptr) -> ()
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+func.func @copy_down_on_the_copy_stream(%p: memref<8xf32> {zero.memory = "host"}) {
+  %g = memref.alloc() : memref<8xf32>
+  memref.copy %g, %p {zero.copy_down} : memref<8xf32> to memref<8xf32>
+  memref.dealloc %g {zero.queued} : memref<8xf32>
+  return
+}

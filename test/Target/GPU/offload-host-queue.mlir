@@ -764,3 +764,99 @@ func.func @after_wait(%m: memref<4xf32> {zero.memory = "host"},
   return
 }
 zero.mesh @dp(shape = [2])
+
+// -----
+
+// A weight gathered on the device from the queue's update, copied into its
+// host argument (offload=params under delay-update): the copy follows the
+// rank's wait, but the rank only starts it (zero.copy_down: on a GPU on its
+// copy stream, zero_rt_gpu_copy_down) and goes on; the free of the gathered
+// buffer keeps its mark (on a GPU its reuse waits for the copy), and a
+// join, which waits for the copy, follows.
+// CHECK-LABEL: func.func @copy_down_after_wait
+// CHECK: call @zero_rt_host_queue_update
+// CHECK: call @zero_rt_host_queue_join() : () -> ()
+// CHECK-NEXT: %[[WHOLE:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT: zero.all_gather_buffer %{{.*}}, %[[WHOLE]] on @dp
+// CHECK-NEXT: memref.copy %[[WHOLE]], %{{.*}} {zero.copy_down}
+// CHECK-NEXT: memref.dealloc %[[WHOLE]] {zero.queued} : memref<8xf32>
+// CHECK-NEXT: memref.dealloc
+// CHECK-NEXT: call @zero_rt_host_queue_join() : () -> ()
+// CHECK-NEXT: return
+// expected-remark @below {{zero-offload-to-host: @copy_down_after_wait: 1 loop nest(s) on the host, 2 device buffer(s) copied (1 back through the host buffer of one read); 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 1 buffer(s) freed once copied down, 1 host staging buffer(s) freed by the queue, 1 after a wait, 1 copies down into host memory that the rank only starts, 2 wait(s), 4 op(s) moved after one}}
+func.func @copy_down_after_wait(%m: memref<4xf32> {zero.memory = "host"},
+                                %w: memref<8xf32> {zero.memory = "host"},
+                                %g: memref<4xf32>, %act: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %b = arith.constant 2.0 : f32
+  %u = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32>
+    %m2 = arith.addf %mi, %gi : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %m2, %u[%i] : memref<4xf32>
+    scf.reduce
+  }
+  %s = memref.alloc() : memref<8xf32>
+  zero.all_gather_buffer %u, %s on @dp : memref<4xf32>, memref<8xf32>
+  memref.dealloc %u : memref<4xf32>
+  memref.copy %s, %w : memref<8xf32> to memref<8xf32>
+  memref.dealloc %s : memref<8xf32>
+  // The forward pass, which the queue's update goes on beside.
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %a = memref.load %act[%i] : memref<64xf32>
+    %a2 = arith.mulf %a, %b : f32
+    memref.store %a2, %act[%i] : memref<64xf32>
+    scf.reduce
+  }
+  return
+}
+zero.mesh @dp(shape = [2])
+
+// -----
+
+// The same, but a host loop after the copy reads the host argument: the
+// rank must have the copy done there, so it copies at once, as before, and
+// frees the gathered buffer itself.
+// CHECK-LABEL: func.func @copy_down_read_after
+// CHECK: call @zero_rt_host_queue_join() : () -> ()
+// CHECK: zero.all_gather_buffer
+// CHECK-NEXT: memref.copy %{{.*}}, %{{.*}} : memref<8xf32> to memref<8xf32>
+// CHECK-NOT: zero.copy_down
+// CHECK-NOT: zero.queued
+// CHECK: return
+// expected-remark @below {{zero-offload-to-host: @copy_down_read_after: 1 loop nest(s) on the host, 2 device buffer(s) copied (1 back through the host buffer of one read); 1 op(s) on the rank's host queue beside its stream (1 update(s) with their copies, in 1 chunk(s) by the cost model), 0 buffer(s) freed once copied down, 1 host staging buffer(s) freed by the queue, 1 after a wait, 1 wait(s),}}
+func.func @copy_down_read_after(%m: memref<4xf32> {zero.memory = "host"},
+                                %w: memref<8xf32> {zero.memory = "host"},
+                                %g: memref<4xf32>, %sum: memref<f32> {zero.memory = "host"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %u = memref.alloc() : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %mi = memref.load %m[%i] : memref<4xf32>
+    %gi = memref.load %g[%i] : memref<4xf32>
+    %m2 = arith.addf %mi, %gi : f32
+    memref.store %m2, %m[%i] : memref<4xf32>
+    memref.store %m2, %u[%i] : memref<4xf32>
+    scf.reduce
+  }
+  %s = memref.alloc() : memref<8xf32>
+  zero.all_gather_buffer %u, %s on @dp : memref<4xf32>, memref<8xf32>
+  memref.dealloc %u : memref<4xf32>
+  memref.copy %s, %w : memref<8xf32> to memref<8xf32>
+  memref.dealloc %s : memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    %wi = memref.load %w[%i] : memref<8xf32>
+    %t = memref.load %sum[] : memref<f32>
+    %t2 = arith.addf %t, %wi : f32
+    memref.store %t2, %sum[] : memref<f32>
+  }
+  return
+}
+zero.mesh @dp(shape = [2])

@@ -46,6 +46,15 @@ inline constexpr llvm::StringLiteral kQueuedAttrName = "zero.queued";
 /// (zero_rt_host_queue_free_staging).
 inline constexpr llvm::StringLiteral kStagingAttrName = "zero.staging";
 
+/// The attribute that marks a copy down from a device buffer into host
+/// memory that must follow the rank's wait for its queue (a weight gathered
+/// on the device after the wait, into its host argument): on a GPU the rank
+/// starts it on its copy stream and goes on (zero_rt_gpu_copy_down), the
+/// rank's later join waiting for it; nothing before that join touches its
+/// target or writes its source, whose free (kQueuedAttrName) is ordered
+/// after it. The GPU's CPU replica copies at once.
+inline constexpr llvm::StringLiteral kCopyDownAttrName = "zero.copy_down";
+
 /// What a task's context takes (runAcrossCores), as remarks say it.
 inline constexpr llvm::StringLiteral kTaskValues =
     "a number or a buffer of static shape";

@@ -189,11 +189,14 @@ def ZeroGpuBufferPlacement : Pass<"zero-gpu-buffer-placement",
     The copies between host memory and a device buffer that
     `zero-offload-to-host` made become the runtime's copies across the link
     (`zero_rt_gpu_read`, `zero_rt_gpu_upload`; for the rank's host queue,
-    `zero.queued`, `zero_rt_gpu_queue_copy`), and its queued frees of
+    `zero.queued`, `zero_rt_gpu_queue_copy`; a copy down that the rank only
+    starts, `zero.copy_down`, `zero_rt_gpu_copy_down` on its copy
+    stream), and its queued frees of
     device buffers the runtime's frees after those copies: the rank's at
     once (`zero_rt_gpu_free_after_copies`) where only an update's copies
-    in, which the rank starts, read the buffer, the queue's
-    (`zero_rt_gpu_queue_free`) where a copy of the queue's own thread does.
+    in or its copies down, which the rank starts, read the buffer, the
+    queue's (`zero_rt_gpu_queue_free`) where a copy of the queue's own
+    thread does.
     Buffer deallocation's bookkeeping (small buffers, at most 4 KiB, that
     only the host reads and writes, and passes only to private functions of
     the module that only read and write them) moves to the host's stack, at
@@ -361,7 +364,19 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       copy, so the queue frees a buffer one reads after it
       (`zero_rt_gpu_queue_free`, which `zero-gpu-buffer-placement`
       chooses); on the CPU replica the queue frees all of them
-      (`zero_rt_host_queue_free`). The copies of a delayed update's
+      (`zero_rt_host_queue_free`). A copy down into host memory that
+      must follow the wait (a weight gathered on the device from the
+      queue's update into its host argument, under `offload=params` with a
+      delayed update) is the rank's, but where no op after it before the
+      next wait for the whole queue touches its target or writes its
+      source (but that source's free) it is marked `zero.copy_down`: on a
+      GPU the rank only starts it on its copy stream
+      (`zero_rt_gpu_copy_down`) and goes on to the next gather, rather
+      than synchronize with its stream for each weight; the queue's later
+      work and the rank's next `zero_rt_host_queue_join`, which follows,
+      wait for it, and its source's free stays marked, the rank's at once
+      with its reuse ordered after the copy; the CPU replica copies at
+      once. The remark counts them. The copies of a delayed update's
       results go to the queue in the order their sources are made, not the
       results' order, since the queue keeps its work in order. A buffer
       that an op after the wait

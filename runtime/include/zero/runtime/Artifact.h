@@ -56,7 +56,7 @@
 /// The version of the ABI between compiled code and this runtime: the zero_rt_*
 /// and GPU launch functions, and the packed entry. An artifact records the
 /// one it was built for.
-#define ZERO_RUNTIME_ABI_VERSION 12
+#define ZERO_RUNTIME_ABI_VERSION 13
 
 namespace zero::rt {
 

@@ -419,6 +419,14 @@ void zero_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
      delayed update's gradient shard, a weight gathered on the device into
      its host argument), goes back to the rank's pool once copied, not when
      the rank waits for the queue;
+   - zero_rt_gpu_copy_down: copies `bytes` from a GPU buffer to host
+     memory on the rank's copy stream, after the work the rank put on its
+     stream so far, and returns at once: the queue's work queued after it
+     waits for the copy, and so does the rank's zero_rt_host_queue_join
+     (a weight gathered on the device after the rank's wait for its queue,
+     going into its host argument while the rank goes on). Until then the
+     rank neither touches `to` nor writes `from`, which it frees with
+     zero_rt_gpu_free_after_copies;
    - zero_rt_host_queue_mark: a ticket, the number of items the calling
      rank has queued so far (each call above queues one, or on a GPU none
      for zero_rt_gpu_free_after_copies);
@@ -444,6 +452,7 @@ void zero_rt_gpu_queue_update(void (*task)(void *, int64_t, int64_t),
                               int64_t chunk_bytes, const int64_t *staged,
                               int64_t staged_count);
 void zero_rt_gpu_queue_copy(void *to, const void *from, int64_t bytes);
+void zero_rt_gpu_copy_down(void *to, const void *from, int64_t bytes);
 void zero_rt_host_queue_free(void *pointer);
 void zero_rt_gpu_free_after_copies(void *pointer);
 void zero_rt_gpu_queue_free(void *pointer);
