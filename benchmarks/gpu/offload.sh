@@ -18,7 +18,11 @@
 #       rank's wait for its host queue (queue-frees=false: the device memory
 #       that freeing them once copied down saves), and with
 #       offload=optimizer delay-update (step t applies step t - 1's
-#       gradients, so its results differ by design); and zero-report's
+#       gradients, so its results differ by design), and at the first
+#       batch with offload=params (the weights' shards in host memory too)
+#       and offload=params delay-update (each new weight gathered on the
+#       device after the rank's wait for its host queue and copied into its
+#       host argument on the rank's copy stream); and zero-report's
 #       state per rank for each (device and host bytes);
 #   benchmarks/gpu/offload.sh run DIR       (on the GPU machine)
 #       builds the runtime alone and runs each artifact with zero-launch on
@@ -71,8 +75,12 @@ prepare() {
       "waits= offload=optimizer;queue-frees=false" \
       "share= offload=optimizer offload-device-share=$share" \
       "auto= offload=optimizer offload-device-share=auto $auto_rates" \
-      "delay= offload=optimizer delay-update"; do
+      "delay= offload=optimizer delay-update" \
+      "params= offload=params" \
+      "pdelay= offload=params delay-update"; do
       local name=${variant%%=*} options=${variant#*=} lowering=
+      # offload=params at the first batch only, within all.sh's time.
+      [[ $options != *offload=params* || $b == "${batches[0]}" ]] || continue
       [[ $options == *";"* ]] && lowering=${options#*;} options=${options%%;*}
       # Their remarks (the weights the forward pass reads stay on the
       # device) go to a log.
@@ -126,11 +134,11 @@ run() {
   for b in "${batches[@]}"; do
     echo "== GPT-2 small, AdamW with forward and backward, batch $b rows a rank, N = $ranks, $steps steps"
     declare -A ms
-    for name in device host waits share auto delay; do
+    for name in device host waits share auto delay params pdelay; do
       [[ -f $dir/$name-b$b.so ]] || continue
       local against=(--output-dir "$dir/out-$name-b$b") before peak out
       # The delayed update computes other numbers: it is timed, not compared.
-      [[ $name == device || $name == delay ]] ||
+      [[ $name == device || $name == delay || $name == pdelay ]] ||
         against+=(--expect "$dir/out-device-b$b" --max-ulp 0)
       before=$(gpu_used)
       nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits \
@@ -148,7 +156,7 @@ run() {
       grep -E "^rank 0:" <<<"$out" | sed 's/^/  /'
       # zero-launch --expect fails on a difference and prints each
       # result's verdict.
-      [[ $name == device || $name == delay ]] ||
+      [[ $name == device || $name == delay || $name == pdelay ]] ||
         echo "  $(grep -cE '^rank [0-9]+ result [0-9]+: identical$' <<<"$out") of" \
           "$(grep -cE '^rank [0-9]+ result [0-9]+:' <<<"$out") results" \
           "(every rank's) identical to those without offload"
@@ -167,6 +175,12 @@ run() {
     [[ -z ${ms[delay]:-} ]] ||
       awk -v d="${ms[device]}" -v h="${ms[delay]}" \
         'BEGIN { printf "offload=optimizer delay-update: %.2fx\n", h / d }'
+    [[ -z ${ms[params]:-} ]] ||
+      awk -v d="${ms[device]}" -v h="${ms[params]}" \
+        'BEGIN { printf "offload=params: %.2fx\n", h / d }'
+    [[ -z ${ms[pdelay]:-} ]] ||
+      awk -v d="${ms[device]}" -v h="${ms[pdelay]}" \
+        'BEGIN { printf "offload=params delay-update: %.2fx\n", h / d }'
     unset ms
   done
 }
