@@ -501,7 +501,8 @@ struct ZeroCompressReduceScatterPass
     if (collectives.empty())
       getOperation().walk([](FunctionOpInterface function) {
         if (!function.isExternal())
-          function.emitRemark(
+          mlir::emitRemark(
+              function.getLoc(),
               "zero-compress-reduce-scatter: no zero.reduce_scatter to "
               "compress (with zero-weight-update-sharding: every gradient "
               "was left replicated, or its group has one rank)");
@@ -509,13 +510,16 @@ struct ZeroCompressReduceScatterPass
     for (ReduceScatterOp op : collectives) {
       MeshOp mesh = lookupMesh(op, op.getMeshAttr());
       if (std::optional<std::string> why = whyNotCompressible(op, mesh)) {
-        op.emitRemark("zero-compress-reduce-scatter: left exact: ") << *why;
+        mlir::emitRemark(op.getLoc(),
+                         "zero-compress-reduce-scatter: left exact: ")
+            << *why;
         continue;
       }
       if (onlyWhereFaster)
         if (std::optional<std::string> why = whyConsumerNeedsExact(op)) {
-          op.emitRemark("zero-compress-reduce-scatter: left exact: its sum "
-                        "feeds ")
+          mlir::emitRemark(op.getLoc(),
+                           "zero-compress-reduce-scatter: left exact: its sum "
+                           "feeds ")
               << *why << ", which the plan keeps exact";
           continue;
         }
@@ -527,8 +531,9 @@ struct ZeroCompressReduceScatterPass
                     reduceErrorBudget.getValue());
       std::string budget = std::string("reduce-error-budget=") + budgetText;
       if (formats.empty()) {
-        op.emitRemark("zero-compress-reduce-scatter: left exact: no format "
-                      "is within ")
+        mlir::emitRemark(op.getLoc(),
+                         "zero-compress-reduce-scatter: left exact: no format "
+                         "is within ")
             << budget << " over " << hops
             << " hop(s) (a hop's bound, as a share of the largest "
                "magnitude of each contribution's block: bf16 1/256, int8 "
@@ -571,8 +576,9 @@ struct ZeroCompressReduceScatterPass
       int64_t format = formats[best];
       double compressedUs = estimates[best];
       if (onlyWhereFaster && compressedUs >= exactUs) {
-        op.emitRemark("zero-compress-reduce-scatter: left exact: the cost "
-                      "model gives ")
+        mlir::emitRemark(op.getLoc(),
+                         "zero-compress-reduce-scatter: left exact: the cost "
+                         "model gives ")
             << llvm::formatv("{0:f1}", exactUs).str() << " us exact against "
             << llvm::formatv("{0:f1}", compressedUs).str()
             << " us compressed in " << describeFormat(format, quantizeBlock)
@@ -604,7 +610,8 @@ struct ZeroCompressReduceScatterPass
       } else if (errorFeedback) {
         feedback = "; without error feedback: " + noFeedback;
       }
-      op.emitRemark("zero-compress-reduce-scatter: exchanged as ")
+      mlir::emitRemark(op.getLoc(),
+                       "zero-compress-reduce-scatter: exchanged as ")
           << describeFormat(format, quantizeBlock) << " over "
           << getGroupSize(mesh, op.getAxesAttr())
           << " ranks; each element is within the sum of "

@@ -230,9 +230,10 @@ struct ZeroDeferAllGatherPass
     if (inserted) {
       it->second = whySignatureFixed(func, getOperation());
       if (!it->second.empty())
-        func.emitRemark("zero-defer-all-gather: the weights its training "
-                        "loop carries enter and leave whole, not sharded at "
-                        "the function boundary: the function ")
+        mlir::emitRemark(func.getLoc(),
+                         "zero-defer-all-gather: the weights its training "
+                         "loop carries enter and leave whole, not sharded at "
+                         "the function boundary: the function ")
             << it->second;
     }
     if (!it->second.empty())
@@ -397,17 +398,19 @@ struct ZeroDeferAllGatherPass
       RankedTensorType type = gather.getType();
       if (!isa<FloatType>(type.getElementType()) || type.getRank() != 1 ||
           gather.getGatherDim() != 0) {
-        gather.emitRemark("zero-defer-all-gather: left exact: stage 3's "
-                          "gather for this use moves ")
+        mlir::emitRemark(gather.getLoc(),
+                         "zero-defer-all-gather: left exact: stage 3's "
+                         "gather for this use moves ")
             << type << " along dimension " << gather.getGatherDim()
             << "; only 1-D float shards gathered along dimension 0 are "
                "quantized";
         continue;
       }
       if (copyLeaves(gather.getResult())) {
-        gather.emitRemark("zero-defer-all-gather: left exact: stage 3's "
-                          "gather for this use hands the whole weight on "
-                          "(a result or a carried value), which ")
+        mlir::emitRemark(gather.getLoc(),
+                         "zero-defer-all-gather: left exact: stage 3's "
+                         "gather for this use hands the whole weight on "
+                         "(a result or a carried value), which ")
             << option() << " would round";
         continue;
       }
@@ -416,8 +419,9 @@ struct ZeroDeferAllGatherPass
                                    gather.getMeshAttr(), gather.getAxesAttr(),
                                    type.getNumElements(), type.getElementType(),
                                    quantizeBlock, bits());
-      gather.emitRemark("zero-defer-all-gather: stage 3's gather for this "
-                        "use in ")
+      mlir::emitRemark(gather.getLoc(),
+                       "zero-defer-all-gather: stage 3's gather for this "
+                       "use in ")
           << getQuantFormat(bits()) << " blocks of " << int64_t(quantizeBlock)
           << " (" << option() << "): the op reads a copy within max|block|/"
           << 2 * getQuantLevels(bits())
@@ -482,7 +486,7 @@ struct ZeroDeferAllGatherPass
       deferredIn.insert(function);
     getOperation().walk([&](FunctionOpInterface function) {
       if (!function.isExternal() && !deferredIn.contains(function))
-        function.emitRemark("zero-defer-all-gather: ")
+        mlir::emitRemark(function.getLoc(), "zero-defer-all-gather: ")
             << option()
             << " compresses nothing in this function: no training loop "
                "(scf.for) in it all-gathers an updated weight shard for its "
