@@ -125,47 +125,18 @@ Value unreshape(OpBuilder &b, ArrayRef<Operation *> reshapes, Value target) {
   return target;
 }
 
-/// The buffers each op uses, in its operands or its regions, as their
-/// origins: found once an op, since the pass asks it of the ops between
-/// each collective and its copy, and a step's loops are large (GPT-2 with
-/// 400 tensors spent 15 s walking them again for each collective).
-class BufferUses {
-public:
-  /// Whether `op` uses a value viewing `origin`.
-  bool uses(Operation *op, Value origin) {
-    auto [it, inserted] = origins.try_emplace(op);
-    if (inserted)
-      op->walk([&, &set = it->second](Operation *nested) {
-        for (Value operand : nested->getOperands())
-          if (isa<BaseMemRefType>(operand.getType()))
-            set.insert(zero::bufferOrigin(operand));
-      });
-    return it->second.contains(origin);
-  }
-
-  /// Forgets what `op` and the ops that hold it use: `op` changes, or goes.
-  void forget(Operation *op) {
-    for (; op; op = op->getParentOp())
-      origins.erase(op);
-  }
-
-private:
-  llvm::DenseMap<Operation *, llvm::SmallDenseSet<Value, 8>> origins;
-};
-
 /// Whether an op of `op`'s block after it and before `end`, other than
 /// those in `skip` and views, may touch a view of `buffer` (uses a value
 /// viewing it, in its operands or its regions).
 bool touchedBetween(Operation *op, Operation *end, Value buffer,
-                    const llvm::SmallPtrSetImpl<Operation *> &skip,
-                    BufferUses &uses) {
+                    const llvm::SmallPtrSetImpl<Operation *> &skip) {
   for (Operation *it = op->getNextNode(); it && it != end;
        it = it->getNextNode()) {
     // A view touches nothing: what uses it is checked.
     if (skip.contains(it) ||
         (isa<ViewLikeOpInterface>(it) && isMemoryEffectFree(it)))
       continue;
-    if (uses.uses(it, buffer))
+    if (zero::usesViewOf(it, buffer))
       return true;
   }
   return false;
@@ -185,8 +156,7 @@ bool awaitedAfter(Operation *op, Value buffer) {
 /// Has `collective` write straight into the target of the one copy of its
 /// fresh output, where nothing touches that target between them; where
 /// something stands in the way, says what with a remark at the copy.
-void forwardOutput(Operation *collective, DominanceInfo &dominance,
-                   BufferUses &uses) {
+void forwardOutput(Operation *collective, DominanceInfo &dominance) {
   Value output = collective->getOperand(1);
   auto alloc = output.getDefiningOp<memref::AllocOp>();
   if (!alloc)
@@ -211,7 +181,7 @@ void forwardOutput(Operation *collective, DominanceInfo &dominance,
                                          found->reshapes.end());
   for (Operation *user : output.getUsers())
     skip.insert(user);
-  if (touchedBetween(collective, copy, buffer, skip, uses))
+  if (touchedBetween(collective, copy, buffer, skip))
     return leave("the buffer it is copied into is used between the two");
   if (awaitedAfter(collective, buffer))
     return leave("a collective's wait after it names the buffer it is "
@@ -225,18 +195,11 @@ void forwardOutput(Operation *collective, DominanceInfo &dominance,
     return leave("the buffer it is copied into, reshaped back, has another "
                  "type");
   output.replaceUsesWithIf(forwarded, [&](OpOperand &use) {
-    if (use.getOwner() != collective && !isa<zero::WaitOp>(use.getOwner()))
-      return false;
-    uses.forget(use.getOwner());
-    return true;
+    return use.getOwner() == collective || isa<zero::WaitOp>(use.getOwner());
   });
-  uses.forget(copy);
   copy.erase();
-  for (Operation *reshape : llvm::reverse(found->reshapes)) {
-    uses.forget(reshape);
+  for (Operation *reshape : llvm::reverse(found->reshapes))
     reshape->erase();
-  }
-  uses.forget(alloc);
   alloc.erase();
 }
 
@@ -303,7 +266,7 @@ Value findOwnPart(linalg::LinalgOp writer, zero::AllGatherBufferOp gather,
 /// (zero-offload-to-host) keeps that copy up after every device read of
 /// the weight before it and the gather after the queue's work, so the
 /// rewrite holds there too.
-void gatherInPlace(zero::AllGatherBufferOp gather, BufferUses &uses) {
+void gatherInPlace(zero::AllGatherBufferOp gather) {
   Value input = gather.getInput(), output = gather.getOutput();
   auto alloc = input.getDefiningOp<memref::AllocOp>();
   auto inputType = dyn_cast<MemRefType>(input.getType());
@@ -350,15 +313,12 @@ void gatherInPlace(zero::AllGatherBufferOp gather, BufferUses &uses) {
       return leave("the op that makes its input uses another view of the "
                    "buffer it gathers into");
   if (touchedBetween(writer, gather, buffer,
-                     llvm::SmallPtrSet<Operation *, 1>(), uses))
+                     llvm::SmallPtrSet<Operation *, 1>()))
     return leave("the buffer it gathers into is used between the op that "
                  "makes its input and the gather");
   if (awaitedAfter(writer, buffer))
     return leave("a collective's wait after the op that makes its input "
                  "names the buffer it gathers into");
-  uses.forget(writer);
-  uses.forget(gather);
-  uses.forget(alloc);
   input.replaceAllUsesWith(part);
   alloc.erase();
 }
@@ -374,13 +334,12 @@ struct ZeroForwardCollectiveOutputsPass
           op->getOperand(0) != op->getOperand(1))
         collectives.push_back(op);
     });
-    BufferUses uses;
     for (Operation *collective : collectives)
-      forwardOutput(collective, dominance, uses);
+      forwardOutput(collective, dominance);
     // Once each gather writes into the buffer its result lives in, its
     // input can be that buffer's own part.
     getOperation().walk(
-        [&](zero::AllGatherBufferOp gather) { gatherInPlace(gather, uses); });
+        [](zero::AllGatherBufferOp gather) { gatherInPlace(gather); });
   }
 };
 
