@@ -34,7 +34,20 @@
 #       20 ms, less the memory in use before it) beside zero-report's state
 #       per rank, and whether the offloaded results equal the results
 #       without offload, bit for bit; first, the host's memory roofline
-#       (STREAM's triad on every core and on a rank's share).
+#       (STREAM's triad on every core and on a rank's share);
+#   benchmarks/gpu/offload.sh model DIR     (here, without a GPU)
+#       prepares the same artifacts with kernels in place of cuBLAS's calls
+#       and runs them as `run` does, on the stand-in CUDA driver
+#       (test/FakeCuda) with its model of time: each kernel KERNEL_US
+#       microseconds (default 300) and each copy between host and device
+#       memory its bytes over LINK_GBPS (default 12.5: one of 4 ranks
+#       sharing an H200's PCIe Gen5 link, as offload-device-share=auto's
+#       rates); each rank as if on a GPU of its own, its host half real, on
+#       this machine's cores. Step times and their ratios are the model's:
+#       what the schedule hides of the copies and the host's update behind
+#       the kernels, not a GPU's figures. Memory at peak is the stand-in's
+#       (all ranks' device memory held at once, ZERO_FAKE_CUDA_REPORT).
+modes="prepare run model"
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
 batches=(${BATCHES:-512 2048})
@@ -45,6 +58,10 @@ share=${SHARE:-0.35}
 # one H200, from its first offload run (its defaults are a CPU's).
 auto_rates=${AUTO_RATES:-gflops=5000 gelements-per-s=200 bandwidth-gbps=200 host-gbps=12.4 link-gbps=12.5}
 steps=${STEPS:-4}
+# Set by `model`: the lowering's options for the stand-in, which has no
+# cuBLAS, and zero-launch's environment there.
+stand_in_lowering=
+stand_in=()
 clip=()
 [[ ${CLIP:-0} == 1 ]] && clip=(--clip)
 ranks=4
@@ -82,6 +99,7 @@ prepare() {
       # offload=params at the first batch only, within all.sh's time.
       [[ $options != *offload=params* || $b == "${batches[0]}" ]] || continue
       [[ $options == *";"* ]] && lowering=${options#*;} options=${options%%;*}
+      lowering="$lowering $stand_in_lowering"
       # Their remarks (the weights the forward pass reads stay on the
       # device) go to a log.
       "$bin/zero-compile" --target=cuda "$dir/gpt2-b$b.mlir" \
@@ -125,16 +143,27 @@ ratio() {
       'BEGIN { printf "%s: %.2fx%s\n", l, h / d, s }'
 }
 
+# The stand-in's peak of device memory in MB, from its report in `out`.
+stand_in_peak() {
+  sed -n 's/^zero fake GPU: peak memory \([0-9]*\) bytes.*/\1/p' <<<"$1" |
+    awk '{ printf "%d", $1 / 2^20 }'
+}
+
 run() {
   local rt=$dir/runtime-build
-  build_runtime "$rt"
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+  if ((${#stand_in[@]})); then
+    rt=$bin
+    echo "the stand-in CUDA driver: ${stand_in[*]:1}"
+  else
+    build_runtime "$rt"
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+  fi
   echo "host threads a rank: ${ZERO_HOST_THREADS:-cores / $ranks} of $(nproc) cores"
   # The host's memory roofline (STREAM's triad, benchmarks/triad.cpp), on
   # every core and on one rank's share: what the host's update runs against.
   if c++ -O2 -std=c++20 -pthread "$root/benchmarks/triad.cpp" \
     -o "$dir/triad" 2>/dev/null; then
-    for threads in "$(nproc)" "$(($(nproc) / ranks))"; do
+    for threads in "$(nproc)" "$(($(nproc) > ranks ? $(nproc) / ranks : 1))"; do
       echo "host $("$dir/triad" --threads "$threads" --mb 128 --repeat 5)"
     done
   fi
@@ -146,20 +175,31 @@ run() {
     for name in device host waits share auto delay params pdelay; do
       [[ -f $dir/$name-b$b.so ]] || continue
       local against=(--output-dir "$dir/out-$name-b$b") before peak out
-      # The delayed update computes other numbers: it is timed, not compared.
+      # The delayed update computes other numbers, and the stand-in runs no
+      # kernel: timed, not compared.
       local compared=true
-      [[ $name == device || $name == delay || $name == pdelay ]] &&
-        compared=false
+      [[ $name == device || $name == delay || $name == pdelay ||
+        ${#stand_in[@]} -gt 0 ]] && compared=false
       ! $compared || against+=(--expect "$dir/out-device-b$b" --max-ulp 0)
-      before=$(gpu_used)
-      nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits \
-        -lms 20 >"$dir/memory-$name-b$b.txt" &
-      local sampler=$!
-      out=$(timeout 300 "$rt/zero-launch" "$dir/$name-b$b.so" --generate \
-        --ranks "$ranks" "${flags[@]}" --steps "$steps" "${against[@]}" 2>&1) ||
-        { kill "$sampler"; echo "$name: FAIL"; echo "$out"; exit 1; }
-      kill "$sampler"; wait "$sampler" 2>/dev/null || true
-      peak=$(sort -g "$dir/memory-$name-b$b.txt" | tail -1)
+      local sampler=
+      if ((${#stand_in[@]})); then
+        before=0
+      else
+        before=$(gpu_used)
+        nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits \
+          -lms 20 >"$dir/memory-$name-b$b.txt" &
+        sampler=$!
+      fi
+      out=$(timeout 300 "${stand_in[@]}" "$rt/zero-launch" "$dir/$name-b$b.so" \
+        --generate --ranks "$ranks" "${flags[@]}" --steps "$steps" \
+        "${against[@]}" 2>&1) ||
+        { [[ -z $sampler ]] || kill "$sampler"; echo "$name: FAIL"; echo "$out"; exit 1; }
+      if [[ -n $sampler ]]; then
+        kill "$sampler"; wait "$sampler" 2>/dev/null || true
+        peak=$(sort -g "$dir/memory-$name-b$b.txt" | tail -1)
+      else
+        peak=$(stand_in_peak "$out")
+      fi
       ms[$name]=$(slowest_median <<<"$out")
       printf '%-7s %9.3f ms a step; GPU memory in use at peak %6d MB (zero-report: %s)\n' \
         "$name" "${ms[$name]}" "$((peak - before))" \
@@ -181,6 +221,19 @@ run() {
     ratio pdelay "offload=params delay-update"
     unset ms
   done
+}
+
+model() {
+  # A kernel takes KERNEL_US whatever its rows: one batch.
+  batches=(${BATCHES:-512})
+  stand_in_lowering=cublas=false
+  stand_in=(env "LD_LIBRARY_PATH=$bin/../test/fake-cuda"
+    "ZERO_FAKE_CUDA_KERNEL_US=${KERNEL_US:-300}"
+    "ZERO_FAKE_CUDA_LINK_GBPS=${LINK_GBPS:-12.5}"
+    ZERO_FAKE_CUDA_REPORT=1 "ZERO_FAKE_CUDA_MEMORY=$((1 << 40))"
+    "ZERO_FAKE_CUDA_HOST_MEMORY=$((1 << 40))")
+  prepare
+  run
 }
 
 "$mode"

@@ -15,18 +15,32 @@
 // as it is on a GPU), and copies go through a second, readable view of the
 // same pages. Managed memory (cuMemAllocManaged) stays readable. Pinned host
 // memory at most ZERO_FAKE_CUDA_HOST_MEMORY bytes (default 1 GiB); more
-// fails with CUDA_ERROR_OUT_OF_MEMORY. Copies are memcpy; streams and events
-// are tokens, everything being done when it is asked for. It runs no kernel: a
-// launch succeeds without doing anything, except the launch numbered
+// fails with CUDA_ERROR_OUT_OF_MEMORY. Copies are memcpy, done when they are
+// asked for whatever time they are modeled to take (below). It runs no kernel:
+// a launch succeeds without doing anything, except the launch numbered
 // ZERO_FAKE_CUDA_FAIL_LAUNCH (counted from 1 over the process), which fails
 // with CUDA_ERROR_LAUNCH_FAILED. With ZERO_FAKE_CUDA_FAIL_SYNC set, every
 // stream synchronization fails with CUDA_ERROR_ILLEGAL_ADDRESS, as the
 // context does after a kernel faults. So results are meaningless; tests
-// check errors and endings only. With ZERO_FAKE_CUDA_KERNEL_US, each launch
-// takes that many microseconds on the launching thread: a GPU busy enough
-// that its launch queue stays full, so that the rank's thread goes at the
-// device's pace, not as far ahead as it can (what a rank's host queue does
-// meanwhile, and when it frees what it has copied, then shows).
+// check errors and endings only.
+//
+// Time is modeled, not simulated: each stream is its own engine, whose work
+// ends at a time on the host's steady clock. A kernel takes
+// ZERO_FAKE_CUDA_KERNEL_US microseconds (default 0) on its stream, and the
+// launching thread waits for it, as a busy GPU's full launch queue makes
+// the rank go at the device's pace (what a rank's host queue does
+// meanwhile, and when it frees what it has copied, then shows). A copy
+// between host and device memory takes its bytes over
+// ZERO_FAKE_CUDA_LINK_GBPS gigabytes a second (default: no time): on its
+// stream when it is asynchronous, which the caller does not wait for, and
+// on the calling thread when it is not. An event is done when the work on
+// its stream before its record is; a stream that waits for an event starts
+// its next work no earlier; a synchronization (of a stream, an event or the
+// context) sleeps until the work it waits for is done, and
+// cuEventElapsedTime gives the modeled time between two events. So with
+// both set, how far an offloaded step hides its copies and its host update
+// behind its kernels shows in its step time, as if each rank had a GPU and
+// a link of its own; without them, all work is done when it is asked for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +69,7 @@ using namespace zero::rt::cuda;
 namespace {
 constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
+constexpr CUresult CUDA_ERROR_INVALID_HANDLE = 400;
 constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;
 constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
 
@@ -104,6 +119,13 @@ size_t capacity(const Memory &m) {
 /// drains the launch queue of a real GPU.
 std::atomic<size_t> streamSynchronizations{0};
 
+/// The bytes copied between host and device memory, for the same line.
+std::atomic<size_t> linkBytes{0};
+
+/// The kernels launched (ZERO_FAKE_CUDA_FAIL_LAUNCH counts from 1), for the
+/// same line.
+std::atomic<long> launches{0};
+
 /// ZERO_FAKE_CUDA_REPORT's line, at the process's end.
 struct PeakReport {
   ~PeakReport() {
@@ -113,9 +135,11 @@ struct PeakReport {
     std::lock_guard<std::mutex> pinned(pinnedMemory().mutex);
     std::fprintf(stderr,
                  "zero fake GPU: peak memory %zu bytes, pinned host memory "
-                 "%zu bytes, %zu stream synchronizations\n",
+                 "%zu bytes, %zu stream synchronizations, %zu bytes over "
+                 "the link, %ld kernel launches\n",
                  memory().peak, pinnedMemory().peak,
-                 streamSynchronizations.load());
+                 streamSynchronizations.load(), linkBytes.load(),
+                 launches.load());
     if (!std::getenv("ZERO_FAKE_CUDA_PEAK_BLOCKS"))
       return;
     print(memory(), "at the peak");
@@ -214,7 +238,77 @@ template <typename T> T *token() {
   return reinterpret_cast<T *>(next.fetch_add(0x10));
 }
 
-std::atomic<long> launches{0};
+using Clock = std::chrono::steady_clock;
+
+/// When the work put on each stream so far ends, and when the work before
+/// each event's last record does; a stream or event not here has none
+/// pending.
+struct Timeline {
+  std::mutex mutex;
+  std::map<const void *, Clock::time_point> streams, events;
+};
+
+Timeline &timeline() {
+  static Timeline *instance = new Timeline;
+  return *instance;
+}
+
+/// How long a kernel takes.
+Clock::duration kernelTime() {
+  static const long microseconds = [] {
+    const char *value = std::getenv("ZERO_FAKE_CUDA_KERNEL_US");
+    return value ? std::max(0L, std::atol(value)) : 0L;
+  }();
+  return std::chrono::microseconds(microseconds);
+}
+
+/// How long `bytes` take over the link between host and device memory.
+Clock::duration linkTime(size_t bytes) {
+  static const double gigabytesPerSecond = [] {
+    const char *value = std::getenv("ZERO_FAKE_CUDA_LINK_GBPS");
+    return value ? std::max(0.0, std::atof(value)) : 0.0;
+  }();
+  if (gigabytesPerSecond <= 0)
+    return Clock::duration::zero();
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double, std::nano>(double(bytes) /
+                                               gigabytesPerSecond));
+}
+
+/// When `key`'s work in `times` ends: the clock's epoch when it has none.
+Clock::time_point lastEnd(std::map<const void *, Clock::time_point> &times,
+                          const void *key) {
+  auto it = times.find(key);
+  return it == times.end() ? Clock::time_point() : it->second;
+}
+
+/// When `key`'s pending work ends in `times`: now when none is.
+Clock::time_point endOf(std::map<const void *, Clock::time_point> &times,
+                        const void *key) {
+  return std::max(lastEnd(times, key), Clock::now());
+}
+
+/// Puts work taking `duration` on `stream` after the work it has; returns
+/// when it ends.
+Clock::time_point enqueue(const void *stream, Clock::duration duration) {
+  Timeline &t = timeline();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  Clock::time_point end = endOf(t.streams, stream) + duration;
+  t.streams[stream] = end;
+  return end;
+}
+
+/// When the work `times` has for `key` ends (the epoch when it has none).
+Clock::time_point pendingEnd(std::map<const void *, Clock::time_point> &times,
+                             const void *key) {
+  std::lock_guard<std::mutex> lock(timeline().mutex);
+  return lastEnd(times, key);
+}
+
+void sleepUntil(Clock::time_point time) {
+  if (time > Clock::now())
+    std::this_thread::sleep_until(time);
+}
 } // namespace
 
 extern "C" {
@@ -249,6 +343,14 @@ CUresult cuDevicePrimaryCtxRetain(void **context, int) {
 CUresult cuCtxSetCurrent(void *) { return CUDA_SUCCESS; }
 CUresult cuCtxSynchronize() {
   ++streamSynchronizations;
+  Clock::time_point last = Clock::now();
+  {
+    Timeline &t = timeline();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    for (auto &[stream, end] : t.streams)
+      last = std::max(last, end);
+  }
+  sleepUntil(last);
   return CUDA_SUCCESS;
 }
 
@@ -262,6 +364,9 @@ CUresult cuGetErrorString(CUresult result, const char **text) {
     return CUDA_SUCCESS;
   case CUDA_ERROR_OUT_OF_MEMORY:
     *text = "out of memory";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_INVALID_HANDLE:
+    *text = "invalid resource handle";
     return CUDA_SUCCESS;
   case CUDA_ERROR_ILLEGAL_ADDRESS:
     *text = "an illegal memory access was encountered";
@@ -320,14 +425,23 @@ static char *readableView(Memory &m, const void *pointer) {
 static bool holds(Memory &m, void *pointer) {
   return readableView(m, pointer) != nullptr;
 }
-/// What a copy reads or writes for `pointer`: device memory through the
-/// driver's view, host memory as it is.
-static void *copied(const void *pointer) {
-  char *view = readableView(memory(), pointer);
-  return view ? view : const_cast<void *>(pointer);
+/// Copies `bytes` at once; returns how long the copy is modeled to take:
+/// its bytes over the link where it crosses between host and device memory,
+/// none where it does not.
+static Clock::duration copy(void *to, const void *from, size_t bytes) {
+  char *deviceTo = readableView(memory(), to);
+  char *deviceFrom = readableView(memory(), from);
+  std::memmove(deviceTo ? deviceTo : to, deviceFrom ? deviceFrom : from, bytes);
+  if (!deviceTo == !deviceFrom)
+    return Clock::duration::zero();
+  linkBytes += bytes;
+  return linkTime(bytes);
 }
-static CUresult copy(void *to, const void *from, size_t bytes) {
-  std::memmove(copied(to), copied(from), bytes);
+/// A synchronous copy: the calling thread waits for it.
+static CUresult copyAndWait(void *to, const void *from, size_t bytes) {
+  Clock::duration duration = copy(to, from, bytes);
+  if (duration > Clock::duration::zero())
+    std::this_thread::sleep_for(duration);
   return CUDA_SUCCESS;
 }
 CUresult cuPointerGetAttribute(void *data, int, void *pointer) {
@@ -341,16 +455,17 @@ CUresult cuPointerGetAttribute(void *data, int, void *pointer) {
 }
 
 CUresult cuMemcpyHtoD_v2(void *to, const void *from, size_t bytes) {
-  return copy(to, from, bytes);
+  return copyAndWait(to, from, bytes);
 }
 CUresult cuMemcpyDtoH_v2(void *to, const void *from, size_t bytes) {
-  return copy(to, from, bytes);
+  return copyAndWait(to, from, bytes);
 }
 CUresult cuMemcpyDtoD_v2(void *to, const void *from, size_t bytes) {
-  return copy(to, from, bytes);
+  return copyAndWait(to, from, bytes);
 }
-CUresult cuMemcpyAsync(void *to, const void *from, size_t bytes, void *) {
-  return copy(to, from, bytes);
+CUresult cuMemcpyAsync(void *to, const void *from, size_t bytes, void *stream) {
+  enqueue(stream, copy(to, from, bytes));
+  return CUDA_SUCCESS;
 }
 
 CUresult cuModuleLoadData(void **module, const void *) {
@@ -368,16 +483,11 @@ CUresult cuModuleGetFunction(void **function, void *, const char *) {
   return CUDA_SUCCESS;
 }
 CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
-                        unsigned, unsigned, unsigned, void *, void **,
+                        unsigned, unsigned, unsigned, void *stream, void **,
                         void **) {
   const char *failing = std::getenv("ZERO_FAKE_CUDA_FAIL_LAUNCH");
   long number = ++launches;
-  static const long kernelMicroseconds = [] {
-    const char *value = std::getenv("ZERO_FAKE_CUDA_KERNEL_US");
-    return value ? std::max(0L, std::atol(value)) : 0L;
-  }();
-  if (kernelMicroseconds)
-    std::this_thread::sleep_for(std::chrono::microseconds(kernelMicroseconds));
+  sleepUntil(enqueue(stream, kernelTime()));
   return failing && std::atol(failing) == number ? CUDA_ERROR_LAUNCH_FAILED
                                                  : CUDA_SUCCESS;
 }
@@ -386,23 +496,61 @@ CUresult cuStreamCreate(void **stream, unsigned) {
   *stream = token<void>();
   return CUDA_SUCCESS;
 }
-CUresult cuStreamSynchronize(void *) {
+CUresult cuStreamSynchronize(void *stream) {
   ++streamSynchronizations;
+  sleepUntil(pendingEnd(timeline().streams, stream));
   return std::getenv("ZERO_FAKE_CUDA_FAIL_SYNC") ? CUDA_ERROR_ILLEGAL_ADDRESS
                                                  : CUDA_SUCCESS;
 }
-CUresult cuStreamDestroy_v2(void *) { return CUDA_SUCCESS; }
-CUresult cuStreamWaitEvent(void *, void *, unsigned) { return CUDA_SUCCESS; }
+CUresult cuStreamDestroy_v2(void *stream) {
+  Timeline &t = timeline();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.streams.erase(stream);
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamWaitEvent(void *stream, void *event, unsigned) {
+  Timeline &t = timeline();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.streams[stream] =
+      std::max(endOf(t.streams, stream), endOf(t.events, event));
+  return CUDA_SUCCESS;
+}
 CUresult cuEventCreate(void **event, unsigned) {
   *event = token<void>();
   return CUDA_SUCCESS;
 }
-CUresult cuEventRecord(void *, void *) { return CUDA_SUCCESS; }
-CUresult cuEventDestroy_v2(void *) { return CUDA_SUCCESS; }
-CUresult cuEventQuery(void *) { return CUDA_SUCCESS; }
-CUresult cuEventSynchronize(void *) { return CUDA_SUCCESS; }
-CUresult cuEventElapsedTime_v2(float *ms, void *, void *) {
-  *ms = 0;
+CUresult cuEventRecord(void *event, void *stream) {
+  Timeline &t = timeline();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.events[event] = endOf(t.streams, stream);
+  return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy_v2(void *event) {
+  Timeline &t = timeline();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.events.erase(event);
+  return CUDA_SUCCESS;
+}
+CUresult cuEventQuery(void *event) {
+  return pendingEnd(timeline().events, event) > Clock::now()
+             ? CUDA_ERROR_NOT_READY
+             : CUDA_SUCCESS;
+}
+CUresult cuEventSynchronize(void *event) {
+  sleepUntil(pendingEnd(timeline().events, event));
+  return CUDA_SUCCESS;
+}
+CUresult cuEventElapsedTime_v2(float *ms, void *begin, void *end) {
+  Timeline &t = timeline();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto recorded = [&](void *event) {
+    auto it = t.events.find(event);
+    return it == t.events.end() ? nullptr : &it->second;
+  };
+  const Clock::time_point *from = recorded(begin), *to = recorded(end);
+  if (!from || !to)
+    return CUDA_ERROR_INVALID_HANDLE;
+  *ms = std::chrono::duration<float, std::milli>(*to - *from).count();
   return CUDA_SUCCESS;
 }
 
