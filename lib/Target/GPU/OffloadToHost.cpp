@@ -190,7 +190,10 @@ void buildCopyNest(OpBuilder &b, Location loc, Value from, Value to) {
 /// output copied back once it completes (at its `zero.wait` when started).
 /// The weights' shards of `offload=params` go up before their gather so,
 /// and NCCL, which takes device buffers only, can run every collective.
-/// Returns how many it moved.
+/// Before the host queue's schedule, which so sees those copies: a gathered
+/// weight's copy back into its host argument after the rank's wait for its
+/// update is one the rank only starts (`zero.copy_down`). Returns how many
+/// it moved.
 unsigned stageCollectives(func::FuncOp fn) {
   SmallVector<Operation *> collectives;
   fn.walk([&](Operation *op) {
@@ -1312,6 +1315,9 @@ struct ZeroOffloadToHostPass
 
   /// The options' cost model, set before the functions are lowered.
   ChunkCosts costs;
+  /// The collectives on host memory that the last offload() moved through
+  /// device buffers.
+  unsigned stagedCollectives = 0;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -1339,6 +1345,7 @@ struct ZeroOffloadToHostPass
         return signalPassFailure();
       }
       placeLoopCarriedState(fn);
+      stagedCollectives = 0;
       SmallVector<std::pair<func::ReturnOp, unsigned>> stateResults =
           hostStateResults(fn);
       if (failed(checkHostStateResults(fn, stateResults)) ||
@@ -1351,7 +1358,7 @@ struct ZeroOffloadToHostPass
         });
         continue;
       }
-      if (unsigned moved = stageCollectives(fn))
+      if (unsigned moved = stagedCollectives)
         emitRemark(fn.getLoc())
             << "zero-offload-to-host: @" << fn.getName() << ": " << moved
             << " collective(s) on host memory moved through device buffers";
@@ -1668,6 +1675,7 @@ struct ZeroOffloadToHostPass
         break;
     bool queue =
         parallel && overlap && loops.size() == hostNests.size() && !untaken;
+    stagedCollectives = stageCollectives(fn);
     std::optional<zero::HostQueueSchedule> schedule;
     unsigned tasks = 0, pipelined = 0, queueTaken = 0;
     int64_t chunks = 0;

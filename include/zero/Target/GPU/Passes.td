@@ -366,8 +366,8 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       chooses); on the CPU replica the queue frees all of them
       (`zero_rt_host_queue_free`). A copy down into host memory that
       must follow the wait (a weight gathered on the device from the
-      queue's update into its host argument, under `offload=params` with a
-      delayed update) is the rank's, but where no op after it before the
+      queue's update into its host argument, under `offload=params`, the
+      update delayed or not) is the rank's, but where no op after it before the
       next wait for the whole queue touches its target or writes its
       source (but that source's free) it is marked `zero.copy_down`: on a
       GPU the rank only starts it on its copy stream
@@ -415,7 +415,11 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       shard gathered for the forward pass under `offload=params`) goes
       through device buffers: the input copied up before it, the output
       copied back once it completes (at its `zero.wait` when started), so
-      that every backend, NCCL's included, moves device buffers;
+      that every backend, NCCL's included, moves device buffers; this
+      comes before the queue's schedule, which so sees those copies (a new
+      weight's shard, updated in its host argument, goes up and is gathered
+      after the rank's wait for its update, and its copy back is one the
+      rank only starts, as above);
     - a result that is the next value of a host argument (`zero.state_of`)
       but not yet in host memory (a delayed update's gradient shard, the
       output of a reduce-scatter on the device, and its flag; see
