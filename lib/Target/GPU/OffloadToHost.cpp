@@ -1315,9 +1315,6 @@ struct ZeroOffloadToHostPass
 
   /// The options' cost model, set before the functions are lowered.
   ChunkCosts costs;
-  /// The collectives on host memory that the last offload() moved through
-  /// device buffers.
-  unsigned stagedCollectives = 0;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -1345,7 +1342,6 @@ struct ZeroOffloadToHostPass
         return signalPassFailure();
       }
       placeLoopCarriedState(fn);
-      stagedCollectives = 0;
       SmallVector<std::pair<func::ReturnOp, unsigned>> stateResults =
           hostStateResults(fn);
       if (failed(checkHostStateResults(fn, stateResults)) ||
@@ -1358,10 +1354,6 @@ struct ZeroOffloadToHostPass
         });
         continue;
       }
-      if (unsigned moved = stagedCollectives)
-        emitRemark(fn.getLoc())
-            << "zero-offload-to-host: @" << fn.getName() << ": " << moved
-            << " collective(s) on host memory moved through device buffers";
       placed.push_back(b.getNamedAttr(fn.getName(), describe(fn)));
     }
     if (!placed.empty())
@@ -1675,7 +1667,7 @@ struct ZeroOffloadToHostPass
         break;
     bool queue =
         parallel && overlap && loops.size() == hostNests.size() && !untaken;
-    stagedCollectives = stageCollectives(fn);
+    unsigned staged = stageCollectives(fn);
     std::optional<zero::HostQueueSchedule> schedule;
     unsigned tasks = 0, pipelined = 0, queueTaken = 0;
     int64_t chunks = 0;
@@ -1776,6 +1768,11 @@ struct ZeroOffloadToHostPass
                << " for the queue's work up to an op";
       remark << ", " << schedule->deferred << " op(s) moved after one";
     }
+    remark.report();
+    if (staged)
+      emitRemark(fn.getLoc())
+          << "zero-offload-to-host: @" << fn.getName() << ": " << staged
+          << " collective(s) on host memory moved through device buffers";
     return success();
   }
 };
