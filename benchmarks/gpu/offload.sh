@@ -176,10 +176,10 @@ run() {
     declare -A ms
     for name in device host waits share auto delay params pdelay; do
       [[ -f $dir/$name-b$b.so ]] || continue
-      local against=() before peak out
+      local against=() before=0 sampler= peak out
       # The delayed update computes other numbers, and the stand-in runs no
       # kernel: timed, not compared (nor their results written: GPT-2's are
-      # 1.5 GB a variant).
+      # 1.5 GB a variant). On the GPU, its memory is sampled meanwhile.
       local compared=true
       [[ $name == device || $name == delay || $name == pdelay ]] &&
         compared=false
@@ -187,17 +187,12 @@ run() {
         compared=false
       else
         against=(--output-dir "$dir/out-$name-b$b")
-      fi
-      ! $compared || against+=(--expect "$dir/out-device-b$b" --max-ulp 0)
-      local sampler=
-      if ((${#stand_in[@]})); then
-        before=0
-      else
         before=$(gpu_used)
         nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits \
           -lms 20 >"$dir/memory-$name-b$b.txt" &
         sampler=$!
       fi
+      ! $compared || against+=(--expect "$dir/out-device-b$b" --max-ulp 0)
       out=$(timeout 300 "${stand_in[@]}" "$rt/zero-launch" "$dir/$name-b$b.so" \
         --generate --ranks "$ranks" "${flags[@]}" --steps "$steps" \
         "${against[@]}" 2>&1) ||
