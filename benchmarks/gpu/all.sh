@@ -20,7 +20,8 @@ source "$(dirname "$0")/common.sh"
 # script:seconds, in the order they run (offload first: its figures are the
 # ones a lease is most often for), within one call's 600: on the H200
 # (2026-11-27) offload.sh took 186 s with five variants at two batches
-# (now six, two more at the first batch, and the host's triad), check.sh
+# (now nine at the first batch and five at the second: 14 runs, as many
+# as since offload=params joined; and the host's triad), check.sh
 # 113 s, step.sh 28 s and 11 s, bench.sh 41 s.
 runs=(offload:280 check:135 step:45 step:45 bench:70)
 

@@ -14,12 +14,14 @@
 #       and offload-device-share=SHARE (default 0.35: the last-reduced
 #       gradients' state stays on the device), with
 #       offload-device-share=auto (the cost model's share, at AUTO_RATES),
-#       with offload=optimizer and the gradient shards freed after the
-#       rank's wait for its host queue (queue-frees=false: the device memory
-#       that freeing them once copied down saves), and with
-#       offload=optimizer delay-update (step t applies step t - 1's
-#       gradients, so its results differ by design), and at the first
-#       batch with offload=params (the weights' shards in host memory too)
+#       and without offload at AUTO_RATES too (the rates also set the
+#       schedule's buckets and prefetches: auto's own baseline); and at
+#       the first batch only, with offload=optimizer and the gradient
+#       shards freed after the rank's wait for its host queue
+#       (queue-frees=false: the device memory that freeing them once
+#       copied down saves), with offload=optimizer delay-update (step t
+#       applies step t - 1's gradients, so its results differ by design),
+#       with offload=params (the weights' shards in host memory too)
 #       and offload=params delay-update (each new weight gathered on the
 #       device after the rank's wait for its host queue and copied into its
 #       host argument on the rank's copy stream); and zero-report's
@@ -94,12 +96,16 @@ prepare() {
       "waits= offload=optimizer;queue-frees=false" \
       "share= offload=optimizer offload-device-share=$share" \
       "auto= offload=optimizer offload-device-share=auto $auto_rates" \
+      "rates= $auto_rates" \
       "delay= offload=optimizer delay-update" \
       "params= offload=params" \
       "pdelay= offload=params delay-update"; do
       local name=${variant%%=*} options=${variant#*=} lowering=
-      # offload=params at the first batch only, within all.sh's time.
-      [[ $options != *offload=params* || $b == "${batches[0]}" ]] || continue
+      # offload=params, delay-update and queue-frees=false at the first
+      # batch only, within all.sh's time (the last two measured at both on
+      # the H200: gpu-offload-h200.txt).
+      [[ ( $options != *offload=params* && $options != *delay-update* &&
+        $options != *queue-frees=false* ) || $b == "${batches[0]}" ]] || continue
       [[ $options == *";"* ]] && lowering=${options#*;} options=${options%%;*}
       lowering="$lowering $stand_in_lowering"
       # Their remarks (the weights the forward pass reads stay on the
@@ -136,12 +142,13 @@ state = json.load(open(sys.argv[1]))["functions"][0]["model_state_bytes"]
 print("device %.1f MB, host %.1f MB" % (state["device"] / 2**20, state.get("host", 0) / 2**20))' "$1"
 }
 
-# "LABEL: R.RRx[SUFFIX]": variant NAME's step time over the step's without
-# offload, both in run's `ms`, where NAME ran.
+# "LABEL: R.RRx[SUFFIX]": variant NAME's step time over variant BASE's
+# (default: device, the step without offload), both in run's `ms`, where
+# both ran.
 ratio() {
-  local name=$1 label=$2 suffix=${3:-}
-  [[ -z ${ms[$name]:-} ]] ||
-    awk -v d="${ms[device]}" -v h="${ms[$name]}" -v l="$label" -v s="$suffix" \
+  local name=$1 label=$2 suffix=${3:-} base=${4:-device}
+  [[ -z ${ms[$name]:-} || -z ${ms[$base]:-} ]] ||
+    awk -v d="${ms[$base]}" -v h="${ms[$name]}" -v l="$label" -v s="$suffix" \
       'BEGIN { printf "%s: %.2fx%s\n", l, h / d, s }'
 }
 
@@ -174,7 +181,7 @@ run() {
   for b in "${batches[@]}"; do
     echo "== GPT-2 small, AdamW with forward and backward, batch $b rows a rank, N = $ranks, $steps steps"
     declare -A ms
-    for name in device host waits share auto delay params pdelay; do
+    for name in device host waits share auto rates delay params pdelay; do
       [[ -f $dir/$name-b$b.so ]] || continue
       local against=() before=0 sampler= peak out
       # The delayed update computes other numbers, and the stand-in runs no
@@ -219,6 +226,8 @@ run() {
     ratio waits "offload=optimizer, gradient shards freed after the wait (queue-frees=false)"
     ratio share "offload=optimizer offload-device-share=$share"
     ratio auto "offload=optimizer offload-device-share=auto"
+    ratio auto "offload=optimizer offload-device-share=auto" \
+      " the step without offload at its rates" rates
     ratio delay "offload=optimizer delay-update"
     ratio params "offload=params"
     ratio pdelay "offload=params delay-update"

@@ -32,12 +32,53 @@ zero::getCostModelParameters(Operation *op, StringRef pass,
 
 LogicalResult zero::setOffloadParameters(CostModelParameters &parameters,
                                          Operation *op, StringRef pass,
-                                         double hostGBps, double linkGBps) {
+                                         double hostGBps, double linkGBps,
+                                         double chunkOverheadMicroseconds) {
   if (!(hostGBps > 0 && linkGBps > 0))
     return op->emitError(pass) << ": host-gbps and link-gbps must be positive";
+  if (!(chunkOverheadMicroseconds >= 0))
+    return op->emitError(pass) << ": chunk-overhead-us must not be negative";
   parameters.hostBandwidth = hostGBps * 1e9;
   parameters.linkBandwidth = linkGBps * 1e9;
+  parameters.hostChunkOverhead = chunkOverheadMicroseconds * 1e-6;
   return success();
+}
+
+double HostQueueModel::queue(double ready, const HostUpdateBytes &update,
+                             int64_t chunks) {
+  chunks = std::max<int64_t>(chunks, 1);
+  double down = double(update.in) / parameters.linkBandwidth / chunks,
+         loop = double(update.host) / parameters.hostBandwidth / chunks +
+                parameters.hostChunkOverhead,
+         up = double(update.out) / parameters.linkBandwidth / chunks;
+  double copiedDown = std::max(copyStream, ready), copiedUp = 0;
+  for (int64_t k = 0; k < chunks; ++k) {
+    copiedDown += down;
+    thread = std::max(thread, copiedDown) + loop;
+    copiedUp = std::max(copiedUp, thread) + up;
+  }
+  copyStream = copiedDown;
+  thread = copiedUp;
+  return thread;
+}
+
+int64_t zero::chooseHostChunks(const CostModelParameters &parameters,
+                               const HostUpdateBytes &update,
+                               int64_t iterations) {
+  auto seconds = [&](int64_t chunks) {
+    return HostQueueModel(parameters).queue(0, update, chunks);
+  };
+  // The fewest among equals, rounding aside: each chunk costs the runtime
+  // a wake and a wait that the rates may not show.
+  int64_t most = std::clamp<int64_t>(iterations, 1, 256);
+  SmallVector<double> times;
+  for (int64_t n = 1; n <= most; ++n)
+    times.push_back(seconds(n));
+  double least = *llvm::min_element(times);
+  return 1 +
+         llvm::find_if(times,
+                       [&](double s) { return s <= least * (1 + 1e-9); }) -
+         times.begin();
 }
 
 double CostModel::communicationSeconds(CollectiveOpInterface op) const {

@@ -116,6 +116,7 @@ void appendWeightUpdateSharding(OpPassManager &pm, const Options &options) {
     offload.offloadDeviceShare = options.offloadDeviceShare;
     offload.hostGBps = options.hostGBps;
     offload.linkGBps = options.linkGBps;
+    offload.chunkOverheadMicroseconds = options.chunkOverheadMicroseconds;
     copyCostModel(offload, options);
     pm.addPass(createZeroOffloadState(offload));
   }

@@ -150,4 +150,64 @@ TEST_F(CostModelTest, ParametersFromOptions) {
   EXPECT_TRUE(failed(getCostModelParameters(f, "test", -1, 10, 50, 2)));
 }
 
+// The host queue's model, at round rates: the link 1 MB/s, the host 1 MB/s,
+// a chunk's overhead 0 unless set.
+class HostQueueModelTest : public ::testing::Test {
+protected:
+  HostQueueModelTest() {
+    parameters.linkBandwidth = 1e6;
+    parameters.hostBandwidth = 1e6;
+    parameters.hostChunkOverhead = 0;
+  }
+  CostModelParameters parameters;
+};
+
+// One chunk: its copies down, loop and copies up one after another.
+TEST_F(HostQueueModelTest, OneChunkIsSerial) {
+  HostQueueModel queue(parameters);
+  EXPECT_NEAR(queue.queue(1.0, {1000, 2000, 3000}, 1), 1.006, 1e-12);
+}
+
+// Four chunks of 1, 2 and 3 ms: the first's 6 ms, then the copies up,
+// the slowest stage, 3 ms for each other chunk.
+TEST_F(HostQueueModelTest, ChunksPipeline) {
+  HostQueueModel queue(parameters);
+  EXPECT_NEAR(queue.queue(0, {4000, 8000, 12000}, 4), 0.015, 1e-12);
+}
+
+// Each chunk's overhead is the queue thread's, so that it counts where the
+// loop is the slowest stage.
+TEST_F(HostQueueModelTest, OverheadOnTheLoop) {
+  parameters.hostChunkOverhead = 1e-3;
+  HostQueueModel queue(parameters);
+  // Chunks of 1, 2 + 1 and 1 ms: 5 ms, then 3 ms each for the other three.
+  EXPECT_NEAR(queue.queue(0, {4000, 8000, 4000}, 4), 0.014, 1e-12);
+}
+
+// The rank starts an update's copies down when it queues it, while the
+// queue is still busy with the one before: the second update's loop starts
+// as soon as the first's is done.
+TEST_F(HostQueueModelTest, CopiesDownGoAheadOfTheQueue) {
+  HostQueueModel queue(parameters);
+  EXPECT_NEAR(queue.queue(0, {1000, 10000, 0}, 1), 0.011, 1e-12);
+  // Its copies down (1 ms from 1 ms) are done long before the queue is.
+  EXPECT_NEAR(queue.queue(0.001, {1000, 1000, 0}, 1), 0.012, 1e-12);
+  // The copy stream is the rank's, one copy after another: the third's
+  // copies down start at 2 ms, after the first two's.
+  EXPECT_NEAR(queue.queue(0, {15000, 0, 0}, 1), 0.017, 1e-12);
+}
+
+// The chunks that make an update shortest: as many as its iterations allow
+// when they cost nothing, fewer when each costs its overhead, and one
+// where there is nothing to pipeline (the fewest among equals).
+TEST_F(HostQueueModelTest, ChoosesChunks) {
+  EXPECT_EQ(chooseHostChunks(parameters, {4000, 4000, 4000}, 10), 10);
+  EXPECT_EQ(chooseHostChunks(parameters, {4000, 4000, 4000}, 1000), 256);
+  EXPECT_EQ(chooseHostChunks(parameters, {0, 4000, 0}, 1000), 1);
+  // With 1 ms a chunk on the loop, the slowest stage: n chunks take
+  // 4 / n + (4 / n + 1) n + 4 / n = 8 / n + 4 + n ms, least at n = 3.
+  parameters.hostChunkOverhead = 1e-3;
+  EXPECT_EQ(chooseHostChunks(parameters, {4000, 4000, 4000}, 1000), 3);
+}
+
 } // namespace

@@ -43,6 +43,10 @@ struct CostModelParameters {
   /// Offload: bytes per second of one copy between pinned host memory and
   /// the device (PCIe Gen5 x16 carries about 50 of its 63 GB/s).
   double linkBandwidth = 50e9;
+  /// Offload: seconds each chunk of a pipelined host update costs beside
+  /// its copies and its loop (a wake of the host's threads, an event's
+  /// wait).
+  double hostChunkOverhead = 180e-6;
 };
 
 /// The parameters that the passes' cost-model options give (latency-us,
@@ -55,13 +59,51 @@ getCostModelParameters(mlir::Operation *op, llvm::StringRef pass,
                        double gflops, double gelementsPerSecond,
                        double reduceBandwidthGBps = 0);
 
-/// Sets offload's figures (host-gbps, link-gbps: offloadCostOptions in
-/// PassOptions.td) in `parameters`, or fails with an error on `op` that
-/// names `pass` when either is not positive.
+/// Sets offload's figures (host-gbps, link-gbps, chunk-overhead-us:
+/// offloadCostOptions in PassOptions.td) in `parameters`, or fails with an
+/// error on `op` that names `pass` when a bandwidth is not positive or the
+/// overhead is negative.
 mlir::LogicalResult setOffloadParameters(CostModelParameters &parameters,
                                          mlir::Operation *op,
                                          llvm::StringRef pass, double hostGBps,
-                                         double linkGBps);
+                                         double linkGBps,
+                                         double chunkOverheadMicroseconds);
+
+/// The bytes of an update that the host queue runs: copied down to the
+/// host before its loop, loaded and stored by its loop, copied up after.
+struct HostUpdateBytes {
+  int64_t in = 0, host = 0, out = 0;
+};
+
+/// One rank's host queue as the runtime runs it on a GPU
+/// (zero_rt_host_queue_update): when the rank queues an update, it starts
+/// every chunk's copies down on its copy stream, one after another; the
+/// queue's thread runs the updates in order, each chunk's loop (and the
+/// chunk's overhead) once that chunk is down, then starts its copies up
+/// (the link's other direction), and waits for the last before the next
+/// update.
+class HostQueueModel {
+public:
+  explicit HostQueueModel(const CostModelParameters &parameters)
+      : parameters(parameters) {}
+
+  /// Queues `update` in `chunks` chunks at `ready` seconds into the step;
+  /// returns when the queue is done with it.
+  double queue(double ready, const HostUpdateBytes &update, int64_t chunks);
+
+private:
+  const CostModelParameters &parameters;
+  /// When the rank's copy stream and the queue's thread are free.
+  double copyStream = 0, thread = 0;
+};
+
+/// The chunks that make `update` of `iterations` shortest on an idle
+/// queue (HostQueueModel): n chunks take the first chunk's copies down,
+/// loop and copies up, then about the slowest of the three for each
+/// other chunk, and the chunk's overhead each; the fewest among equals.
+/// At most 256 and `iterations`.
+int64_t chooseHostChunks(const CostModelParameters &parameters,
+                         const HostUpdateBytes &update, int64_t iterations);
 
 class CostModel {
 public:

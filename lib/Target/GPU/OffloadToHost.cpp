@@ -601,16 +601,9 @@ scf::ExecuteRegionOp groupUpdate(scf::ForOp loop, ArrayRef<memref::CopyOp> in,
   return group;
 }
 
-/// The queue's cost model of a pipelined update (the pass's options): the
-/// host's and the link's bandwidth, and a chunk's overhead.
-struct ChunkCosts {
-  zero::CostModelParameters rates;
-  double chunkSeconds;
-};
-
-/// Bytes `loop`'s body loads and stores an iteration: each load and store
-/// as many times as the loops it is in inside the body run (once where
-/// their bounds are not constant).
+/// Bytes `loop`'s body loads and stores an iteration: each load and store,
+/// scalar or vector, as many times as the loops it is in inside the body run
+/// (once where their bounds are not constant).
 int64_t hostBytesPerIteration(scf::ForOp loop) {
   auto times = [&](Operation *op) {
     int64_t count = 1;
@@ -622,34 +615,25 @@ int64_t hostBytesPerIteration(scf::ForOp loop) {
   };
   int64_t bytes = 0;
   loop.getBody()->walk([&](Operation *op) {
+    Type accessed;
     if (auto load = dyn_cast<memref::LoadOp>(op))
-      bytes += times(op) * zero::elementBytes(load.getType());
+      accessed = load.getType();
     else if (auto store = dyn_cast<memref::StoreOp>(op))
-      bytes +=
-          times(op) * zero::elementBytes(store.getValueToStore().getType());
+      accessed = store.getValueToStore().getType();
+    else if (auto load = dyn_cast<vector::LoadOp>(op))
+      accessed = load.getVectorType();
+    else if (auto store = dyn_cast<vector::StoreOp>(op))
+      accessed = store.getVectorType();
+    else
+      return;
+    int64_t elements = 1;
+    if (auto vector = dyn_cast<VectorType>(accessed)) {
+      elements = vector.getNumElements();
+      accessed = vector.getElementType();
+    }
+    bytes += times(op) * elements * zero::elementBytes(accessed);
   });
   return bytes;
-}
-
-/// The chunks of a pipelined update of `iterations` that make it shortest
-/// by `costs`, with `in` and `out` bytes of copies and `host` bytes of its
-/// loop's loads and stores in all: n chunks take the first chunk's copies
-/// in, loop and copies out, then the slowest of the three for each other
-/// chunk, and the chunk's overhead each.
-int64_t chooseChunks(int64_t in, int64_t out, int64_t host, int64_t iterations,
-                     const ChunkCosts &costs) {
-  double down = in / costs.rates.linkBandwidth,
-         up = out / costs.rates.linkBandwidth,
-         loop = host / costs.rates.hostBandwidth;
-  double slowest = std::max({down, loop, up});
-  auto seconds = [&](int64_t n) {
-    return (down + loop + up + (n - 1) * slowest) / n + n * costs.chunkSeconds;
-  };
-  int64_t best = 1;
-  for (int64_t n = 2; n <= std::min<int64_t>(iterations, 256); ++n)
-    if (seconds(n) < seconds(best))
-      best = n;
-  return best;
 }
 
 /// Whether `host`, copied out by `copyOut` of a queued update whose loop is
@@ -680,13 +664,14 @@ bool queueCanTake(Value host, scf::ForOp loop, memref::CopyOp copyOut) {
 /// zero_rt_host_queue_update, with the loop its task and each copy a
 /// triple (to, from, bytes per iteration, or its bytes negated where it is
 /// copied whole) on the function's stack and the
-/// chunks `costs` chooses (`chunks`); a group the queue gave up (it runs
-/// after a wait) by its ops, in place. The staging buffers the queue can
-/// take (queueCanTake) go as the call's `staged` triples (bytes, context
-/// slot, copy) instead of the rank's allocations; `taken` counts them.
+/// chunks the queue's model chooses by `costs` (`chunks`); a group the queue
+/// gave up (it runs after a wait) by its ops, in place. The staging buffers the
+/// queue can take (queueCanTake) go as the call's `staged` triples (bytes,
+/// context slot, copy) instead of the rank's allocations; `taken` counts them.
 /// Returns whether it made the call.
 bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
-                 const ChunkCosts &costs, int64_t &chunks, unsigned &taken) {
+                 const zero::CostModelParameters &costs, int64_t &chunks,
+                 unsigned &taken) {
   Block &body = group.getRegion().front();
   scf::ForOp loop;
   SmallVector<memref::CopyOp> in, out;
@@ -719,9 +704,9 @@ bool lowerUpdate(scf::ExecuteRegionOp group, func::FuncOp fn, unsigned index,
     // The chunks' cost: what is copied whole costs the same however many.
     (i < in.size() ? copiedIn : copiedOut) += per * elementBytes * iterations;
   }
-  chunks =
-      chooseChunks(copiedIn, copiedOut,
-                   hostBytesPerIteration(loop) * iterations, iterations, costs);
+  chunks = zero::chooseHostChunks(
+      costs, {copiedIn, hostBytesPerIteration(loop) * iterations, copiedOut},
+      iterations);
   // The runtime's measure of a chunk: its bytes of copies.
   int64_t chunkBytes =
       chunks > 1 ? (copiedIn + copiedOut + chunks - 1) / chunks : 0;
@@ -1314,19 +1299,14 @@ struct ZeroOffloadToHostPass
   using Base::Base;
 
   /// The options' cost model, set before the functions are lowered.
-  ChunkCosts costs;
+  zero::CostModelParameters costs;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(zero::setOffloadParameters(costs.rates, module, getArgument(),
-                                          hostGBps, linkGBps)))
+    if (failed(zero::setOffloadParameters(costs, module, getArgument(),
+                                          hostGBps, linkGBps,
+                                          chunkOverheadMicroseconds)))
       return signalPassFailure();
-    if (chunkOverheadMicroseconds < 0) {
-      module.emitError(getArgument())
-          << ": chunk-overhead-us must not be negative";
-      return signalPassFailure();
-    }
-    costs.chunkSeconds = chunkOverheadMicroseconds * 1e-6;
     Builder b(&getContext());
     SmallVector<NamedAttribute> placed;
     for (auto fn : module.getOps<func::FuncOp>()) {

@@ -327,14 +327,16 @@ def ZeroOffloadToHost : Pass<"zero-offload-to-host", "mlir::ModuleOp"> {
       whose staging buffer splits by them (iteration i has elements
       [i * k, (i + 1) * k)) chunk by chunk, any other (a scalar such as a
       clipping factor, a fused bucket's buffer) whole, before the first
-      chunk or after the last; as many chunks as the cost model says make
-      it shortest: n chunks take the first chunk's copies in (over
-      `link-gbps`), loop (its loads and stores over `host-gbps`) and copies
-      out, then the slowest of the three for each other chunk, and
-      `chunk-overhead-us` each (a wake of the host's threads and an
-      event's wait: 180 by default, from the H200's measurement, where 2
-      MiB chunks cost that much each); the call gets the chunk's bytes of
-      copies, 0 for one chunk. Each moves up to just after what it
+      chunk or after the last; as many chunks as the queue's cost model
+      (`HostQueueModel`, CostModel.h, as `zero-offload-state`'s
+      `offload-device-share=auto` plays it) says make it shortest, the
+      fewest among equals: n chunks take the first chunk's copies in (over
+      `link-gbps`), loop (its loads and stores, scalar or vector, over
+      `host-gbps`, and `chunk-overhead-us`: a wake of the host's threads
+      and an event's wait, 180 by default, from the H200's measurement,
+      where 2 MiB chunks cost that much each) and copies out, then about
+      the slowest of the three for each other chunk; the call gets the
+      chunk's bytes of copies, 0 for one chunk. Each moves up to just after what it
       depends on (a buffer it touches where either writes, a value it
       uses, an op of unknown effect, the previous queued op), so that a
       bucket's update starts once its reduce-scatter is done while the

@@ -243,13 +243,12 @@ struct HostUpdate {
   double ready = 0;
   /// Its ops' time on the device, as the simulation counts it.
   double deviceSeconds = 0;
-  /// The bytes a fused host loop moves: what it reads from outside the
-  /// update and what leaves it, over the host's bandwidth.
-  double hostSeconds = 0;
-  /// Of those, what the device holds, copied down, over the link's.
-  double downSeconds = 0;
-  /// And what the device reads, copied up, over the link's.
-  double upSeconds = 0;
+  /// The bytes a fused host loop moves (what it reads from outside the
+  /// update and what leaves it); of those, what the device holds, copied
+  /// down, and what the device reads, copied up.
+  HostUpdateBytes bytes;
+  /// The chunks the queue would pipeline it in (chooseHostChunks).
+  int64_t chunks = 1;
 };
 
 /// Whether `fn` carries tensors round a loop: state that offload, which
@@ -277,9 +276,9 @@ struct ZeroOffloadStatePass
     FailureOr<CostModelParameters> costs = getCostModelParameters(
         getOperation(), getArgument(), latencyMicroseconds, bandwidthGBps,
         gflops, gelementsPerSecond, reduceBandwidthGBps);
-    if (failed(costs) ||
-        failed(setOffloadParameters(*costs, getOperation(), getArgument(),
-                                    hostGBps, linkGBps)))
+    if (failed(costs) || failed(setOffloadParameters(
+                             *costs, getOperation(), getArgument(), hostGBps,
+                             linkGBps, chunkOverheadMicroseconds)))
       return signalPassFailure();
     CostModel model(*costs);
     getOperation().walk([&](func::FuncOp fn) {
@@ -494,10 +493,15 @@ struct ZeroOffloadStatePass
           upBytes += valueBytes(result);
       }
     }
-    const CostModelParameters &rates = model.getParameters();
-    group.hostSeconds = double(hostBytes) / rates.hostBandwidth;
-    group.downSeconds = double(downBytes) / rates.linkBandwidth;
-    group.upSeconds = double(upBytes) / rates.linkBandwidth;
+    group.bytes = {downBytes, hostBytes, upBytes};
+    // The fused loop's iterations: its largest argument's elements.
+    int64_t iterations = 1;
+    for (unsigned i : group.arguments)
+      if (auto type = dyn_cast<ShapedType>(fn.getArgument(i).getType());
+          type && type.hasStaticShape())
+        iterations = std::max(iterations, type.getNumElements());
+    group.chunks =
+        chooseHostChunks(model.getParameters(), group.bytes, iterations);
   }
 
   /// Whether `value` is one of `fn`'s arguments among `offloadable`.
@@ -527,22 +531,18 @@ struct ZeroOffloadStatePass
 
   /// The step's seconds by the cost model when `groups`' first `offloaded`
   /// updates run on the host: the device's step less those updates, or the
-  /// end of the host's work, as the runtime runs it. The rank starts each
-  /// update's copies down when it queues the update, once the update is
-  /// ready (earlier by the device's time on the updates before it that
-  /// left), on a copy stream of its own that runs them one after another;
-  /// the host's queue runs each loop once its copies are down and the loop
-  /// before it is done, then its copies up (the other direction of the
-  /// link).
+  /// end of the host's work, as the runtime runs it (HostQueueModel), each
+  /// update queued once it is ready (earlier by the device's time on the
+  /// updates before it that left) and pipelined in its chunks.
   static double estimateStep(double deviceStep, ArrayRef<HostUpdate> groups,
-                             size_t offloaded) {
-    double saved = 0, down = 0, queue = 0;
+                             size_t offloaded, const CostModel &model) {
+    HostQueueModel queue(model.getParameters());
+    double saved = 0, done = 0;
     for (const HostUpdate &group : groups.take_front(offloaded)) {
-      down = std::max(down, group.ready - saved) + group.downSeconds;
-      queue = std::max(queue, down) + group.hostSeconds + group.upSeconds;
+      done = queue.queue(group.ready - saved, group.bytes, group.chunks);
       saved += group.deviceSeconds;
     }
-    return std::max(deviceStep - saved, queue);
+    return std::max(deviceStep - saved, done);
   }
 
   /// The arguments among `offloadable` that offload-device-share=auto
@@ -558,16 +558,17 @@ struct ZeroOffloadStatePass
     llvm::SmallDenseSet<unsigned> offloadableSet(offloadable.begin(),
                                                  offloadable.end());
     SmallVector<std::optional<unsigned>> stateOf = findStateResults(fn);
+    const CostModelParameters &rates = model.getParameters();
     double host = 0, link = 0;
     for (HostUpdate &group : groups) {
       costUpdate(fn, group, offloadableSet, stateOf, model);
-      host += group.hostSeconds;
-      link += group.downSeconds + group.upSeconds;
+      host += double(group.bytes.host) / rates.hostBandwidth;
+      link += double(group.bytes.in + group.bytes.out) / rates.linkBandwidth;
     }
     size_t n = groups.size(), best = n;
-    double bestSeconds = estimateStep(deviceStep, groups, n);
+    double bestSeconds = estimateStep(deviceStep, groups, n, model);
     for (size_t offloaded = n; offloaded-- > 0;) {
-      double seconds = estimateStep(deviceStep, groups, offloaded);
+      double seconds = estimateStep(deviceStep, groups, offloaded, model);
       if (seconds < bestSeconds * (1 - 1e-9)) {
         best = offloaded;
         bestSeconds = seconds;
@@ -590,9 +591,9 @@ struct ZeroOffloadStatePass
         "{4:F3} ms and the link's copies {5:F3} ms a step at host-gbps={6} "
         "link-gbps={7}",
         total ? double(keptBytes) / double(total) : 0.0, bestSeconds * 1e3,
-        estimateStep(deviceStep, groups, n) * 1e3, deviceStep * 1e3, host * 1e3,
-        link * 1e3, model.getParameters().hostBandwidth * 1e-9,
-        model.getParameters().linkBandwidth * 1e-9);
+        estimateStep(deviceStep, groups, n, model) * 1e3, deviceStep * 1e3,
+        host * 1e3, link * 1e3, rates.hostBandwidth * 1e-9,
+        rates.linkBandwidth * 1e-9);
     return kept;
   }
 };

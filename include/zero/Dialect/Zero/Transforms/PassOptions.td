@@ -142,17 +142,17 @@ defvar offloadCostOptions = [
          "Cost model of offload: GB/s of one copy between pinned host "
          "memory and the device (50: PCIe Gen5 x16, of its 63 GB/s a "
          "direction)">,
-];
-
-// And the queue's chunks (zero-offload-to-host, and the lowerings that run
-// it).
-defvar offloadQueueOptions = !listconcat(offloadCostOptions, [
   Option<"chunkOverheadMicroseconds", "chunk-overhead-us", "double",
          /*default=*/"180",
          "Cost model of the host queue's chunks: microseconds each chunk of "
          "a pipelined update costs beside its copies and its loop (a wake "
          "of the host's threads, an event's wait; about 180 on an H200 "
          "with 4 ranks)">,
+];
+
+// And the queue's lowering (zero-offload-to-host, and the lowerings that
+// run it).
+defvar offloadQueueOptions = !listconcat(offloadCostOptions, [
   Option<"queueFrees", "queue-frees", "bool", /*default=*/"true",
          "Free each gradient shard that the host queue's updates only copy "
          "down once they have (on a GPU where the rank stands: it starts "

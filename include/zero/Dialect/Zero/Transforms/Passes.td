@@ -929,14 +929,18 @@ def ZeroOffloadState : Pass<"zero-offload-state", "mlir::ModuleOp"> {
     that share ops (AdamW's one loop over the moments and the master weight)
     go together, ordered by when each can start in the simulated step
     (`zero-schedule-overlap`'s model, with this pass's cost-model options);
-    as the runtime runs them, the rank starts each offloaded update's
-    copies down (what it reads from the device) when it is ready, one after
-    another on a copy stream of its own, and the host's queue runs the
-    updates in that order, each once its copies are down and the one before
-    is done: the bytes a fused loop moves at the host's bandwidth
-    (`host-gbps`, which `zero-run --calibrate` measures; 20 by default),
-    then its copies up (what the device reads of it), over the link
-    (`link-gbps`; 50 GB/s by default, PCIe Gen5 x16's), while the device's
+    as the runtime runs them (`HostQueueModel`, CostModel.h, which
+    `zero-offload-to-host`'s choice of chunks plays too), the rank starts
+    each offloaded update's copies down (what it reads from the device)
+    when it is ready, one after another on a copy stream of its own, and
+    the host's queue runs the updates in that order, each pipelined in the
+    chunks that make it shortest: a chunk's loop once that chunk is down
+    and the chunk before is done (the bytes a fused loop moves at the
+    host's bandwidth, `host-gbps`, which `zero-run --calibrate` measures,
+    20 by default; and `chunk-overhead-us` a chunk), then its copies up
+    (what the device reads of it) while the next chunk's loop runs, over
+    the link (`link-gbps`; 50 GB/s by default, PCIe Gen5 x16's, each
+    direction), the next update once the last is up; while the device's
     step loses those updates' time. Of the choices "keep
     the k that start last", it takes the one whose estimated step
     (the later of the device's and the queue's ends) is shortest, the
