@@ -303,15 +303,10 @@ void appendZeroToNVVM(OpPassManager &pm, const Options &options) {
   pm.addPass(createGpuToLLVMConversionPass());
   addHostToLLVMPasses(pm);
   pm.addPass(zero::createZeroGpuHostMemory());
-  GpuModuleToBinaryPassOptions binary;
-  // auto resolved here too: a cubin where ptxas is found, else PTX (bin
-  // without ptxas fails in gpu-module-to-binary, with its message).
-  bool cubin =
-      options.gpuFormat == GpuFormat::Bin ||
-      (options.gpuFormat == GpuFormat::Auto && hasPtxas(options.cudaPath));
-  binary.compilationTarget = cubin ? "bin" : "isa";
-  binary.toolkitPath = options.cudaPath;
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  zero::ZeroGpuModulesToBinaryOptions binary;
+  binary.format = options.gpuFormat;
+  binary.cudaPath = options.cudaPath;
+  pm.addPass(zero::createZeroGpuModulesToBinary(binary));
   pm.addPass(createCanonicalizer());
 }
 

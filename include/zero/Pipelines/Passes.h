@@ -15,10 +15,6 @@
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/Target/GPU/Options.h"
 
-#ifndef ZERO_DEFAULT_CUDA_PATH
-#define ZERO_DEFAULT_CUDA_PATH "/usr/local/cuda"
-#endif
-
 namespace mlir {
 class OpPassManager;
 } // namespace mlir

@@ -13,6 +13,12 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
+/// The CUDA toolkit the GPU options default to (`cuda-path`): the one zero
+/// was configured with (CMake's ZERO_CUDA_PATH).
+#ifndef ZERO_DEFAULT_CUDA_PATH
+#define ZERO_DEFAULT_CUDA_PATH "/usr/local/cuda"
+#endif
+
 namespace zero {
 
 /// How kernels are embedded (`gpu-format`).
