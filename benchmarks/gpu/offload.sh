@@ -25,7 +25,11 @@
 #       and offload=params delay-update (each new weight gathered on the
 #       device after the rank's wait for its host queue and copied into its
 #       host argument on the rank's copy stream); and zero-report's
-#       state per rank for each (device and host bytes);
+#       state per rank for each (device and host bytes); `run` also runs
+#       offload=optimizer and its delay-update at the first batch with the
+#       ranks' threads waiting for the GPU by blocking (hblock, dblock:
+#       ZERO_CUDA_SYNC=blocking), not by CUDA's spinning, which holds a core
+#       a rank beside the host queues' threads;
 #   benchmarks/gpu/offload.sh run DIR       (on the GPU machine)
 #       builds the runtime alone and runs each artifact with zero-launch on
 #       cuda-local for STEPS steps (default 4; the moments' second moment and
@@ -181,14 +185,28 @@ run() {
   for b in "${batches[@]}"; do
     echo "== GPT-2 small, AdamW with forward and backward, batch $b rows a rank, N = $ranks, $steps steps"
     declare -A ms
-    for name in device host waits share auto rates delay params pdelay; do
-      [[ -f $dir/$name-b$b.so ]] || continue
+    for name in device host waits share auto rates delay params pdelay \
+      hblock dblock; do
+      # hblock and dblock: host's and delay's artifacts again, at the first
+      # batch, with the ranks' threads waiting for the GPU by blocking
+      # (ZERO_CUDA_SYNC=blocking) rather than CUDA's spinning, which holds
+      # 4 cores beside the host queues' threads.
+      local artifact=$name sync=()
+      case $name in
+      hblock) artifact=host ;;
+      dblock) artifact=delay ;;
+      esac
+      if [[ $artifact != "$name" ]]; then
+        [[ $b == "${batches[0]}" ]] || continue
+        sync=(env ZERO_CUDA_SYNC=blocking)
+      fi
+      [[ -f $dir/$artifact-b$b.so ]] || continue
       local against=() before=0 sampler= peak out
       # The delayed update computes other numbers, and the stand-in runs no
       # kernel: timed, not compared (nor their results written: GPT-2's are
       # 1.5 GB a variant). On the GPU, its memory is sampled meanwhile.
       local compared=true
-      [[ $name == device || $name == delay || $name == pdelay ]] &&
+      [[ $name == device || $artifact == delay || $name == pdelay ]] &&
         compared=false
       if ((${#stand_in[@]})); then
         compared=false
@@ -200,7 +218,8 @@ run() {
         sampler=$!
       fi
       ! $compared || against+=(--expect "$dir/out-device-b$b" --max-ulp 0)
-      out=$(timeout 300 "${stand_in[@]}" "$rt/zero-launch" "$dir/$name-b$b.so" \
+      out=$(timeout 300 "${sync[@]}" "${stand_in[@]}" "$rt/zero-launch" \
+        "$dir/$artifact-b$b.so" \
         --generate --ranks "$ranks" "${flags[@]}" --steps "$steps" \
         "${against[@]}" 2>&1) ||
         { [[ -z $sampler ]] || kill "$sampler"; echo "$name: FAIL"; echo "$out"; exit 1; }
@@ -213,7 +232,7 @@ run() {
       ms[$name]=$(slowest_median <<<"$out")
       printf '%-7s %9.3f ms a step; GPU memory in use at peak %6d MB (zero-report: %s)\n' \
         "$name" "${ms[$name]}" "$((peak - before))" \
-        "$(reported_state "$dir/$name-b$b.json")"
+        "$(reported_state "$dir/$artifact-b$b.json")"
       grep -E "^rank 0:" <<<"$out" | sed 's/^/  /'
       # zero-launch --expect fails on a difference and prints each
       # result's verdict.
@@ -231,6 +250,8 @@ run() {
     ratio delay "offload=optimizer delay-update"
     ratio params "offload=params"
     ratio pdelay "offload=params delay-update"
+    ratio hblock "offload=optimizer, ZERO_CUDA_SYNC=blocking"
+    ratio dblock "offload=optimizer delay-update, ZERO_CUDA_SYNC=blocking"
     unset ms
   done
 }

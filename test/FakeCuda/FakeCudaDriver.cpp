@@ -41,6 +41,9 @@
 // both set, how far an offloaded step hides its copies and its host update
 // behind its kernels shows in its step time, as if each rank had a GPU and
 // a link of its own; without them, all work is done when it is asked for.
+// With ZERO_FAKE_CUDA_SPIN set, a thread that waits spins (holding a
+// core) where a driver's would: unless cuDevicePrimaryCtxSetFlags asked for
+// blocking waits (the runtime's ZERO_CUDA_SYNC).
 // A copy's bytes move on the calling thread, which a GPU's copy engine
 // spares the host: with ZERO_FAKE_CUDA_TIME_ONLY set, copies across the
 // link move none (for step times only).
@@ -70,7 +73,6 @@
 using namespace zero::rt::cuda;
 
 namespace {
-constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_INVALID_HANDLE = 400;
 constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;
@@ -308,9 +310,25 @@ Clock::time_point pendingEnd(std::map<const void *, Clock::time_point> &times,
   return lastEnd(times, key);
 }
 
+/// How the context's threads wait (cuDevicePrimaryCtxSetFlags).
+std::atomic<unsigned> contextFlags{CU_CTX_SCHED_AUTO};
+
+/// Waits for `time`, as the driver would with ZERO_FAKE_CUDA_SPIN set: a
+/// CUDA context spins (auto, with no more contexts than cores, and spin),
+/// or spins and yields (yield), holding a core either way; blocking sleeps,
+/// as every wait does without ZERO_FAKE_CUDA_SPIN.
 void sleepUntil(Clock::time_point time) {
-  if (time > Clock::now())
+  if (time <= Clock::now())
+    return;
+  static const bool modelSpin = std::getenv("ZERO_FAKE_CUDA_SPIN");
+  unsigned flags = contextFlags.load();
+  if (!modelSpin || flags == CU_CTX_SCHED_BLOCKING_SYNC) {
     std::this_thread::sleep_until(time);
+    return;
+  }
+  while (Clock::now() < time)
+    if (flags == CU_CTX_SCHED_YIELD)
+      std::this_thread::yield();
 }
 } // namespace
 
@@ -337,6 +355,15 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
 CUresult cuDeviceGetName(char *name, int size, int) {
   std::strncpy(name, "zero fake GPU", size_t(size));
   name[size - 1] = 0;
+  return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxSetFlags_v2(int, unsigned flags) {
+  if (flags != CU_CTX_SCHED_AUTO && flags != CU_CTX_SCHED_SPIN &&
+      flags != CU_CTX_SCHED_YIELD && flags != CU_CTX_SCHED_BLOCKING_SYNC)
+    return CUDA_ERROR_INVALID_VALUE;
+  contextFlags = flags;
+  if (std::getenv("ZERO_FAKE_CUDA_REPORT"))
+    std::fprintf(stderr, "zero fake GPU: threads wait by flags %u\n", flags);
   return CUDA_SUCCESS;
 }
 CUresult cuDevicePrimaryCtxRetain(void **context, int) {
@@ -455,9 +482,7 @@ static Clock::duration copy(void *to, const void *from, size_t bytes) {
 }
 /// A synchronous copy: the calling thread waits for it.
 static CUresult copyAndWait(void *to, const void *from, size_t bytes) {
-  Clock::duration duration = copy(to, from, bytes);
-  if (duration > Clock::duration::zero())
-    std::this_thread::sleep_for(duration);
+  sleepUntil(Clock::now() + copy(to, from, bytes));
   return CUDA_SUCCESS;
 }
 CUresult cuPointerGetAttribute(void *data, int, void *pointer) {

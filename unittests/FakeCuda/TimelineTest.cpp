@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 using namespace zero::rt::cuda;
@@ -37,6 +38,8 @@ protected:
     // Read once, at the driver's first use of each.
     setenv("ZERO_FAKE_CUDA_LINK_GBPS", kLinkGbps, 1);
     setenv("ZERO_FAKE_CUDA_KERNEL_US", kKernelUs, 1);
+    // Waits spin where a driver's would (SpinningWaitHoldsACore).
+    setenv("ZERO_FAKE_CUDA_SPIN", "1", 1);
     void *library = dlopen(ZERO_FAKE_CUDA_LIBRARY, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(library, nullptr) << dlerror();
     bool bound =
@@ -52,7 +55,9 @@ protected:
         bindSymbol(library, "cuEventRecord", d.cuEventRecord) &&
         bindSymbol(library, "cuEventQuery", d.cuEventQuery) &&
         bindSymbol(library, "cuEventSynchronize", d.cuEventSynchronize) &&
-        bindSymbol(library, "cuEventElapsedTime_v2", d.cuEventElapsedTime);
+        bindSymbol(library, "cuEventElapsedTime_v2", d.cuEventElapsedTime) &&
+        bindSymbol(library, "cuDevicePrimaryCtxSetFlags_v2",
+                   d.cuDevicePrimaryCtxSetFlags);
     ASSERT_TRUE(bound) << dlerror();
   }
 
@@ -174,6 +179,35 @@ TEST_F(TimelineTest, SynchronousCopyWaitsForTheLink) {
   ASSERT_EQ(d.cuMemcpyHtoD(device, host.data(), kTimedBytes), CUDA_SUCCESS);
   EXPECT_GE(std::chrono::steady_clock::now() - before,
             std::chrono::milliseconds(1));
+}
+
+/// CPU time the calling thread has used, in ms.
+double threadCpuMs() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return now.tv_sec * 1e3 + now.tv_nsec * 1e-6;
+}
+
+// A driver's context spins while a thread waits (CUDA's auto, with no
+// more contexts than cores), holding a core that the host's update may
+// want; with blocking waits (the runtime's ZERO_CUDA_SYNC=blocking) the
+// thread sleeps. A 100 ms synchronization, each way (bounds loose for a
+// loaded machine).
+TEST_F(TimelineTest, SpinningWaitHoldsACoreBlockingDoesNot) {
+  CUstream stream = newStream();
+  makeBusy(stream);
+  double before = threadCpuMs();
+  ASSERT_EQ(d.cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_GE(threadCpuMs() - before, 25.0);
+
+  ASSERT_EQ(d.cuDevicePrimaryCtxSetFlags(0, CU_CTX_SCHED_BLOCKING_SYNC),
+            CUDA_SUCCESS);
+  makeBusy(stream);
+  before = threadCpuMs();
+  ASSERT_EQ(d.cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_LE(threadCpuMs() - before, 10.0);
+  EXPECT_EQ(d.cuDevicePrimaryCtxSetFlags(0, 3), CUDA_ERROR_INVALID_VALUE);
+  ASSERT_EQ(d.cuDevicePrimaryCtxSetFlags(0, CU_CTX_SCHED_AUTO), CUDA_SUCCESS);
 }
 
 } // namespace

@@ -61,6 +61,26 @@ Gpu &gpu() {
   return *instance;
 }
 
+/// How a host thread waits for the GPU (ZERO_CUDA_SYNC): CUDA's choice
+/// (auto: it spins while the process has no more contexts than cores), or
+/// spin, yield or blocking. A thread that spins holds a core the host
+/// queue's update may want (offload). Sets `error` for another value.
+unsigned syncFlags(std::string &error) {
+  const char *value = std::getenv("ZERO_CUDA_SYNC");
+  if (!value)
+    return CU_CTX_SCHED_AUTO;
+  for (auto [name, flags] :
+       {std::pair<const char *, unsigned>{"auto", CU_CTX_SCHED_AUTO},
+        {"spin", CU_CTX_SCHED_SPIN},
+        {"yield", CU_CTX_SCHED_YIELD},
+        {"blocking", CU_CTX_SCHED_BLOCKING_SYNC}})
+    if (!std::strcmp(value, name))
+      return flags;
+  error = std::string("ZERO_CUDA_SYNC=") + value +
+          ": expected auto, spin, yield or blocking";
+  return CU_CTX_SCHED_AUTO;
+}
+
 /// Loads the driver and sets up the process's GPU; records why when it
 /// cannot.
 void initialize(Gpu &g) {
@@ -79,6 +99,8 @@ void initialize(Gpu &g) {
       bindSymbol(library, "cuDeviceGetName", d.cuDeviceGetName) &&
       bindSymbol(library, "cuDevicePrimaryCtxRetain",
                  d.cuDevicePrimaryCtxRetain) &&
+      bindSymbol(library, "cuDevicePrimaryCtxSetFlags_v2",
+                 d.cuDevicePrimaryCtxSetFlags) &&
       bindSymbol(library, "cuCtxSetCurrent", d.cuCtxSetCurrent) &&
       bindSymbol(library, "cuCtxSynchronize", d.cuCtxSynchronize) &&
       bindSymbol(library, "cuGetErrorString", d.cuGetErrorString) &&
@@ -147,6 +169,19 @@ void initialize(Gpu &g) {
   d.cuDeviceGetName(name, sizeof name, device);
   g.chip = "sm_" + std::to_string(major * 10 + minor);
   g.name = name;
+  std::string badFlags;
+  unsigned flags = syncFlags(badFlags);
+  if (!badFlags.empty()) {
+    g.initError = badFlags;
+    return;
+  }
+  if (flags != CU_CTX_SCHED_AUTO)
+    if (CUresult r = d.cuDevicePrimaryCtxSetFlags(device, flags)) {
+      g.initError = "cannot set how threads wait for the GPU "
+                    "(cuDevicePrimaryCtxSetFlags: " +
+                    text(r) + ")";
+      return;
+    }
   if (CUresult r = d.cuDevicePrimaryCtxRetain(&g.context, device))
     g.initError = "cannot make a CUDA context (" + text(r) + ")";
 }
