@@ -1,6 +1,7 @@
 //===- RuntimeTest.cpp - the runtime's local backend ----------------------===//
 
 #include "backends/Backend.h"
+#include "core/BufferPool.h"
 #include "core/Reduce.h"
 #include "zero/runtime/zero_runtime.h"
 
@@ -1265,6 +1266,38 @@ TEST(HostQueue, StartsTheCopiesInAheadWhereTheEngineIsGiven) {
             (std::vector<std::string>{"wait 0", "wait 1", "wait 2", "wait 3"}));
   EXPECT_EQ(calls, 4);
   EXPECT_EQ(to, from);
+}
+
+TEST(BufferPool, TakesTheSmallestKeptBufferWithinAnEighthMore) {
+  // Addresses only: the pool never touches its buffers.
+  char a, b, c;
+  zero::rt::BufferPool<bool> pool;
+  for (auto [buffer, size] :
+       {std::pair<char *, size_t>{&a, 1000}, {&b, 1100}, {&c, 2000}}) {
+    pool.add(buffer, size, false);
+    ASSERT_TRUE(pool.put(buffer));
+  }
+  EXPECT_EQ(pool.take(true, 1000), nullptr);  // another kind
+  EXPECT_EQ(pool.take(false, 1000), &a);      // exact
+  EXPECT_EQ(pool.take(false, 980), &b);       // 120 more, within 122
+  EXPECT_EQ(pool.take(false, 1000), nullptr); // 2000 is twice that
+  EXPECT_EQ(pool.take(false, 1800), &c);      // 200 more, within 225
+  EXPECT_EQ(pool.take(false, 1), nullptr);
+  EXPECT_FALSE(pool.put(&pool)); // not one of its allocations
+}
+
+TEST(HostMemory, ABufferFreedServesTheNextOfNearlyItsSize) {
+  // A step's buckets differ by a few members: one allocation serves them.
+  constexpr int64_t bytes = (3 << 20) + 4096;
+  void *bucket = zero_rt_alloc(bytes);
+  zero_rt_free(bucket);
+  void *smaller = zero_rt_alloc(bytes - 64 * 1024);
+  EXPECT_EQ(smaller, bucket);
+  // A buffer a quarter its size is another: this one would waste 3/4.
+  void *quarter = zero_rt_alloc(bytes / 4);
+  EXPECT_NE(quarter, bucket);
+  zero_rt_free(quarter);
+  zero_rt_free(smaller);
 }
 
 TEST(HostQueue, FreesABufferOnceTheWorkBeforeItIsDone) {

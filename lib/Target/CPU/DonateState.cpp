@@ -183,13 +183,33 @@ Value copyIntoArgument(OpBuilder &b, SlicedResult &sliced, Value argument) {
 }
 
 /// copyIntoArgument, in place of the use `result` of the slice `sliced`
-/// views, before the op that uses it.
-void copyIntoArgument(OpOperand &result, SlicedResult &sliced, Value argument) {
+/// views: after `after` where given, else before the op that uses it.
+void copyIntoArgument(OpOperand &result, SlicedResult &sliced, Value argument,
+                      Operation *after = nullptr) {
   OpBuilder b(result.getOwner());
+  if (after)
+    b.setInsertionPointAfter(after);
   result.set(copyIntoArgument(b, sliced, argument));
   for (Operation *reshape : sliced.reshapes)
     if (reshape->use_empty())
       reshape->erase();
+}
+
+/// The op of `block` after which the slice `source` may be copied into
+/// `argument`: the latest of the slice's definition and every op of the
+/// block that reads the argument's old value (an op holding a read in its
+/// regions counts). Copied before the step's return instead, a slice of a
+/// bucketed all-gather holds the whole bucket's gathered buffer until then,
+/// every bucket's at once; copied here, each bucket's buffer is freed once
+/// its members are copied out, and the next bucket reuses it.
+Operation *lastOldValueRead(Block *block, Value source, Value argument) {
+  Operation *latest = block->findAncestorOpInBlock(*source.getDefiningOp());
+  for (Operation *user : usersThroughViews(argument)) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (inBlock && !isView(inBlock) && latest->isBeforeInBlock(inBlock))
+      latest = inBlock;
+  }
+  return latest;
 }
 
 /// Moves the all-gather `gather` of a weight whose result is copied into its
@@ -436,8 +456,12 @@ struct ZeroDonateStatePass
           why = "it is " + sliced->what().str() +
                 ", and a loop starts from its argument";
         } else {
-          copyIntoArgument(ret->getOpOperand(index), *sliced,
-                           fn.getArgument(*argument));
+          Value arg = fn.getArgument(*argument);
+          copyIntoArgument(
+              ret->getOpOperand(index), *sliced, arg,
+              sliced->isSlice()
+                  ? lastOldValueRead(&fn.getBody().front(), sliced->source, arg)
+                  : nullptr);
           // A weight in host memory goes through a device buffer of the
           // gather's own, copied into the argument after the device's last
           // read of the old weight wherever the gather stands; moved past

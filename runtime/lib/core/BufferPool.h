@@ -4,7 +4,11 @@
 // allocators (host memory, HostMemory.cpp; GPU memory, Cuda.cpp) keep a
 // freed buffer in the pool of the rank bound to the freeing thread, by its
 // kind (GPU: managed or device memory) and size, and hand it to that rank's
-// next allocation of the same kind and size. The caller locks.
+// next allocation of that kind that it fits best: the smallest kept buffer
+// of at least the size asked for, and at most an eighth more. Buffers of
+// nearly one size (a step's buckets, each a few members different) then
+// share one allocation where exact sizes would keep one each; the eighth
+// bounds what a buffer may waste. The caller locks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,12 +33,16 @@ inline int32_t boundPoolRank() {
 
 template <typename Kind> class BufferPool {
 public:
-  /// A buffer of `size` bytes and `kind` that the calling thread's rank
-  /// freed, taken out of its pool; null when there is none.
+  /// The most bytes a kept buffer may have beyond the `size` asked of it.
+  static size_t slack(size_t size) { return size / 8; }
+
+  /// A buffer of at least `size` bytes and `kind` that the calling thread's
+  /// rank freed, the smallest within `slack`, taken out of its pool; null
+  /// when there is none.
   void *take(Kind kind, size_t size) {
     std::multimap<size_t, void *> &pool = freed[{boundPoolRank(), kind}];
-    auto it = pool.find(size);
-    if (it == pool.end())
+    auto it = pool.lower_bound(size);
+    if (it == pool.end() || it->first - size > slack(size))
       return nullptr;
     void *pointer = it->second;
     pool.erase(it);

@@ -4,10 +4,10 @@
 // (a bucket, a reduced gradient) and, for a launcher, its inputs. From the
 // system allocator, each buffer of more than a few pages is a fresh mapping
 // whose pages fault in as they are first written, and is unmapped when
-// freed. Here a freed buffer is kept, by size, in the pool of the rank that
-// freed it (BufferPool.h, as for GPU memory), and the next allocation of that
-// size by that rank takes it: a step after the first reaches the system
-// allocator only for a size it has not freed before.
+// freed. Here a freed buffer is kept in the pool of the rank that freed it
+// (BufferPool.h, as for GPU memory), and the next allocation by that rank
+// that it fits takes it: a step after the first reaches the system
+// allocator only for a size no kept buffer fits.
 //
 //===----------------------------------------------------------------------===//
 

@@ -142,6 +142,45 @@ func.func @gathered_slice(%w: tensor<12xf32>, %shards: tensor<5xf32>)
 
 // -----
 
+// Each member of a bucket is copied into its argument as soon as its slice
+// is made and its old value is read no more, not before the return: there,
+// every bucket's gathered buffer would be held until the step's end at
+// once. Here the second weight's old value is read after the gather, so
+// its copy follows that read; both precede the work that reads neither
+// (the addf, which a step's result would use).
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @bucket_copied_early
+// CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<4xf32> {zero.aliasing_output = 0 : i64}
+// CHECK-SAME: %[[B:[a-z0-9]+]]: tensor<6xf32> {zero.aliasing_output = 1 : i64}
+// CHECK: zero.all_gather
+// CHECK: %[[SA:.*]] = tensor.extract_slice {{.*}}[0, 0] [2, 2]
+// CHECK-NEXT: %[[DA:.*]] = tensor.expand_shape %[[A]]
+// CHECK-NEXT: %[[CA:.*]] = bufferization.materialize_in_destination %[[SA]] in %[[DA]]
+// CHECK-NEXT: %[[NA:.*]] = tensor.collapse_shape %[[CA]]
+// CHECK-NEXT: %[[SB:.*]] = tensor.extract_slice {{.*}}[0, 2] [2, 3]
+// CHECK-NEXT: %[[READ:.*]] = arith.mulf %[[B]], %[[B]]
+// CHECK-NEXT: %[[DB:.*]] = tensor.expand_shape %[[B]]
+// CHECK-NEXT: %[[CB:.*]] = bufferization.materialize_in_destination %[[SB]] in %[[DB]]
+// CHECK-NEXT: %[[NB:.*]] = tensor.collapse_shape %[[CB]]
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: return %[[NA]], %[[NB]], %[[READ]]
+func.func @bucket_copied_early(%a: tensor<4xf32>, %b: tensor<6xf32>,
+                               %shards: tensor<5xf32>, %x: tensor<8xf32>)
+    -> (tensor<4xf32> {zero.state_of = 0 : i64},
+        tensor<6xf32> {zero.state_of = 1 : i64}, tensor<6xf32>) {
+  %all = zero.all_gather %shards on @dp : tensor<5xf32> -> tensor<10xf32>
+  %rows = tensor.expand_shape %all [[0, 1]] output_shape [2, 5] : tensor<10xf32> into tensor<2x5xf32>
+  %sa = tensor.extract_slice %rows[0, 0] [2, 2] [1, 1] : tensor<2x5xf32> to tensor<2x2xf32>
+  %a2 = tensor.collapse_shape %sa [[0, 1]] : tensor<2x2xf32> into tensor<4xf32>
+  %sb = tensor.extract_slice %rows[0, 2] [2, 3] [1, 1] : tensor<2x5xf32> to tensor<2x3xf32>
+  %b2 = tensor.collapse_shape %sb [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  %read = arith.mulf %b, %b : tensor<6xf32>
+  %later = arith.addf %x, %x : tensor<8xf32>
+  return %a2, %b2, %read : tensor<4xf32>, tensor<6xf32>, tensor<6xf32>
+}
+
+// -----
+
 // A weight all-gathered on its own (too large for a bucket), reshaped back
 // to its shape: the gather's result is copied into the argument, seen in
 // the gather's shape, and zero-forward-collective-outputs then has the

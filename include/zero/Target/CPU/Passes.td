@@ -117,7 +117,11 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     argument itself. Such a gather of a weight alone moves to just after
     its shard is made and the old weight last read (in the function's
     block), rather than wait before the return: its shard is then freed
-    after it rather than held to the step's end. A delayed update
+    after it rather than held to the step's end. A slice is copied into its
+    argument just after the latest of its own definition and the last read
+    of the old weight in the function's block, for the same reason: copied
+    before the return, the members of a bucketed gather would hold every
+    bucket's gathered buffer until the step's end at once. A delayed update
     (`zero-delay-update`) makes the new shard before the forward and
     backward read the old weight; its gather moves down past those reads
     (where the weight is in device memory), so that the step does not hold
