@@ -14,6 +14,8 @@
 #include "zero/Analysis/StateResults.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/CPU/Passes.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/Sequence.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZERODONATESTATE
@@ -254,6 +256,74 @@ void moveGatherAfterReads(zero::AllGatherOp gather, Value argument,
     gather->moveBefore(block, block->begin());
 }
 
+/// The views (isView) of `value`, through any number of them, in `block`'s
+/// order; false where one is not an op of `block` or takes an operand other
+/// than what it views (a dynamic offset), so could not move with `value`.
+bool collectViews(Value value, Block *block,
+                  SmallVectorImpl<Operation *> &views) {
+  SmallVector<Value> worklist = {value};
+  while (!worklist.empty())
+    for (Operation *user : worklist.pop_back_val().getUsers()) {
+      if (!isView(user))
+        continue;
+      if (user->getBlock() != block || user->getNumOperands() != 1)
+        return false;
+      views.push_back(user);
+      worklist.push_back(user->getResult(0));
+    }
+  llvm::sort(views,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return true;
+}
+
+/// moveGatherAfterReads for an all-gather whose result is sliced (a bucket's
+/// members, or a padded gather's weight) into state results copied into
+/// `arguments`: the gather and the views that cut the members out move down
+/// to just after every read of those arguments' old values that precedes
+/// the first other use of what it gathered (the return). Left where
+/// zero-combine-collectives put it, a delayed update's bucket is gathered
+/// before the forward and backward read the old weights, and its gathered
+/// buffer is held through them; moved, it is freed once the members are
+/// copied out. Nothing moves up. Returns whether the gather moved.
+bool moveSlicedGatherAfterReads(zero::AllGatherOp gather,
+                                ArrayRef<Value> arguments) {
+  Block *block = gather->getBlock();
+  SmallVector<Operation *> views;
+  if (!collectViews(gather.getResult(), block, views))
+    return false;
+  llvm::SmallPtrSet<Operation *, 16> cuts(views.begin(), views.end());
+  Operation *firstUse = nullptr;
+  for (Value value : llvm::concat<Value>(
+           gather->getResults(), llvm::map_range(views, [](Operation *v) {
+             return v->getResult(0);
+           })))
+    for (Operation *user : value.getUsers()) {
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (inBlock && !cuts.contains(inBlock) &&
+          (!firstUse || inBlock->isBeforeInBlock(firstUse)))
+        firstUse = inBlock;
+    }
+  Operation *latest = nullptr;
+  for (Value argument : arguments)
+    for (Operation *user : usersThroughViews(argument)) {
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (!inBlock || isView(inBlock) ||
+          (firstUse && !inBlock->isBeforeInBlock(firstUse)))
+        continue;
+      if (!latest || latest->isBeforeInBlock(inBlock))
+        latest = inBlock;
+    }
+  if (!latest || !gather->isBeforeInBlock(latest))
+    return false;
+  gather->moveAfter(latest);
+  Operation *at = gather;
+  for (Operation *view : views) {
+    view->moveAfter(at);
+    at = view;
+  }
+  return true;
+}
+
 /// Whether sinkGatherInput may move `op`: it has no effect, and is no
 /// collective, whose place the schedule of the step's communication sets.
 bool movesWithGatherInput(Operation *op) {
@@ -411,6 +481,7 @@ struct ZeroDonateStatePass
     auto ret = dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
     if (!ret)
       return;
+    moveSlicedGathersAfterReads(fn, ret);
     // The loops of the body, each carrying its state in place.
     llvm::DenseMap<Operation *, llvm::SmallPtrSet<BlockArgument, 8>> loops;
     for (auto loop : fn.getBody().front().getOps<scf::ForOp>())
@@ -496,6 +567,37 @@ struct ZeroDonateStatePass
       init->set(
           argumentBeneathReshapes(b, reshapes, fn.getArgument(*argument)));
       donate(fn, *argument, index);
+    }
+  }
+
+  /// Each all-gather sliced into state results that are copied into their
+  /// arguments in device memory (below), moved past the reads of their old
+  /// values first: where it stands bounds where each copy may go.
+  static void moveSlicedGathersAfterReads(func::FuncOp fn, func::ReturnOp ret) {
+    llvm::MapVector<Operation *, SmallVector<Value>> gathers;
+    for (auto [index, argument] : llvm::enumerate(zero::findStateResults(fn))) {
+      if (!argument || zero::isHostArgument(fn, *argument))
+        continue;
+      std::optional<SlicedResult> sliced =
+          findSlicedResult(ret.getOperand(index));
+      Value arg = fn.getArgument(*argument);
+      if (!sliced || !sliced->isSlice() || startsALoop(arg))
+        continue;
+      if (auto gather =
+              viewSource(sliced->source).getDefiningOp<zero::AllGatherOp>())
+        gathers[gather].push_back(arg);
+    }
+    // On the device alone, what makes the gather's input follows it down,
+    // as for a weight gathered alone: the new shards are then not held
+    // through the forward and backward either.
+    bool onDevice =
+        llvm::none_of(llvm::seq(fn.getNumArguments()), [&](unsigned index) {
+          return zero::isHostArgument(fn, index);
+        });
+    for (auto &[op, arguments] : gathers) {
+      auto gather = cast<zero::AllGatherOp>(op);
+      if (moveSlicedGatherAfterReads(gather, arguments) && onDevice)
+        sinkGatherInput(gather);
     }
   }
 

@@ -516,6 +516,7 @@ static void releasePinnedHost(void *pointer);
 /// nothing in use, to the driver, once the device is idle, when the memory
 /// is full).
 static CUresult allocate(Gpu &g, size_t size, GpuMemory kind, void *&pointer) {
+  size = zero::rt::BufferPool<GpuMemory>::sizeClass(size);
   CUevent pending = nullptr;
   {
     std::lock_guard<std::mutex> lock(g.mutex);

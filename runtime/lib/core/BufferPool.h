@@ -8,7 +8,9 @@
 // of at least the size asked for, and at most an eighth more. Buffers of
 // nearly one size (a step's buckets, each a few members different) then
 // share one allocation where exact sizes would keep one each; the eighth
-// bounds what a buffer may waste. The caller locks.
+// bounds what a buffer may waste. Large buffers are allocated in whole 2 MiB
+// (sizeClass), so that a bucket a little larger than the one before takes
+// its buffer too. The caller locks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +37,15 @@ template <typename Kind> class BufferPool {
 public:
   /// The most bytes a kept buffer may have beyond the `size` asked of it.
   static size_t slack(size_t size) { return size / 8; }
+
+  /// The bytes to ask of the system for a buffer of `size`: from 16 MiB, a
+  /// whole number of 2 MiB (the pages a GPU maps such a buffer with), at
+  /// most an eighth more; below, `size`. A buffer a few bytes larger than a
+  /// kept one (the next bucket) then takes it rather than one of its own.
+  static size_t sizeClass(size_t size) {
+    constexpr size_t page = size_t(2) << 20, from = size_t(16) << 20;
+    return size < from ? size : (size + page - 1) / page * page;
+  }
 
   /// A buffer of at least `size` bytes and `kind` that the calling thread's
   /// rank freed, the smallest within `slack`, taken out of its pool; null

@@ -57,14 +57,14 @@ size_t alignedSize(int64_t bytes) {
 } // namespace
 
 void *zero_rt_alloc(int64_t bytes) {
-  size_t size = alignedSize(bytes);
+  size_t size = zero::rt::BufferPool<bool>::sizeClass(alignedSize(bytes));
   HostPools &p = pools();
   {
     std::lock_guard<std::mutex> lock(p.mutex);
     if (void *pointer = p.buffers.take(false, size))
       return pointer;
   }
-  void *pointer = zero::rt::allocateHostBuffer(bytes);
+  void *pointer = zero::rt::allocateHostBuffer(static_cast<int64_t>(size));
   std::lock_guard<std::mutex> lock(p.mutex);
   p.buffers.add(pointer, size, false);
   return pointer;

@@ -145,9 +145,12 @@ func.func @gathered_slice(%w: tensor<12xf32>, %shards: tensor<5xf32>)
 // Each member of a bucket is copied into its argument as soon as its slice
 // is made and its old value is read no more, not before the return: there,
 // every bucket's gathered buffer would be held until the step's end at
-// once. Here the second weight's old value is read after the gather, so
-// its copy follows that read; both precede the work that reads neither
-// (the addf, which a step's result would use).
+// once. Here the step reads the second weight's new value (a norm) before
+// its old one, so the gather stays where it is (it moves down past the
+// reads of its members' old values only up to its result's first use:
+// @delayed_bucket_moves), and that member's copy follows the read; the
+// first's precedes it. Both precede the work that reads neither (the
+// addf, which a step's result would use).
 zero.mesh @dp(shape = [2])
 // CHECK-LABEL: func.func @bucket_copied_early
 // CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<4xf32> {zero.aliasing_output = 0 : i64}
@@ -158,25 +161,104 @@ zero.mesh @dp(shape = [2])
 // CHECK-NEXT: %[[CA:.*]] = bufferization.materialize_in_destination %[[SA]] in %[[DA]]
 // CHECK-NEXT: %[[NA:.*]] = tensor.collapse_shape %[[CA]]
 // CHECK-NEXT: %[[SB:.*]] = tensor.extract_slice {{.*}}[0, 2] [2, 3]
+// CHECK-NEXT: %[[B2:.*]] = tensor.collapse_shape %[[SB]]
+// CHECK-NEXT: %[[NORM:.*]] = arith.mulf %[[B2]], %[[B2]]
 // CHECK-NEXT: %[[READ:.*]] = arith.mulf %[[B]], %[[B]]
 // CHECK-NEXT: %[[DB:.*]] = tensor.expand_shape %[[B]]
 // CHECK-NEXT: %[[CB:.*]] = bufferization.materialize_in_destination %[[SB]] in %[[DB]]
 // CHECK-NEXT: %[[NB:.*]] = tensor.collapse_shape %[[CB]]
 // CHECK-NEXT: arith.addf
-// CHECK-NEXT: return %[[NA]], %[[NB]], %[[READ]]
+// CHECK-NEXT: return %[[NA]], %[[NB]], %[[NORM]], %[[READ]]
 func.func @bucket_copied_early(%a: tensor<4xf32>, %b: tensor<6xf32>,
                                %shards: tensor<5xf32>, %x: tensor<8xf32>)
     -> (tensor<4xf32> {zero.state_of = 0 : i64},
-        tensor<6xf32> {zero.state_of = 1 : i64}, tensor<6xf32>) {
+        tensor<6xf32> {zero.state_of = 1 : i64}, tensor<6xf32>, tensor<6xf32>) {
   %all = zero.all_gather %shards on @dp : tensor<5xf32> -> tensor<10xf32>
   %rows = tensor.expand_shape %all [[0, 1]] output_shape [2, 5] : tensor<10xf32> into tensor<2x5xf32>
   %sa = tensor.extract_slice %rows[0, 0] [2, 2] [1, 1] : tensor<2x5xf32> to tensor<2x2xf32>
   %a2 = tensor.collapse_shape %sa [[0, 1]] : tensor<2x2xf32> into tensor<4xf32>
   %sb = tensor.extract_slice %rows[0, 2] [2, 3] [1, 1] : tensor<2x5xf32> to tensor<2x3xf32>
   %b2 = tensor.collapse_shape %sb [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  %norm = arith.mulf %b2, %b2 : tensor<6xf32>
   %read = arith.mulf %b, %b : tensor<6xf32>
   %later = arith.addf %x, %x : tensor<8xf32>
-  return %a2, %b2, %read : tensor<4xf32>, tensor<6xf32>, tensor<6xf32>
+  return %a2, %b2, %norm, %read : tensor<4xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>
+}
+
+// -----
+
+// A delayed update's bucket is gathered before the step reads its members'
+// old weights: the gather, and the views that cut the members out of it,
+// move down past those reads (as a weight gathered alone does), so that
+// the gathered buffer is not held through them, and what makes the new
+// shards' pack follows it down. The members are then copied out at once.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @delayed_bucket_moves
+// CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<4xf32> {zero.aliasing_output = 0 : i64}
+// CHECK-SAME: %[[B:[a-z0-9]+]]: tensor<6xf32> {zero.aliasing_output = 1 : i64}
+// CHECK: %[[RA:.*]] = arith.mulf %[[A]], %[[A]]
+// CHECK-NEXT: %[[RB:.*]] = arith.mulf %[[B]], %[[B]]
+// CHECK-NEXT: %[[NEW:.*]] = arith.addf
+// CHECK-NEXT: %[[PACK:.*]] = tensor.concat dim(0) %[[NEW]]
+// CHECK-NEXT: %[[ALL:.*]] = zero.all_gather %[[PACK]]
+// CHECK-NEXT: %[[ROWS:.*]] = tensor.expand_shape %[[ALL]]
+// CHECK-NEXT: %[[SA:.*]] = tensor.extract_slice %[[ROWS]][0, 0] [2, 2]
+// CHECK-NEXT: expand_shape %[[A]]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[SA]]
+// CHECK-NEXT: collapse_shape
+// CHECK-NEXT: %[[SB:.*]] = tensor.extract_slice %[[ROWS]][0, 2] [2, 3]
+// CHECK-NEXT: expand_shape %[[B]]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[SB]]
+// CHECK-NEXT: collapse_shape
+// CHECK-NEXT: return
+func.func @delayed_bucket_moves(%a: tensor<4xf32>, %b: tensor<6xf32>,
+                                %sa: tensor<2xf32>, %sb: tensor<3xf32>,
+                                %ua: tensor<2xf32>)
+    -> (tensor<4xf32> {zero.state_of = 0 : i64},
+        tensor<6xf32> {zero.state_of = 1 : i64}, tensor<4xf32>, tensor<6xf32>) {
+  %na = arith.addf %sa, %ua : tensor<2xf32>
+  %pack = tensor.concat dim(0) %na, %sb : (tensor<2xf32>, tensor<3xf32>) -> tensor<5xf32>
+  %all = zero.all_gather %pack on @dp : tensor<5xf32> -> tensor<10xf32>
+  %rows = tensor.expand_shape %all [[0, 1]] output_shape [2, 5] : tensor<10xf32> into tensor<2x5xf32>
+  %ca = tensor.extract_slice %rows[0, 0] [2, 2] [1, 1] : tensor<2x5xf32> to tensor<2x2xf32>
+  %a2 = tensor.collapse_shape %ca [[0, 1]] : tensor<2x2xf32> into tensor<4xf32>
+  %cb = tensor.extract_slice %rows[0, 2] [2, 3] [1, 1] : tensor<2x5xf32> to tensor<2x3xf32>
+  %b2 = tensor.collapse_shape %cb [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  %ra = arith.mulf %a, %a : tensor<4xf32>
+  %rb = arith.mulf %b, %b : tensor<6xf32>
+  return %a2, %b2, %ra, %rb : tensor<4xf32>, tensor<6xf32>, tensor<4xf32>, tensor<6xf32>
+}
+
+// -----
+
+// The same where some state lives in host memory (offload=optimizer: here
+// the moment the update reads): the gather moves down, but what makes its
+// input stays, since that update runs on the host queue, started early so
+// as to run beside the forward and backward; the pack is 1/N of what the
+// gather holds.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @delayed_offloaded_bucket_moves
+// CHECK: %[[NEW:.*]] = arith.addf
+// CHECK-NEXT: %[[PACK:.*]] = tensor.concat dim(0) %[[NEW]]
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: zero.all_gather %[[PACK]]
+func.func @delayed_offloaded_bucket_moves(
+    %a: tensor<4xf32>, %b: tensor<6xf32>, %sa: tensor<2xf32>,
+    %sb: tensor<3xf32>, %ua: tensor<2xf32> {zero.memory = "host"})
+    -> (tensor<4xf32> {zero.state_of = 0 : i64},
+        tensor<6xf32> {zero.state_of = 1 : i64}, tensor<4xf32>, tensor<6xf32>) {
+  %na = arith.addf %sa, %ua : tensor<2xf32>
+  %pack = tensor.concat dim(0) %na, %sb : (tensor<2xf32>, tensor<3xf32>) -> tensor<5xf32>
+  %all = zero.all_gather %pack on @dp : tensor<5xf32> -> tensor<10xf32>
+  %rows = tensor.expand_shape %all [[0, 1]] output_shape [2, 5] : tensor<10xf32> into tensor<2x5xf32>
+  %ca = tensor.extract_slice %rows[0, 0] [2, 2] [1, 1] : tensor<2x5xf32> to tensor<2x2xf32>
+  %a2 = tensor.collapse_shape %ca [[0, 1]] : tensor<2x2xf32> into tensor<4xf32>
+  %cb = tensor.extract_slice %rows[0, 2] [2, 3] [1, 1] : tensor<2x5xf32> to tensor<2x3xf32>
+  %b2 = tensor.collapse_shape %cb [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  %ra = arith.mulf %a, %a : tensor<4xf32>
+  %rb = arith.mulf %b, %b : tensor<6xf32>
+  return %a2, %b2, %ra, %rb : tensor<4xf32>, tensor<6xf32>, tensor<4xf32>, tensor<6xf32>
 }
 
 // -----

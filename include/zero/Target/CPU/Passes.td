@@ -121,7 +121,14 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     argument just after the latest of its own definition and the last read
     of the old weight in the function's block, for the same reason: copied
     before the return, the members of a bucketed gather would hold every
-    bucket's gathered buffer until the step's end at once. A delayed update
+    bucket's gathered buffer until the step's end at once. Such a gather
+    (and the views that cut its members out) first moves down past the
+    reads of its members' old values that precede its result's first other
+    use, as a weight gathered alone does, and what makes its input follows
+    it down where no state of the function lives in host memory; where some
+    does, that stays, since an offloaded update runs on the host queue
+    beside the forward and backward (the input is 1/N of the gathered
+    bytes). A delayed update
     (`zero-delay-update`) makes the new shard before the forward and
     backward read the old weight; its gather moves down past those reads
     (where the weight is in device memory), so that the step does not hold
