@@ -1284,6 +1284,12 @@ TEST(BufferPool, TakesTheSmallestKeptBufferWithinAnEighthMore) {
   EXPECT_EQ(pool.take(false, 1800), &c);      // 200 more, within 225
   EXPECT_EQ(pool.take(false, 1), nullptr);
   EXPECT_FALSE(pool.put(&pool)); // not one of its allocations
+  // From 16 MiB, whole 2 MiB: two buckets a few bytes apart share a size.
+  using Pool = zero::rt::BufferPool<bool>;
+  EXPECT_EQ(Pool::sizeClass(1000), 1000u);
+  EXPECT_EQ(Pool::sizeClass(size_t(16) << 20), size_t(16) << 20);
+  EXPECT_EQ(Pool::sizeClass((size_t(16) << 20) + 1), size_t(18) << 20);
+  EXPECT_EQ(Pool::sizeClass(103956544), Pool::sizeClass(103959616));
 }
 
 TEST(HostMemory, ABufferFreedServesTheNextOfNearlyItsSize) {
@@ -1298,6 +1304,14 @@ TEST(HostMemory, ABufferFreedServesTheNextOfNearlyItsSize) {
   EXPECT_NE(quarter, bucket);
   zero_rt_free(quarter);
   zero_rt_free(smaller);
+  // From 16 MiB, the next bucket a few bytes larger takes it too: both are
+  // allocated in whole 2 MiB.
+  constexpr int64_t large = (20 << 20) + 100;
+  void *first = zero_rt_alloc(large);
+  zero_rt_free(first);
+  void *next = zero_rt_alloc(large + 3000);
+  EXPECT_EQ(next, first);
+  zero_rt_free(next);
 }
 
 TEST(HostQueue, FreesABufferOnceTheWorkBeforeItIsDone) {

@@ -3,7 +3,7 @@
 // A training step allocates the same buffers every step. The runtime's
 // allocators (host memory, HostMemory.cpp; GPU memory, Cuda.cpp) keep a
 // freed buffer in the pool of the rank bound to the freeing thread, by its
-// kind (GPU: managed or device memory) and size, and hand it to that rank's
+// kind (GPU: managed or device memory), and hand it to that rank's
 // next allocation of that kind that it fits best: the smallest kept buffer
 // of at least the size asked for, and at most an eighth more. Buffers of
 // nearly one size (a step's buckets, each a few members different) then
