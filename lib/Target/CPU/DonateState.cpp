@@ -197,6 +197,22 @@ void copyIntoArgument(OpOperand &result, SlicedResult &sliced, Value argument,
       reshape->erase();
 }
 
+/// The latest of `latest` (null: none) and each op of `block` that reads
+/// `argument`'s old value (uses it or a view of it, itself no view, or holds
+/// such a use in its regions) and that `counts` accepts (by default, every
+/// one).
+Operation *latestRead(Block *block, Value argument, Operation *latest,
+                      function_ref<bool(Operation *)> counts = nullptr) {
+  for (Operation *user : usersThroughViews(argument)) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (!inBlock || isView(inBlock) || (counts && !counts(inBlock)))
+      continue;
+    if (!latest || latest->isBeforeInBlock(inBlock))
+      latest = inBlock;
+  }
+  return latest;
+}
+
 /// The op of `block` after which the slice `source` may be copied into
 /// `argument`: the latest of the slice's definition and every op of the
 /// block that reads the argument's old value (an op holding a read in its
@@ -205,13 +221,8 @@ void copyIntoArgument(OpOperand &result, SlicedResult &sliced, Value argument,
 /// every bucket's at once; copied here, each bucket's buffer is freed once
 /// its members are copied out, and the next bucket reuses it.
 Operation *lastOldValueRead(Block *block, Value source, Value argument) {
-  Operation *latest = block->findAncestorOpInBlock(*source.getDefiningOp());
-  for (Operation *user : usersThroughViews(argument)) {
-    Operation *inBlock = block->findAncestorOpInBlock(*user);
-    if (inBlock && !isView(inBlock) && latest->isBeforeInBlock(inBlock))
-      latest = inBlock;
-  }
-  return latest;
+  return latestRead(block, argument,
+                    block->findAncestorOpInBlock(*source.getDefiningOp()));
 }
 
 /// Moves the all-gather `gather` of a weight whose result is copied into its
@@ -241,15 +252,12 @@ void moveGatherAfterReads(zero::AllGatherOp gather, Value argument,
   // The input's definition, whatever it is (a view of the new shard too).
   Operation *latest = gather.getInput().getDefiningOp();
   latest = latest ? block->findAncestorOpInBlock(*latest) : nullptr;
-  for (Operation *user : usersThroughViews(argument)) {
-    Operation *inBlock = block->findAncestorOpInBlock(*user);
-    if (!inBlock || inBlock == gather || usesResult.contains(inBlock) ||
-        isView(inBlock) || (firstUse && !inBlock->isBeforeInBlock(firstUse)) ||
-        (!pastLaterReads && gather->isBeforeInBlock(inBlock)))
-      continue; // not a read of the old weight the gather must follow
-    if (!latest || latest->isBeforeInBlock(inBlock))
-      latest = inBlock;
-  }
+  // The reads of the old weight the gather must follow.
+  latest = latestRead(block, argument, latest, [&](Operation *read) {
+    return read != gather && !usesResult.contains(read) &&
+           (!firstUse || read->isBeforeInBlock(firstUse)) &&
+           (pastLaterReads || !gather->isBeforeInBlock(read));
+  });
   if (latest)
     gather->moveAfter(latest);
   else
@@ -261,16 +269,13 @@ void moveGatherAfterReads(zero::AllGatherOp gather, Value argument,
 /// than what it views (a dynamic offset), so could not move with `value`.
 bool collectViews(Value value, Block *block,
                   SmallVectorImpl<Operation *> &views) {
-  SmallVector<Value> worklist = {value};
-  while (!worklist.empty())
-    for (Operation *user : worklist.pop_back_val().getUsers()) {
-      if (!isView(user))
-        continue;
-      if (user->getBlock() != block || user->getNumOperands() != 1)
-        return false;
-      views.push_back(user);
-      worklist.push_back(user->getResult(0));
-    }
+  for (Operation *user : usersThroughViews(value)) {
+    if (!isView(user))
+      continue;
+    if (user->getBlock() != block || user->getNumOperands() != 1)
+      return false;
+    views.push_back(user);
+  }
   llvm::sort(views,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   return true;
@@ -305,14 +310,9 @@ bool moveSlicedGatherAfterReads(zero::AllGatherOp gather,
     }
   Operation *latest = nullptr;
   for (Value argument : arguments)
-    for (Operation *user : usersThroughViews(argument)) {
-      Operation *inBlock = block->findAncestorOpInBlock(*user);
-      if (!inBlock || isView(inBlock) ||
-          (firstUse && !inBlock->isBeforeInBlock(firstUse)))
-        continue;
-      if (!latest || latest->isBeforeInBlock(inBlock))
-        latest = inBlock;
-    }
+    latest = latestRead(block, argument, latest, [&](Operation *read) {
+      return !firstUse || read->isBeforeInBlock(firstUse);
+    });
   if (!latest || !gather->isBeforeInBlock(latest))
     return false;
   gather->moveAfter(latest);
