@@ -71,8 +71,23 @@ Value beneathReshapes(Value value, SmallVectorImpl<Operation *> &reshapes) {
 /// `zero-forward-collective-outputs` has it write there).
 Value viewSource(Value value);
 
+/// The `zero.async` that starts an all-gather whose result `value` is (the
+/// `zero.await` of its future, in the async's block); else null. Such a
+/// gather is the schedule's (zero-schedule-overlap): started once its
+/// input is made, awaited before the return.
+zero::AsyncOp awaitedGather(Value value) {
+  auto await = value.getDefiningOp<zero::AwaitOp>();
+  auto async =
+      await ? await.getFuture().getDefiningOp<zero::AsyncOp>() : nullptr;
+  if (!async || async->getBlock() != await->getBlock() ||
+      !isa_and_present<zero::AllGatherOp>(async.getCollective()))
+    return nullptr;
+  return async;
+}
+
 struct SlicedResult {
-  /// The slice (tensor.extract_slice) or the all-gather's result.
+  /// The slice (tensor.extract_slice), the all-gather's result, or the
+  /// await of an all-gather started by `zero.async` (awaitedGather).
   Value source;
   /// The reshapes from the source to the result, the result's own first.
   SmallVector<Operation *> reshapes;
@@ -84,13 +99,16 @@ struct SlicedResult {
   /// weight the step gathers, not a value it reduces (a delayed update's
   /// gradient shard).
   bool isGathered() const {
-    return isa_and_present<zero::AllGatherOp>(
-        viewSource(source).getDefiningOp());
+    Value viewed = viewSource(source);
+    return isa_and_present<zero::AllGatherOp>(viewed.getDefiningOp()) ||
+           awaitedGather(viewed);
   }
   /// What the source is, for a remark.
   StringRef what() const {
     if (isSlice())
       return "a slice";
+    if (awaitedGather(source))
+      return "an awaited all-gather's result";
     return source.getDefiningOp<zero::AllGatherOp>()
                ? "an all-gather's result"
                : "a reduce-scatter's result";
@@ -101,7 +119,8 @@ std::optional<SlicedResult> findSlicedResult(Value result) {
   SlicedResult sliced;
   sliced.source = beneathReshapes(result, sliced.reshapes);
   if (isa_and_present<tensor::ExtractSliceOp, zero::AllGatherOp,
-                      zero::ReduceScatterOp>(sliced.source.getDefiningOp()))
+                      zero::ReduceScatterOp>(sliced.source.getDefiningOp()) ||
+      awaitedGather(sliced.source))
     return sliced;
   return std::nullopt;
 }
@@ -264,6 +283,25 @@ void moveGatherAfterReads(zero::AllGatherOp gather, Value argument,
     gather->moveBefore(block, block->begin());
 }
 
+/// Moves `async`, which starts the all-gather of a weight that `await`
+/// awaits and that is copied into its argument `argument`, down to just
+/// after the last read of the old weight before the await. Started while
+/// the old weight is still read (the schedule starts it once its shard is
+/// made; a weight read again later, as a tied embedding is), the gather
+/// needs a buffer of its own, held until the await and copied from there;
+/// started after, it writes into the argument's buffer
+/// (zero-forward-collective-outputs) while the computation after that read
+/// runs. Nothing moves up.
+void moveAsyncAfterReads(zero::AsyncOp async, Operation *await,
+                         Value argument) {
+  Operation *latest =
+      latestRead(async->getBlock(), argument, nullptr, [&](Operation *read) {
+        return read != async && read->isBeforeInBlock(await);
+      });
+  if (latest && async->isBeforeInBlock(latest))
+    async->moveAfter(latest);
+}
+
 /// The views (isView) of `value`, through any number of them, in `block`'s
 /// order; false where one is not an op of `block` or takes an operand other
 /// than what it views (a dynamic offset), so could not move with `value`.
@@ -279,6 +317,20 @@ bool collectViews(Value value, Block *block,
   llvm::sort(views,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   return true;
+}
+
+/// Moves the views of `value` (collectViews) up to just after its
+/// definition, in their order, where each can move.
+void hoistViews(Value value) {
+  Block *block = value.getParentBlock();
+  SmallVector<Operation *> views;
+  if (!collectViews(value, block, views))
+    return;
+  Operation *at = value.getDefiningOp();
+  for (Operation *view : views) {
+    view->moveAfter(at);
+    at = view;
+  }
 }
 
 /// moveGatherAfterReads for an all-gather whose result is sliced (a bucket's
@@ -316,11 +368,7 @@ bool moveSlicedGatherAfterReads(zero::AllGatherOp gather,
   if (!latest || !gather->isBeforeInBlock(latest))
     return false;
   gather->moveAfter(latest);
-  Operation *at = gather;
-  for (Operation *view : views) {
-    view->moveAfter(at);
-    at = view;
-  }
+  hoistViews(gather.getResult());
   return true;
 }
 
@@ -528,9 +576,12 @@ struct ZeroDonateStatePass
                 ", and a loop starts from its argument";
         } else {
           Value arg = fn.getArgument(*argument);
+          zero::AsyncOp async = awaitedGather(sliced->source);
+          if (async && !zero::isHostArgument(fn, *argument))
+            moveAsyncAfterReads(async, sliced->source.getDefiningOp(), arg);
           copyIntoArgument(
               ret->getOpOperand(index), *sliced, arg,
-              sliced->isSlice()
+              sliced->isSlice() || async
                   ? lastOldValueRead(&fn.getBody().front(), sliced->source, arg)
                   : nullptr);
           // A weight in host memory goes through a device buffer of the
@@ -575,6 +626,7 @@ struct ZeroDonateStatePass
   /// values first: where it stands bounds where each copy may go.
   static void moveSlicedGathersAfterReads(func::FuncOp fn, func::ReturnOp ret) {
     llvm::MapVector<Operation *, SmallVector<Value>> gathers;
+    llvm::SetVector<Value> awaited;
     for (auto [index, argument] : llvm::enumerate(zero::findStateResults(fn))) {
       if (!argument || zero::isHostArgument(fn, *argument))
         continue;
@@ -583,10 +635,17 @@ struct ZeroDonateStatePass
       Value arg = fn.getArgument(*argument);
       if (!sliced || !sliced->isSlice() || startsALoop(arg))
         continue;
-      if (auto gather =
-              viewSource(sliced->source).getDefiningOp<zero::AllGatherOp>())
+      Value gathered = viewSource(sliced->source);
+      if (auto gather = gathered.getDefiningOp<zero::AllGatherOp>())
         gathers[gather].push_back(arg);
+      else if (awaitedGather(gathered))
+        awaited.insert(gathered);
     }
+    // An awaited bucket's members are cut out where it is awaited: copied
+    // there, its gathered buffer is freed at once
+    // (zero-schedule-overlap awaits it where it is done).
+    for (Value value : awaited)
+      hoistViews(value);
     // On the device alone, what makes the gather's input follows it down,
     // as for a weight gathered alone: the new shards are then not held
     // through the forward and backward either.

@@ -143,12 +143,14 @@ bool touchedBetween(Operation *op, Operation *end, Value buffer,
 }
 
 /// Whether a collective started before `op` may still use `buffer` after
-/// it: a wait later in the block names a view of it.
-bool awaitedAfter(Operation *op, Value buffer) {
+/// it: a wait later in the block, other than the wait of `own` (where
+/// given), names a view of it.
+bool awaitedAfter(Operation *op, Value buffer, Operation *own = nullptr) {
   for (Operation *it = op->getNextNode(); it; it = it->getNextNode())
     if (auto wait = dyn_cast<zero::WaitOp>(it))
-      if (zero::bufferOrigin(wait.getInput()) == buffer ||
-          zero::bufferOrigin(wait.getOutput()) == buffer)
+      if ((!own || wait.getRequest().getDefiningOp() != own) &&
+          (zero::bufferOrigin(wait.getInput()) == buffer ||
+           zero::bufferOrigin(wait.getOutput()) == buffer))
         return true;
   return false;
 }
@@ -271,17 +273,18 @@ void gatherInPlace(zero::AllGatherBufferOp gather) {
   auto alloc = input.getDefiningOp<memref::AllocOp>();
   auto inputType = dyn_cast<MemRefType>(input.getType());
   auto outputType = dyn_cast<MemRefType>(output.getType());
-  if (!alloc || gather.getRequest() || gather.getGatherDim() != 0 ||
-      !inputType || inputType.getRank() != 1 || !outputType ||
-      outputType.getRank() != 1 || !hasIdentityLayout(input) ||
-      !hasIdentityLayout(output))
+  if (!alloc || gather.getGatherDim() != 0 || !inputType ||
+      inputType.getRank() != 1 || !outputType || outputType.getRank() != 1 ||
+      !hasIdentityLayout(input) || !hasIdentityLayout(output))
     return;
   // The one op that writes the input: as its destination, elementwise,
   // without reading what it overwrites.
   linalg::LinalgOp writer;
   OpOperand *init = nullptr;
   for (OpOperand &use : input.getUses()) {
-    if (use.getOwner() == gather.getOperation())
+    auto wait = dyn_cast<zero::WaitOp>(use.getOwner());
+    if (use.getOwner() == gather.getOperation() ||
+        (wait && wait.getRequest() == gather.getRequest()))
       continue;
     auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
     if (!op || writer || !op.isDpsInit(&use))
@@ -316,9 +319,21 @@ void gatherInPlace(zero::AllGatherBufferOp gather) {
                      llvm::SmallPtrSet<Operation *, 1>()))
     return leave("the buffer it gathers into is used between the op that "
                  "makes its input and the gather");
-  if (awaitedAfter(writer, buffer))
+  if (awaitedAfter(writer, buffer, gather))
     return leave("a collective's wait after the op that makes its input "
                  "names the buffer it gathers into");
+  // A gather in flight (zero-schedule-overlap's) sends its part from the
+  // buffer until its wait: nothing may touch the buffer in between.
+  if (Value request = gather.getRequest()) {
+    auto wait = dyn_cast_or_null<zero::WaitOp>(
+        request.hasOneUse() ? *request.getUsers().begin() : nullptr);
+    if (!wait || wait->getBlock() != gather->getBlock())
+      return leave("its wait is not one op of its block");
+    if (touchedBetween(gather, wait, buffer,
+                       llvm::SmallPtrSet<Operation *, 1>()))
+      return leave("the buffer it gathers into is used while it is in "
+                   "flight");
+  }
   input.replaceAllUsesWith(part);
   alloc.erase();
 }

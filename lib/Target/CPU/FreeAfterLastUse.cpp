@@ -11,6 +11,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/CPU/Passes.h"
 #include "zero/Utils/Buffers.h"
 
@@ -23,21 +24,29 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `op`'s results cannot hold a buffer: none, or plain numbers only.
-bool returnsOnlyNumbers(Operation *op) {
-  return llvm::all_of(op->getResultTypes(),
-                      [](Type type) { return type.isIntOrIndexOrFloat(); });
+/// Whether `result` is the request of a collective started on `view` that
+/// only waits of its block's ops use, each naming `view` too: the
+/// collective uses the buffer until those waits, which are its uses.
+bool isRequestWaitedOn(Value result, Value view) {
+  return isa<zero::RequestType>(result.getType()) &&
+         llvm::all_of(result.getUsers(), [&](Operation *user) {
+           auto wait = dyn_cast<zero::WaitOp>(user);
+           return wait && (wait.getInput() == view || wait.getOutput() == view);
+         });
 }
 
 /// Whether `user`, an op that reads or writes `view` (a view of the buffer),
-/// lets the buffer go when it ends: it is not a view of it (those are
-/// followed), keeps no reference in a result, takes no address and passes
-/// nothing on.
-bool letsGo(Operation *user) {
+/// lets the buffer go when it ends, or at the waits of the collective it
+/// starts (isRequestWaitedOn): it is not a view of it (those are followed),
+/// keeps no reference in a result, takes no address and passes nothing on.
+bool letsGo(Operation *user, Value view) {
   if (user->hasTrait<OpTrait::IsTerminator>() ||
       isa<memref::ExtractAlignedPointerAsIndexOp>(user))
     return false;
-  return returnsOnlyNumbers(user);
+  return llvm::all_of(user->getResults(), [&](Value result) {
+    return result.getType().isIntOrIndexOrFloat() ||
+           isRequestWaitedOn(result, view);
+  });
 }
 
 /// The last op of `block` that uses `buffer` or a view of it (the op of the
@@ -66,7 +75,7 @@ Operation *lastUseInBlock(Value buffer, Operation *dealloc, Block *block,
         continue;
       }
       Operation *holder = block->findAncestorOpInBlock(*user);
-      if (!holder || !letsGo(user) || !letsGo(holder)) {
+      if (!holder || !letsGo(user, view) || !letsGo(holder, view)) {
         known = false;
         return nullptr;
       }

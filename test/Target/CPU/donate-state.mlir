@@ -397,6 +397,141 @@ func.func @new_read_before_old(%w: tensor<12xf32>, %shard: tensor<6xf32>)
 
 // -----
 
+// A weight gathered on its own in flight (zero-schedule-overlap: started
+// once its shard is made, awaited before the return): the awaited value is
+// copied into the argument just after the await, and
+// zero-forward-collective-outputs then has the gather write there, in
+// place. The gather stays where the schedule started it, ahead of the work
+// that does not read the weight.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @awaited_gather
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<4x3xf32> {zero.aliasing_output = 0 : i64}
+// CHECK: %[[READ:.*]] = arith.mulf %[[W]], %[[W]]
+// CHECK-NEXT: %[[F:.*]] = zero.async
+// CHECK-NEXT: zero.all_gather
+// CHECK: arith.addf
+// CHECK-NEXT: %[[ALL:.*]] = zero.await %[[F]]
+// CHECK-NEXT: %[[DEST:.*]] = tensor.collapse_shape %[[W]] {{\[\[}}0, 1]]
+// CHECK-NEXT: %[[COPY:.*]] = bufferization.materialize_in_destination %[[ALL]] in %[[DEST]]
+// CHECK-NEXT: %[[NEW:.*]] = tensor.expand_shape %[[COPY]] {{\[\[}}0, 1]] output_shape [4, 3]
+// CHECK: return %[[NEW]], %[[READ]]
+func.func @awaited_gather(%w: tensor<4x3xf32>, %shard: tensor<6xf32>, %x: tensor<8xf32>)
+    -> (tensor<4x3xf32> {zero.state_of = 0 : i64}, tensor<4x3xf32>) {
+  %read = arith.mulf %w, %w : tensor<4x3xf32>
+  %f = zero.async : !zero.future<tensor<12xf32>> {
+    %all = zero.all_gather %shard on @dp : tensor<6xf32> -> tensor<12xf32>
+    zero.yield %all : tensor<12xf32>
+  }
+  %later = arith.addf %x, %x : tensor<8xf32>
+  %all = zero.await %f reads %shard : !zero.future<tensor<12xf32>>, tensor<6xf32>
+  %w2 = tensor.expand_shape %all [[0, 1]] output_shape [4, 3] : tensor<12xf32> into tensor<4x3xf32>
+  return %w2, %read : tensor<4x3xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// The same, but the old weight is read after the gather starts (a tied
+// weight, read again by a later layer): the start moves down to just after
+// that read, where the old value is dead, so that the gather can write
+// into the argument; the work after the read still overlaps it.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @awaited_gather_after_read
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<12xf32> {zero.aliasing_output = 0 : i64}
+// CHECK: %[[READ:.*]] = arith.mulf %[[W]], %[[W]]
+// CHECK-NEXT: %[[F:.*]] = zero.async
+// CHECK-NEXT: zero.all_gather
+// CHECK-NEXT: zero.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: %[[ALL:.*]] = zero.await %[[F]]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[ALL]] in %[[W]]
+func.func @awaited_gather_after_read(%w: tensor<12xf32>, %shard: tensor<6xf32>, %x: tensor<8xf32>)
+    -> (tensor<12xf32> {zero.state_of = 0 : i64}, tensor<12xf32>) {
+  %f = zero.async : !zero.future<tensor<12xf32>> {
+    %all = zero.all_gather %shard on @dp : tensor<6xf32> -> tensor<12xf32>
+    zero.yield %all : tensor<12xf32>
+  }
+  %read = arith.mulf %w, %w : tensor<12xf32>
+  %later = arith.addf %x, %x : tensor<8xf32>
+  %all = zero.await %f reads %shard : !zero.future<tensor<12xf32>>, tensor<6xf32>
+  return %all, %read : tensor<12xf32>, tensor<12xf32>
+}
+
+// -----
+
+// The old weight is read after the await too: the gather's start moves
+// past the read before the await, and the copy follows the read after it
+// (zero-forward-collective-outputs then leaves the gather its own buffer:
+// the argument is read while it is in flight).
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @awaited_gather_read_after
+// CHECK: %[[READ:.*]] = arith.mulf
+// CHECK-NEXT: %[[F:.*]] = zero.async
+// CHECK: %[[ALL:.*]] = zero.await %[[F]]
+// CHECK-NEXT: %[[LAST:.*]] = arith.subf
+// CHECK-NEXT: bufferization.materialize_in_destination %[[ALL]] in
+// CHECK: return
+func.func @awaited_gather_read_after(%w: tensor<12xf32>, %shard: tensor<6xf32>)
+    -> (tensor<12xf32> {zero.state_of = 0 : i64}, tensor<12xf32>, tensor<12xf32>) {
+  %f = zero.async : !zero.future<tensor<12xf32>> {
+    %all = zero.all_gather %shard on @dp : tensor<6xf32> -> tensor<12xf32>
+    zero.yield %all : tensor<12xf32>
+  }
+  %read = arith.mulf %w, %w : tensor<12xf32>
+  %all = zero.await %f reads %shard : !zero.future<tensor<12xf32>>, tensor<6xf32>
+  %last = arith.subf %all, %w : tensor<12xf32>
+  return %all, %read, %last : tensor<12xf32>, tensor<12xf32>, tensor<12xf32>
+}
+
+// -----
+
+// A bucket gathered in flight and awaited early (zero-schedule-overlap
+// awaits it where it is done): the slices that cut its members out move up
+// to the await, and each member is copied into its argument there, so the
+// gathered bucket is freed before the rest of the step.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @awaited_bucket
+// CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<4xf32> {zero.aliasing_output = 0 : i64}
+// CHECK-SAME: %[[B:[a-z0-9]+]]: tensor<4xf32> {zero.aliasing_output = 1 : i64}
+// CHECK: %[[ALL:.*]] = zero.await
+// CHECK-NEXT: %[[SA:.*]] = tensor.extract_slice %[[ALL]][0] [4] [1]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[SA]] in %[[A]]
+// CHECK-NEXT: %[[SB:.*]] = tensor.extract_slice %[[ALL]][4] [4] [1]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[SB]] in %[[B]]
+// CHECK-NEXT: arith.addf
+func.func @awaited_bucket(%a: tensor<4xf32>, %b: tensor<4xf32>, %shard: tensor<4xf32>, %x: tensor<6xf32>)
+    -> (tensor<4xf32> {zero.state_of = 0 : i64}, tensor<4xf32> {zero.state_of = 1 : i64}) {
+  %f = zero.async : !zero.future<tensor<8xf32>> {
+    %all = zero.all_gather %shard on @dp : tensor<4xf32> -> tensor<8xf32>
+    zero.yield %all : tensor<8xf32>
+  }
+  %all = zero.await %f reads %shard : !zero.future<tensor<8xf32>>, tensor<4xf32>
+  %later = arith.addf %x, %x : tensor<6xf32>
+  %sa = tensor.extract_slice %all[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
+  %sb = tensor.extract_slice %all[4] [4] [1] : tensor<8xf32> to tensor<4xf32>
+  return %sa, %sb : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// An awaited reduce-scatter is no weight the step gathers: its result
+// keeps a buffer of its own, with the reason.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @awaited_reduce_scatter
+// CHECK-NOT: zero.aliasing_output
+// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: it is made by 'zero.await', not by a linalg op with a destination}}
+func.func @awaited_reduce_scatter(%s: tensor<6xf32>, %g: tensor<12xf32>)
+    -> (tensor<6xf32> {zero.state_of = 0 : i64}) {
+  %f = zero.async : !zero.future<tensor<6xf32>> {
+    %r = zero.reduce_scatter %g on @dp reduce = sum : tensor<12xf32> -> tensor<6xf32>
+    zero.yield %r : tensor<6xf32>
+  }
+  %r = zero.await %f reads %g : !zero.future<tensor<6xf32>>, tensor<12xf32>
+  return %r : tensor<6xf32>
+}
+
+// -----
+
 // A weight all-gathered on its own, in host memory (offload=params): the
 // gather's result is copied into the argument all the same (zero-offload-to-host
 // moves the gather through a device buffer of its own, copied back into

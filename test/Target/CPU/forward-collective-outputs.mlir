@@ -173,6 +173,69 @@ func.func @gathered_in_place(%w: memref<12xf32>, %g: memref<6xf32>) {
 
 // -----
 
+// In place and in flight (zero-schedule-overlap's gather, awaited later):
+// the same, the gather's wait naming the part as its input. Nothing
+// touches the weight between the start and the wait.
+zero.mesh @dp(shape = [2])
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @started_in_place
+// CHECK-SAME: (%[[W:.*]]: memref<12xf32>, %[[G:.*]]: memref<6xf32>, %[[X:.*]]: memref<8xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[PART:.*]] = memref.subview %[[W]][%{{.*}}] [6] [1]
+// CHECK: linalg.generic {{.*}} outs(%[[PART]] : memref<6xf32, strided<[1], offset: ?>>)
+// CHECK: %[[R:.*]] = zero.all_gather_buffer %[[PART]], %[[W]] on @dp : memref<6xf32, strided<[1], offset: ?>>, memref<12xf32> -> !zero.request
+// CHECK: linalg.fill
+// CHECK: zero.wait %[[R]], %[[PART]], %[[W]]
+func.func @started_in_place(%w: memref<12xf32>, %g: memref<6xf32>, %x: memref<8xf32>) {
+  %r = zero.replica_index on @dp : index
+  %c6 = arith.constant 6 : index
+  %o = arith.muli %r, %c6 : index
+  %part = memref.subview %w[%o] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1], offset: ?>>
+  %new = memref.alloc() : memref<6xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%part, %g : memref<6xf32, strided<[1], offset: ?>>, memref<6xf32>) outs(%new : memref<6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  %req = zero.all_gather_buffer %new, %w on @dp : memref<6xf32>, memref<12xf32> -> !zero.request
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%x : memref<8xf32>)
+  zero.wait %req, %new, %w : memref<6xf32>, memref<12xf32>
+  return
+}
+
+// -----
+
+// Negative: the weight is read while its gather is in flight (the gather
+// writes the other ranks' parts meanwhile): the shard keeps its buffer,
+// with the reason.
+zero.mesh @dp(shape = [2])
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @read_in_flight
+// CHECK: %[[NEW:.*]] = memref.alloc() : memref<6xf32>
+// CHECK: zero.all_gather_buffer %[[NEW]], %{{.*}} on @dp : memref<6xf32>, memref<12xf32> -> !zero.request
+func.func @read_in_flight(%w: memref<12xf32>, %g: memref<6xf32>, %y: memref<12xf32>) {
+  %r = zero.replica_index on @dp : index
+  %c6 = arith.constant 6 : index
+  %o = arith.muli %r, %c6 : index
+  %part = memref.subview %w[%o] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1], offset: ?>>
+  %new = memref.alloc() : memref<6xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%part, %g : memref<6xf32, strided<[1], offset: ?>>, memref<6xf32>) outs(%new : memref<6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  // expected-remark @below {{gathers from a buffer of its own, not in place: the buffer it gathers into is used while it is in flight}}
+  %req = zero.all_gather_buffer %new, %w on @dp : memref<6xf32>, memref<12xf32> -> !zero.request
+  memref.copy %w, %y : memref<12xf32> to memref<12xf32>
+  zero.wait %req, %new, %w : memref<6xf32>, memref<12xf32>
+  return
+}
+
+// -----
+
 // A 2-D weight: the update reads its part through bufferization's reshape,
 // the gather writes through one of its own; the two are one view. On a
 // 2x2 mesh's second axis, the part is the group index's.

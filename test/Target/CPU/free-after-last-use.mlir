@@ -44,18 +44,39 @@ func.func @temporaries(%out: memref<2x4xf32>, %acc: memref<f32>) {
 
 // -----
 
-// A collective that only starts (its request result) may still read the
-// buffer until its wait: the dealloc stays.
+// A collective that only starts (its request result) may still use the
+// buffer until its wait, which names it: the dealloc follows the wait
+// (a gather in flight frees its buffer once its members are copied out).
 // CHECK-LABEL: func.func @started_collective
 // CHECK: zero.wait
-// CHECK-NEXT: "test.rest"
+// CHECK-NEXT: arith.constant true
 // CHECK-NEXT: bufferization.dealloc
+// CHECK-NEXT: "test.rest"
 zero.mesh @dp(shape = [2])
 func.func @started_collective(%g: memref<8xf32>) {
   %true = arith.constant true
   %a = memref.alloc() : memref<8xf32>
   %r = zero.all_reduce_buffer %g, %a on @dp reduce = sum : memref<8xf32>, memref<8xf32> -> !zero.request
   zero.wait %r, %g, %a : memref<8xf32>, memref<8xf32>
+  "test.rest"() : () -> ()
+  bufferization.dealloc (%a : memref<8xf32>) if (%true)
+  return
+}
+
+// -----
+
+// Negative: the request goes on beyond the block's waits (here to an op
+// that might wait for it later): the dealloc stays.
+// CHECK-LABEL: func.func @request_passed_on
+// CHECK: "test.keep"
+// CHECK-NEXT: "test.rest"
+// CHECK-NEXT: bufferization.dealloc
+zero.mesh @dp(shape = [2])
+func.func @request_passed_on(%g: memref<8xf32>) {
+  %true = arith.constant true
+  %a = memref.alloc() : memref<8xf32>
+  %r = zero.all_reduce_buffer %g, %a on @dp reduce = sum : memref<8xf32>, memref<8xf32> -> !zero.request
+  "test.keep"(%r) : (!zero.request) -> ()
   "test.rest"() : () -> ()
   bufferization.dealloc (%a : memref<8xf32>) if (%true)
   return

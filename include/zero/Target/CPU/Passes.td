@@ -107,7 +107,9 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     A sharded step's new weight is a slice of what the all-gather made (a
     padded gather's first part, or the weight's part of a gathered bucket),
     or the whole result of a gather of the weight alone (one too large for
-    a bucket), perhaps reshaped. Bufferized as it stands, the slice would
+    a bucket), perhaps reshaped; the gather may be in flight
+    (`zero-schedule-overlap`: a `zero.async`, whose `zero.await` gives the
+    result). Bufferized as it stands, the slice would
     be copied into a buffer of its own to be returned, and the gather
     writes one: a second copy of the weights at the step's end, and a fresh
     buffer every step. The slice or the gather's result is instead copied
@@ -121,7 +123,13 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     argument just after the latest of its own definition and the last read
     of the old weight in the function's block, for the same reason: copied
     before the return, the members of a bucketed gather would hold every
-    bucket's gathered buffer until the step's end at once. Such a gather
+    bucket's gathered buffer until the step's end at once. A gather in
+    flight is copied just after its await so too (the views that cut a
+    bucket's members out move up to it), and where the old weight is read
+    after a weight's gather starts but before its await (a tied weight read
+    again), the `zero.async` moves down past that read (where the weight is
+    in device memory): started while the old weight is read, the gather
+    needs a buffer of its own; started after, it writes into the argument. Such a gather
     (and the views that cut its members out) first moves down past the
     reads of its members' old values that precede its result's first other
     use, as a weight gathered alone does, and what makes its input follows
@@ -319,9 +327,11 @@ def ZeroForwardCollectiveOutputs
     it, and the gather reads it there, so the step holds no buffer for the
     new shard and no rank copies its own part (the runtime skips it;
     MPI_IN_PLACE under MPI). It is done only where nothing between the op
-    and the gather uses the buffer, no later wait names it, and the op
-    touches no other view of it; a remark at the gather names what stands
-    in the way. Under offload the op becomes a host loop on the rank's
+    and the gather uses the buffer, no later wait but the gather's own
+    names it, and the op touches no other view of it; a gather that only
+    starts (`zero-schedule-overlap`'s, its wait in the same block) gathers
+    in place too where nothing between its start and its wait uses the
+    buffer. A remark at the gather names what stands in the way. Under offload the op becomes a host loop on the rank's
     queue (`zero-offload-to-host`) that copies the part down and the new
     part up into the weight; the queue's schedule keeps that copy after the
     device's reads of the old weight, and the gather after the queue's
@@ -440,11 +450,16 @@ def ZeroFreeAfterLastUse : Pass<"zero-free-after-last-use"> {
     retaining nothing, whose buffer an op in the same block allocates, moves
     to just after the last op of the block that uses the buffer or a view of
     it (a use in a nested region counts at the op of this block that holds
-    it). It stays where it is when a use could keep the buffer beyond that
-    op: an op that is not a view yet returns a buffer, a request or any
-    other value that is not a plain number (a collective that only starts, a
-    `zero.async`, a loop or a call that returns buffers), takes the buffer's
-    address, or passes it on (a terminator).
+    it). A collective that only starts (it returns a `!zero.request`) uses
+    the buffer until its wait: where only `zero.wait`s use the request, each
+    naming the buffer too, those waits are its later uses, and the buffer
+    (a gradient sent by a reduce-scatter in flight, a gathered bucket once
+    its members are copied out) is freed after the last. It stays where it
+    is when a use could keep the buffer beyond that op: an op that is not a
+    view yet returns a buffer, a request that goes anywhere but such waits,
+    or any other value that is not a plain number (a `zero.async`, a loop
+    or a call that returns buffers), takes the buffer's address, or passes
+    it on (a terminator).
 
     ```mlir
     %a = memref.alloc() : memref<8xf32>

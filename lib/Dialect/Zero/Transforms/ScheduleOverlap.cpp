@@ -14,6 +14,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "zero/Analysis/Communication.h"
@@ -117,6 +118,7 @@ public:
     SmallVector<Placement> placements = place();
     limitInFlightGathers(placements);
     dropEmptyWindows(placements);
+    awaitReturnedGathersEarly(placements);
     rewrite(placements);
   }
 
@@ -295,6 +297,52 @@ private:
           << maxInFlight << ")";
       return true;
     });
+  }
+
+  /// Whether the block only returns `value`, through views (a bucket's
+  /// slices, reshapes): the new weights a step at the function boundary
+  /// gathers.
+  bool onlyReturned(Value value) const {
+    if (!isa<FunctionOpInterface>(block.getParentOp()))
+      return false;
+    return llvm::all_of(value.getUsers(), [&](Operation *user) {
+      if (user == block.getTerminator())
+        return user->hasTrait<OpTrait::ReturnLike>();
+      return user->getBlock() == &block &&
+             isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+                 tensor::CollapseShapeOp, tensor::CastOp>(user) &&
+             onlyReturned(user->getResult(0));
+    });
+  }
+
+  /// Awaits each all-gather whose result the block only returns
+  /// (onlyReturned) where a collective issued after it completes: the
+  /// await of one started later, or one left synchronous, whichever comes
+  /// first. A rank runs its collectives one at a time in issue order, so the
+  /// gather is done by then, and the await costs no wait; awaited before
+  /// the return instead, every such gather's result would be held until
+  /// then, all at once (a gathered bucket, until its members are copied
+  /// into their arguments by zero-donate-state).
+  void awaitReturnedGathersEarly(SmallVector<Placement> &placements) {
+    DenseSet<Operation *> placed;
+    for (const Placement &placement : placements)
+      placed.insert(placement.collective);
+    for (Placement &gather : placements) {
+      if (!isa<AllGatherOp>(gather.collective) ||
+          !onlyReturned(gather.collective.getResult()))
+        continue;
+      for (const Placement &later : placements)
+        if (later.start > gather.start)
+          gather.deadline = std::min(gather.deadline, later.deadline);
+      for (size_t at = gather.start; at < gather.deadline; ++at) {
+        auto collective = dyn_cast<CollectiveOpInterface>(ops[at]);
+        if (collective && !placed.contains(collective) &&
+            model.communicationSeconds(collective) > 0) {
+          gather.deadline = at + 1;
+          break;
+        }
+      }
+    }
   }
 
   /// The op that stays where it is at or after index `at`: scheduled

@@ -132,6 +132,69 @@ func.func @chained(%g: tensor<1024xf32>, %x: tensor<1024xf32>) -> (tensor<1024xf
 // -----
 
 zero.mesh @dp(shape = [4])
+
+// A new weight the function only returns, through the slices that cut a
+// bucket's members out: gathered from the top, it is awaited right after
+// the reduce-scatter issued after it (left synchronous: its result is used
+// at once by a call), which completes after it, rather than before the
+// return; the gathered bucket is then freed once its members are copied
+// into their arguments, before the rest of the step.
+// CHECK-LABEL: func.func @returned_gather_awaited_early
+// CHECK: %[[F:.*]] = zero.async
+// CHECK-NEXT: zero.all_gather %arg0
+// CHECK: linalg.matmul
+// CHECK: zero.reduce_scatter
+// CHECK-NEXT: %[[A:.*]] = zero.await %[[F]] reads %arg0
+// CHECK-NEXT: call @consume
+// CHECK: linalg.matmul
+// CHECK: tensor.extract_slice %[[A]][0]
+// CHECK: return
+func.func private @consume(tensor<1024xf32>)
+func.func @returned_gather_awaited_early(%shard: tensor<1024xf32>, %x: tensor<64x64xf32>)
+    -> (tensor<2048xf32>, tensor<2048xf32>, tensor<64x64xf32>) {
+  %all = zero.all_gather %shard on @dp : tensor<1024xf32> -> tensor<4096xf32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %m = linalg.matmul ins(%x, %x : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %flat = tensor.collapse_shape %m [[0, 1]] : tensor<64x64xf32> into tensor<4096xf32>
+  %r = zero.reduce_scatter %flat on @dp reduce = mean : tensor<4096xf32> -> tensor<1024xf32>
+  func.call @consume(%r) : (tensor<1024xf32>) -> ()
+  %m2 = linalg.matmul ins(%x, %m : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %w0 = tensor.extract_slice %all[0] [2048] [1] : tensor<4096xf32> to tensor<2048xf32>
+  %w1 = tensor.extract_slice %all[2048] [2048] [1] : tensor<4096xf32> to tensor<2048xf32>
+  return %w0, %w1, %m2 : tensor<2048xf32>, tensor<2048xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// Negative: the gathered weight is also computed with, so it is awaited
+// before that use, as any other.
+// CHECK-LABEL: func.func @gather_used_awaited_at_use
+// CHECK: %[[F:.*]] = zero.async
+// CHECK-NEXT: zero.all_gather %arg0
+// CHECK: zero.reduce_scatter
+// CHECK-NEXT: call @consume
+// CHECK: linalg.matmul
+// CHECK: %[[A:.*]] = zero.await %[[F]] reads %arg0
+// CHECK-NEXT: arith.addf %[[A]], %[[A]]
+func.func private @consume(tensor<1024xf32>)
+func.func @gather_used_awaited_at_use(%shard: tensor<1024xf32>, %x: tensor<64x64xf32>)
+    -> (tensor<4096xf32>, tensor<64x64xf32>) {
+  %all = zero.all_gather %shard on @dp : tensor<1024xf32> -> tensor<4096xf32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %m = linalg.matmul ins(%x, %x : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %flat = tensor.collapse_shape %m [[0, 1]] : tensor<64x64xf32> into tensor<4096xf32>
+  %r = zero.reduce_scatter %flat on @dp reduce = mean : tensor<4096xf32> -> tensor<1024xf32>
+  func.call @consume(%r) : (tensor<1024xf32>) -> ()
+  %m2 = linalg.matmul ins(%x, %m : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %twice = arith.addf %all, %all : tensor<4096xf32>
+  return %twice, %m2 : tensor<4096xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
 zero.mesh @one(shape = [1])
 
 // Inside a loop the body is scheduled on its own; collectives on a group of

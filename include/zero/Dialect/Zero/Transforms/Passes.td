@@ -555,6 +555,16 @@ def ZeroScheduleOverlap : Pass<"zero-schedule-overlap", "mlir::ModuleOp"> {
     they are needed: the runtime runs one rank's collectives one at a time in
     issue order, so the one awaited first goes first.
 
+    An all-gather whose result the function only returns, through views (a
+    step at the function boundary gathers its new weights so, each used
+    only by the next step), is awaited where a collective issued after it
+    completes instead: the await of one started later, or one left
+    synchronous, whichever comes first. Done in issue order, the gather is
+    complete by then, so the await costs no wait; awaited before the
+    return, every such gather would hold its result until then, all at once
+    (`zero-donate-state` copies each into its argument just after its
+    await, and the gathered buffer is freed there).
+
     An all-gather's result is memory the rank holds from start to await;
     `max-in-flight-bytes` caps what all started-but-unused gathers hold
     together (like FSDP's limit on all-gathers in flight). A gather that
