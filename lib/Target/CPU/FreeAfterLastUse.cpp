@@ -25,8 +25,8 @@ using namespace mlir;
 namespace {
 
 /// Whether `result` is the request of a collective started on `view` that
-/// only waits of its block's ops use, each naming `view` too: the
-/// collective uses the buffer until those waits, which are its uses.
+/// only waits use, each naming `view` too: the collective uses the buffer
+/// until those waits, which are uses of the buffer themselves.
 bool isRequestWaitedOn(Value result, Value view) {
   return isa<zero::RequestType>(result.getType()) &&
          llvm::all_of(result.getUsers(), [&](Operation *user) {
