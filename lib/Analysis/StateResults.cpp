@@ -2,7 +2,9 @@
 
 #include "zero/Analysis/StateResults.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <deque>
@@ -205,4 +207,29 @@ void zero::markStateResults(func::FuncOp fn) {
   for (auto [index, argument] : llvm::enumerate(findStateResults(fn)))
     if (argument)
       fn.setResultAttr(index, kStateOfAttrName, b.getI64IntegerAttr(*argument));
+}
+
+bool zero::isView(Operation *op) {
+  return isa_and_present<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+                         tensor::CollapseShapeOp, tensor::CastOp,
+                         tensor::ReshapeOp, tensor::BitcastOp, ShardSliceOp>(
+      op);
+}
+
+Value zero::viewSource(Value value) {
+  while (isView(value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  return value;
+}
+
+SmallVector<Operation *> zero::usersThroughViews(Value value) {
+  SmallVector<Operation *> users;
+  SmallVector<Value> views = {value};
+  while (!views.empty())
+    for (Operation *user : views.pop_back_val().getUsers()) {
+      users.push_back(user);
+      if (isView(user))
+        views.push_back(user->getResult(0));
+    }
+  return users;
 }

@@ -92,6 +92,18 @@ findStateResults(mlir::func::FuncOp fn);
 /// argument) runs it first, on the step as given, where they are plain.
 void markStateResults(mlir::func::FuncOp fn);
 
+/// Whether `op`'s result is a view of its first operand, which it shares
+/// once bufferized: a slice, a reshape, a cast, or this rank's part
+/// (`zero.shard_slice`). A state argument's old value is read through them.
+bool isView(mlir::Operation *op);
+
+/// What `value` is a view of, through any number of views (isView).
+mlir::Value viewSource(mlir::Value value);
+
+/// The users of `value` and of its views (isView), the views among them:
+/// what reads a state argument's old value.
+llvm::SmallVector<mlir::Operation *> usersThroughViews(mlir::Value value);
+
 } // namespace zero
 
 #endif // ZERO_ANALYSIS_STATERESULTS_H

@@ -23,6 +23,9 @@ namespace zero {
 } // namespace zero
 
 using namespace mlir;
+using zero::isView;
+using zero::usersThroughViews;
+using zero::viewSource;
 
 namespace {
 
@@ -60,17 +63,6 @@ Value beneathReshapes(Value value, SmallVectorImpl<Operation *> &reshapes) {
   return value;
 }
 
-/// A state result that is a view of a tensor made for more than it, or
-/// made for it alone by a collective: the slice of a padded or bucketed
-/// all-gather that is a sharded step's new weight, or an all-gather of the
-/// weight alone, perhaps reshaped; or a reduce-scatter's result, a delayed
-/// update's gradient shard (zero-delay-update). Bufferized as it stands,
-/// the slice is copied into a buffer of its own to be returned, and the
-/// collective writes one, every step; copied into its argument's buffer
-/// instead, it needs none (and the collective's own buffer goes too, once
-/// `zero-forward-collective-outputs` has it write there).
-Value viewSource(Value value);
-
 /// The `zero.async` that starts an all-gather whose result `value` is (the
 /// `zero.await` of its future, in the async's block); else null. Such a
 /// gather is the schedule's (zero-schedule-overlap): started once its
@@ -85,6 +77,15 @@ zero::AsyncOp awaitedGather(Value value) {
   return async;
 }
 
+/// A state result that is a view of a tensor made for more than it, or
+/// made for it alone by a collective: the slice of a padded or bucketed
+/// all-gather that is a sharded step's new weight, or an all-gather of the
+/// weight alone, perhaps reshaped; or a reduce-scatter's result, a delayed
+/// update's gradient shard (zero-delay-update). Bufferized as it stands,
+/// the slice is copied into a buffer of its own to be returned, and the
+/// collective writes one, every step; copied into its argument's buffer
+/// instead, it needs none (and the collective's own buffer goes too, once
+/// `zero-forward-collective-outputs` has it write there).
 struct SlicedResult {
   /// The slice (tensor.extract_slice), the all-gather's result, or the
   /// await of an all-gather started by `zero.async` (awaitedGather).
@@ -123,35 +124,6 @@ std::optional<SlicedResult> findSlicedResult(Value result) {
       awaitedGather(sliced.source))
     return sliced;
   return std::nullopt;
-}
-
-/// Whether `op`'s result is a view of its first operand: it shares its
-/// buffer once bufferized.
-bool isView(Operation *op) {
-  return isa_and_present<
-      tensor::ExtractSliceOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-      tensor::CastOp, tensor::ReshapeOp, tensor::BitcastOp, zero::ShardSliceOp>(
-      op);
-}
-
-/// What `value` is a view of, through any number of views (isView).
-Value viewSource(Value value) {
-  while (isView(value.getDefiningOp()))
-    value = value.getDefiningOp()->getOperand(0);
-  return value;
-}
-
-/// The users of `value` and of its views (isView), the views among them.
-SmallVector<Operation *> usersThroughViews(Value value) {
-  SmallVector<Operation *> users;
-  SmallVector<Value> views = {value};
-  while (!views.empty())
-    for (Operation *user : views.pop_back_val().getUsers()) {
-      users.push_back(user);
-      if (isView(user))
-        views.push_back(user->getResult(0));
-    }
-  return users;
 }
 
 /// Whether a loop starts from `argument` or a view of it (a sharded loop's
@@ -380,8 +352,9 @@ bool movesWithGatherInput(Operation *op) {
                                       }).wasInterrupted();
 }
 
-/// Moves the ops that make `gather`'s input down to just before it, where
-/// none has a side effect or is a collective, and each of their users
+/// Moves the ops that make `gathered`, the input of `gather` (an
+/// all-gather, or the zero.async that starts one), down to just before it,
+/// where none has a side effect or is a collective, and each of their users
 /// before it moves too: a delayed update (zero-delay-update) makes the new
 /// shard, with the new moments and their step-0 guards, before the forward
 /// and backward read the old weight, and the gather follows those reads
@@ -389,9 +362,9 @@ bool movesWithGatherInput(Operation *op) {
 /// gather rather than held through the forward and backward. What makes
 /// an op's operand moves with it where all that operand's users do.
 /// Nothing moves where an op that would have to cannot.
-void sinkGatherInput(zero::AllGatherOp gather) {
+void sinkGatherInput(Operation *gather, Value gathered) {
   Block *block = gather->getBlock();
-  Operation *input = gather.getInput().getDefiningOp();
+  Operation *input = gathered.getDefiningOp();
   auto beforeGather = [&](Operation *op) {
     return op && op->getBlock() == block && op->isBeforeInBlock(gather);
   };
@@ -577,8 +550,11 @@ struct ZeroDonateStatePass
         } else {
           Value arg = fn.getArgument(*argument);
           zero::AsyncOp async = awaitedGather(sliced->source);
-          if (async && !zero::isHostArgument(fn, *argument))
+          if (async && !zero::isHostArgument(fn, *argument)) {
             moveAsyncAfterReads(async, sliced->source.getDefiningOp(), arg);
+            if (!hasHostArgument(fn))
+              sinkGatherInput(async, async.getCollective().getInput());
+          }
           copyIntoArgument(
               ret->getOpOperand(index), *sliced, arg,
               sliced->isSlice() || async
@@ -592,7 +568,7 @@ struct ZeroDonateStatePass
           if (auto gather = sliced->source.getDefiningOp<zero::AllGatherOp>()) {
             moveGatherAfterReads(gather, fn.getArgument(*argument),
                                  !zero::isHostArgument(fn, *argument));
-            sinkGatherInput(gather);
+            sinkGatherInput(gather, gather.getInput());
           }
           donate(fn, *argument, index);
           continue;
@@ -649,15 +625,21 @@ struct ZeroDonateStatePass
     // On the device alone, what makes the gather's input follows it down,
     // as for a weight gathered alone: the new shards are then not held
     // through the forward and backward either.
-    bool onDevice =
-        llvm::none_of(llvm::seq(fn.getNumArguments()), [&](unsigned index) {
-          return zero::isHostArgument(fn, index);
-        });
+    bool onDevice = !hasHostArgument(fn);
     for (auto &[op, arguments] : gathers) {
       auto gather = cast<zero::AllGatherOp>(op);
       if (moveSlicedGatherAfterReads(gather, arguments) && onDevice)
-        sinkGatherInput(gather);
+        sinkGatherInput(gather, gather.getInput());
     }
+  }
+
+  /// Whether some state of `fn` lives in host memory
+  /// (zero-offload-state): an offloaded update runs on the host queue, and
+  /// must start early to run beside the forward and backward.
+  static bool hasHostArgument(func::FuncOp fn) {
+    return llvm::any_of(llvm::seq(fn.getNumArguments()), [&](unsigned index) {
+      return zero::isHostArgument(fn, index);
+    });
   }
 
   static void donate(func::FuncOp fn, unsigned argument, unsigned result) {

@@ -514,6 +514,44 @@ func.func @awaited_bucket(%a: tensor<4xf32>, %b: tensor<4xf32>, %shard: tensor<4
 
 // -----
 
+#id = affine_map<(d0) -> (d0)>
+
+// A delayed update in flight: the update makes the new shard at the top,
+// and the gather starts after the old weight's last read
+// (zero-schedule-overlap). What makes the gather's input moves down to
+// just before its start, so that the step does not hold the new shard
+// through the read either.
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @delayed_awaited_update_sinks
+// CHECK: %[[READ:.*]] = arith.mulf
+// CHECK-NEXT: tensor.extract_slice
+// CHECK-NEXT: tensor.empty
+// CHECK-NEXT: %[[NEW:.*]] = linalg.generic
+// CHECK: %[[F:.*]] = zero.async
+// CHECK-NEXT: zero.all_gather %[[NEW]]
+// CHECK: %[[ALL:.*]] = zero.await %[[F]]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[ALL]] in
+func.func @delayed_awaited_update_sinks(%w: tensor<12xf32>, %g: tensor<6xf32>)
+    -> (tensor<12xf32> {zero.state_of = 0 : i64}, tensor<12xf32>) {
+  %old = tensor.extract_slice %w[0] [6] [1] : tensor<12xf32> to tensor<6xf32>
+  %e = tensor.empty() : tensor<6xf32>
+  %new = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%old, %g : tensor<6xf32>, tensor<6xf32>) outs(%e : tensor<6xf32>) {
+  ^bb0(%wi: f32, %gi: f32, %o: f32):
+    %w2 = arith.subf %wi, %gi : f32
+    linalg.yield %w2 : f32
+  } -> tensor<6xf32>
+  %read = arith.mulf %w, %w : tensor<12xf32>
+  %f = zero.async : !zero.future<tensor<12xf32>> {
+    %all = zero.all_gather %new on @dp : tensor<6xf32> -> tensor<12xf32>
+    zero.yield %all : tensor<12xf32>
+  }
+  %all = zero.await %f reads %new : !zero.future<tensor<12xf32>>, tensor<6xf32>
+  return %all, %read : tensor<12xf32>, tensor<12xf32>
+}
+
+// -----
+
 // An awaited reduce-scatter is no weight the step gathers: its result
 // keeps a buffer of its own, with the reason.
 zero.mesh @dp(shape = [2])

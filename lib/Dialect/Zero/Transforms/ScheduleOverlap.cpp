@@ -19,6 +19,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "zero/Analysis/Communication.h"
 #include "zero/Analysis/CostModel.h"
+#include "zero/Analysis/StateResults.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
 namespace zero {
@@ -118,7 +119,7 @@ public:
     SmallVector<Placement> placements = place();
     limitInFlightGathers(placements);
     dropEmptyWindows(placements);
-    awaitReturnedGathersEarly(placements);
+    awaitReturnedCollectivesEarly(placements);
     rewrite(placements);
   }
 
@@ -241,10 +242,18 @@ private:
       for (Operation *user : collective.getResult().getUsers())
         deadline = std::min(deadline, indexOfAncestor(user));
       placement.deadline = deadline;
+      // A new weight starts after the last read of the one it replaces.
+      size_t afterOldReads = isa<AllGatherOp>(op)
+                                 ? afterLastReadOfReplaced(collective, deadline)
+                                 : 0;
+      bool waitsForOldReads = afterOldReads > placement.start;
+      placement.start = std::max(placement.start, afterOldReads);
       if (!computesBetween(placement.start, deadline)) {
-        mlir::emitRemark(op->getLoc(),
-                         "not overlapped: nothing is computed between the "
-                         "definition of its input and its first use");
+        mlir::emitRemark(op->getLoc(), "not overlapped: nothing is computed "
+                                       "between ")
+            << (waitsForOldReads ? "the last read of the state it replaces"
+                                 : "the definition of its input")
+            << " and its first use";
         continue;
       }
       if (isa<AllGatherOp>(op))
@@ -315,32 +324,82 @@ private:
     });
   }
 
-  /// Awaits each all-gather whose result the block only returns
-  /// (onlyReturned) where a collective issued after it completes: the
-  /// await of one started later, or one left synchronous, whichever comes
-  /// first. A rank runs its collectives one at a time in issue order, so the
-  /// gather is done by then, and the await costs no wait; awaited before
-  /// the return instead, every such gather's result would be held until
-  /// then, all at once (a gathered bucket, until its members are copied
-  /// into their arguments by zero-donate-state).
-  void awaitReturnedGathersEarly(SmallVector<Placement> &placements) {
+  /// The index after the last op before `deadline` that reads an argument
+  /// whose next value (the result's `zero.state_of`) is what `gather`
+  /// gathers, only returned (onlyReturned); 0 when none does. Started
+  /// before, the gather would write its result beside the old value, which
+  /// is still read, rather than into the argument's buffer: a delayed
+  /// update (zero-delay-update) makes the new shards at the step's start,
+  /// before the forward and backward read the old weights.
+  size_t afterLastReadOfReplaced(CollectiveOpInterface gather,
+                                 size_t deadline) {
+    auto fn = dyn_cast<FunctionOpInterface>(block.getParentOp());
+    if (!fn || !block.isEntryBlock() || !onlyReturned(gather.getResult()))
+      return 0;
+    size_t after = 0;
+    for (unsigned result : returnedAs(gather.getResult())) {
+      auto argument = fn.getResultAttrOfType<IntegerAttr>(
+          result, StringAttr::get(fn->getContext(), kStateOfAttrName));
+      if (!argument || argument.getInt() < 0 ||
+          argument.getInt() >= block.getNumArguments())
+        continue;
+      for (Operation *user :
+           usersThroughViews(block.getArgument(argument.getInt()))) {
+        size_t at = indexOfAncestor(user);
+        if (at < deadline)
+          after = std::max(after, at + 1);
+      }
+    }
+    return after;
+  }
+
+  /// The positions among the terminator's operands where `value` is
+  /// returned, through views (onlyReturned).
+  SmallVector<unsigned> returnedAs(Value value) const {
+    SmallVector<unsigned> positions;
+    for (OpOperand &use : value.getUses()) {
+      if (use.getOwner() == block.getTerminator())
+        positions.push_back(use.getOperandNumber());
+      else
+        llvm::append_range(positions, returnedAs(use.getOwner()->getResult(0)));
+    }
+    return positions;
+  }
+
+  /// Awaits each collective whose result the block only returns
+  /// (onlyReturned: a step's new weights at the function boundary, a
+  /// delayed update's gradient shards) where a collective issued after it
+  /// completes: the await of one started later, or one left synchronous,
+  /// whichever comes first. A rank runs its collectives one at a time in
+  /// issue order, so it is done by then, and the await costs no wait;
+  /// awaited before the return, every such result would be held until
+  /// then, all at once (a gathered bucket, until zero-donate-state copies
+  /// its members out). Nothing is awaited where the cost model only
+  /// expects it done: a wrong guess would stall the computation the
+  /// schedule overlaps.
+  void awaitReturnedCollectivesEarly(SmallVector<Placement> &placements) {
+    // The rank's collectives in issue order, as rewrite issues them (the
+    // asyncs placed at an op before it): where each completes at the
+    // latest, the latest issued first, so that a later one's await, once
+    // moved, is where an earlier one is done too.
+    llvm::stable_sort(placements, [](const Placement &a, const Placement &b) {
+      return a.start < b.start;
+    });
     DenseSet<Operation *> placed;
     for (const Placement &placement : placements)
       placed.insert(placement.collective);
-    for (Placement &gather : placements) {
-      if (!isa<AllGatherOp>(gather.collective) ||
-          !onlyReturned(gather.collective.getResult()))
-        continue;
-      for (const Placement &later : placements)
-        if (later.start > gather.start)
-          gather.deadline = std::min(gather.deadline, later.deadline);
-      for (size_t at = gather.start; at < gather.deadline; ++at) {
-        auto collective = dyn_cast<CollectiveOpInterface>(ops[at]);
-        if (collective && !placed.contains(collective) &&
-            model.communicationSeconds(collective) > 0) {
-          gather.deadline = at + 1;
-          break;
-        }
+    size_t completes = ops.size();
+    auto placement = placements.rbegin();
+    for (size_t at = ops.size(); at-- > 0;) {
+      auto collective = dyn_cast<CollectiveOpInterface>(ops[at]);
+      if (collective && !placed.contains(collective) &&
+          model.communicationSeconds(collective) > 0)
+        completes = at + 1;
+      for (; placement != placements.rend() && placement->start == at;
+           ++placement) {
+        if (onlyReturned(placement->collective.getResult()))
+          placement->deadline = std::min(placement->deadline, completes);
+        completes = std::min(completes, placement->deadline);
       }
     }
   }

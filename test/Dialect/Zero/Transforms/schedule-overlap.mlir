@@ -195,6 +195,69 @@ func.func @gather_used_awaited_at_use(%shard: tensor<1024xf32>, %x: tensor<64x64
 // -----
 
 zero.mesh @dp(shape = [4])
+
+// A new weight (the result marked `zero.state_of` its argument) whose shard
+// is ready from the top, as a delayed update makes it: its gather starts
+// after the last read of the old weight, not beside it, so that the
+// lowering can gather into the argument, and runs behind the rest.
+// CHECK-LABEL: func.func @gather_after_old_reads
+// CHECK: linalg.matmul
+// CHECK: arith.mulf %arg0, %arg0
+// CHECK-NEXT: %[[F:.*]] = zero.async
+// CHECK-NEXT: zero.all_gather %arg1
+// CHECK: linalg.matmul
+// CHECK: zero.await %[[F]]
+// CHECK-NEXT: return
+func.func @gather_after_old_reads(%w: tensor<4096xf32>, %shard: tensor<1024xf32>, %x: tensor<64x64xf32>)
+    -> (tensor<4096xf32> {zero.state_of = 0 : i64}, tensor<64x64xf32>, tensor<4096xf32>) {
+  %all = zero.all_gather %shard on @dp : tensor<1024xf32> -> tensor<4096xf32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %m = linalg.matmul ins(%x, %x : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %read = arith.mulf %w, %w : tensor<4096xf32>
+  %m2 = linalg.matmul ins(%x, %m : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %all, %m2, %read : tensor<4096xf32>, tensor<64x64xf32>, tensor<4096xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// The same without the mark: nothing says which argument the gather
+// replaces, and it starts at the top.
+// CHECK-LABEL: func.func @gather_unmarked
+// CHECK-NEXT: zero.async
+// CHECK-NEXT: zero.all_gather %arg1
+func.func @gather_unmarked(%w: tensor<4096xf32>, %shard: tensor<1024xf32>, %x: tensor<64x64xf32>)
+    -> (tensor<4096xf32>, tensor<64x64xf32>, tensor<4096xf32>) {
+  %all = zero.all_gather %shard on @dp : tensor<1024xf32> -> tensor<4096xf32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %m = linalg.matmul ins(%x, %x : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %read = arith.mulf %w, %w : tensor<4096xf32>
+  %m2 = linalg.matmul ins(%x, %m : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %all, %m2, %read : tensor<4096xf32>, tensor<64x64xf32>, tensor<4096xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
+
+// The old weight is read last: nothing is left to overlap, and a remark
+// says why.
+// REMARK: schedule-overlap.mlir:[[@LINE+5]]:10: remark: not overlapped: nothing is computed between the last read of the state it replaces and its first use
+// CHECK-LABEL: func.func @old_weight_read_last
+// CHECK-NOT: zero.async
+func.func @old_weight_read_last(%w: tensor<4096xf32>, %shard: tensor<1024xf32>, %x: tensor<64x64xf32>)
+    -> (tensor<4096xf32> {zero.state_of = 0 : i64}, tensor<64x64xf32>, tensor<4096xf32>) {
+  %all = zero.all_gather %shard on @dp : tensor<1024xf32> -> tensor<4096xf32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %m = linalg.matmul ins(%x, %x : tensor<64x64xf32>, tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %read = arith.mulf %w, %w : tensor<4096xf32>
+  return %all, %m, %read : tensor<4096xf32>, tensor<64x64xf32>, tensor<4096xf32>
+}
+
+// -----
+
+zero.mesh @dp(shape = [4])
 zero.mesh @one(shape = [1])
 
 // Inside a loop the body is scheduled on its own; collectives on a group of

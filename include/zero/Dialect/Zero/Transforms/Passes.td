@@ -555,15 +555,23 @@ def ZeroScheduleOverlap : Pass<"zero-schedule-overlap", "mlir::ModuleOp"> {
     they are needed: the runtime runs one rank's collectives one at a time in
     issue order, so the one awaited first goes first.
 
-    An all-gather whose result the function only returns, through views (a
+    A collective whose result the function only returns, through views (a
     step at the function boundary gathers its new weights so, each used
-    only by the next step), is awaited where a collective issued after it
-    completes instead: the await of one started later, or one left
-    synchronous, whichever comes first. Done in issue order, the gather is
-    complete by then, so the await costs no wait; awaited before the
-    return, every such gather would hold its result until then, all at once
-    (`zero-donate-state` copies each into its argument just after its
-    await, and the gathered buffer is freed there).
+    only by the next step; a delayed update returns its gradient shards),
+    is awaited where a collective issued after it completes instead: the
+    await of one started later, or one left synchronous, whichever comes
+    first. Done in issue order, it is complete by then, so the await costs
+    no wait; awaited before the return, every such result would be held
+    until then, all at once (`zero-donate-state` copies a gathered weight
+    into its argument just after its await, and the gathered buffer is
+    freed there). Where the cost model only expects it done earlier, it is
+    not awaited earlier: a wrong guess would stall the computation. Such
+    an all-gather of a result marked `zero.state_of` an argument starts no
+    earlier than the last read of that argument (the old weight) before its
+    use: started beside it, it could not be gathered into the argument's
+    buffer. A delayed update (`zero-delay-update`) makes the new shards at
+    the step's start; their gathers then start after the forward and
+    backward's last reads, and run behind the rest.
 
     An all-gather's result is memory the rank holds from start to await;
     `max-in-flight-bytes` caps what all started-but-unused gathers hold
