@@ -24,7 +24,10 @@
 #       with offload=params (the weights' shards in host memory too)
 #       and offload=params delay-update (each new weight gathered on the
 #       device after the rank's wait for its host queue and copied into its
-#       host argument on the rank's copy stream); and zero-report's
+#       host argument on the rank's copy stream), and without offload and
+#       with offload=optimizer, each with overlap (the collectives in
+#       flight, zero-schedule-overlap: each new weight gathered into its
+#       argument behind the backward pass); and zero-report's
 #       state per rank for each (device and host bytes); `run` also runs
 #       offload=optimizer and its delay-update at the first batch with the
 #       ranks' threads waiting for the GPU by blocking (hblock, dblock:
@@ -103,13 +106,16 @@ prepare() {
       "rates= $auto_rates" \
       "delay= offload=optimizer delay-update" \
       "params= offload=params" \
-      "pdelay= offload=params delay-update"; do
+      "pdelay= offload=params delay-update" \
+      "over= overlap" \
+      "hover= offload=optimizer overlap"; do
       local name=${variant%%=*} options=${variant#*=} lowering=
-      # offload=params, delay-update and queue-frees=false at the first
+      # offload=params, delay-update, queue-frees=false and overlap at the first
       # batch only, within all.sh's time (the last two measured at both on
       # the H200: gpu-offload-h200.txt).
       [[ ( $options != *offload=params* && $options != *delay-update* &&
-        $options != *queue-frees=false* ) || $b == "${batches[0]}" ]] || continue
+        $options != *queue-frees=false* && $options != *overlap* ) ||
+        $b == "${batches[0]}" ]] || continue
       [[ $options == *";"* ]] && lowering=${options#*;} options=${options%%;*}
       lowering="$lowering $stand_in_lowering"
       # Their remarks (the weights the forward pass reads stay on the
@@ -186,7 +192,7 @@ run() {
     echo "== GPT-2 small, AdamW with forward and backward, batch $b rows a rank, N = $ranks, $steps steps"
     declare -A ms
     for name in device host waits share auto rates delay params pdelay \
-      hblock dblock; do
+      over hover hblock dblock; do
       # hblock and dblock: host's and delay's artifacts again, at the first
       # batch, with the ranks' threads waiting for the GPU by blocking
       # (ZERO_CUDA_SYNC=blocking) rather than CUDA's spinning, which holds
@@ -250,6 +256,9 @@ run() {
     ratio delay "offload=optimizer delay-update"
     ratio params "offload=params"
     ratio pdelay "offload=params delay-update"
+    ratio over "overlap (collectives in flight), no offload"
+    ratio hover "offload=optimizer overlap"
+    ratio hover "offload=optimizer overlap" " offload=optimizer without overlap" host
     ratio hblock "offload=optimizer, ZERO_CUDA_SYNC=blocking"
     ratio dblock "offload=optimizer delay-update, ZERO_CUDA_SYNC=blocking"
     unset ms
