@@ -20,7 +20,7 @@ source "$(dirname "$0")/common.sh"
 # script:seconds, in the order they run (offload first: its figures are the
 # ones a lease is most often for), within one call's 600: on the H200
 # (2026-11-27) offload.sh took 186 s with five variants at two batches
-# (now eleven runs at the first batch, two of them again with blocking
+# (now thirteen runs at the first batch, two of them again with blocking
 # waits, and five at the second; and the host's triad), check.sh
 # 113 s, step.sh 28 s and 11 s, bench.sh 41 s.
 runs=(offload:300 check:135 step:40 step:30 bench:55)
