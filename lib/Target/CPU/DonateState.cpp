@@ -63,18 +63,23 @@ Value beneathReshapes(Value value, SmallVectorImpl<Operation *> &reshapes) {
   return value;
 }
 
-/// The `zero.async` that starts an all-gather whose result `value` is (the
-/// `zero.await` of its future, in the async's block); else null. Such a
-/// gather is the schedule's (zero-schedule-overlap): started once its
-/// input is made, awaited before the return.
-zero::AsyncOp awaitedGather(Value value) {
+/// The `zero.async` that starts an `OpTy` collective (an all-gather, a
+/// reduce-scatter) whose result `value` is (the `zero.await` of its future,
+/// in the async's block); else null. Such a collective is the schedule's
+/// (zero-schedule-overlap): started once its input is made, awaited where
+/// it is done or before the return.
+template <typename OpTy> zero::AsyncOp awaited(Value value) {
   auto await = value.getDefiningOp<zero::AwaitOp>();
   auto async =
       await ? await.getFuture().getDefiningOp<zero::AsyncOp>() : nullptr;
   if (!async || async->getBlock() != await->getBlock() ||
-      !isa_and_present<zero::AllGatherOp>(async.getCollective()))
+      !isa_and_present<OpTy>(async.getCollective()))
     return nullptr;
   return async;
+}
+
+zero::AsyncOp awaitedGather(Value value) {
+  return awaited<zero::AllGatherOp>(value);
 }
 
 /// A state result that is a view of a tensor made for more than it, or
@@ -87,8 +92,8 @@ zero::AsyncOp awaitedGather(Value value) {
 /// instead, it needs none (and the collective's own buffer goes too, once
 /// `zero-forward-collective-outputs` has it write there).
 struct SlicedResult {
-  /// The slice (tensor.extract_slice), the all-gather's result, or the
-  /// await of an all-gather started by `zero.async` (awaitedGather).
+  /// The slice (tensor.extract_slice), the all-gather's or reduce-scatter's
+  /// result, or the await of one started by `zero.async` (awaited).
   Value source;
   /// The reshapes from the source to the result, the result's own first.
   SmallVector<Operation *> reshapes;
@@ -110,6 +115,8 @@ struct SlicedResult {
       return "a slice";
     if (awaitedGather(source))
       return "an awaited all-gather's result";
+    if (awaited<zero::ReduceScatterOp>(source))
+      return "an awaited reduce-scatter's result";
     return source.getDefiningOp<zero::AllGatherOp>()
                ? "an all-gather's result"
                : "a reduce-scatter's result";
@@ -121,7 +128,8 @@ std::optional<SlicedResult> findSlicedResult(Value result) {
   sliced.source = beneathReshapes(result, sliced.reshapes);
   if (isa_and_present<tensor::ExtractSliceOp, zero::AllGatherOp,
                       zero::ReduceScatterOp>(sliced.source.getDefiningOp()) ||
-      awaitedGather(sliced.source))
+      awaitedGather(sliced.source) ||
+      awaited<zero::ReduceScatterOp>(sliced.source))
     return sliced;
   return std::nullopt;
 }

@@ -552,13 +552,35 @@ func.func @delayed_awaited_update_sinks(%w: tensor<12xf32>, %g: tensor<6xf32>)
 
 // -----
 
-// An awaited reduce-scatter is no weight the step gathers: its result
-// keeps a buffer of its own, with the reason.
+// A delayed update's gradient shard reduced in flight (awaited before the
+// return): copied into its argument like a synchronous one, so that
+// zero-forward-collective-outputs has the reduce-scatter write there and
+// the step holds no second buffer of shards.
 zero.mesh @dp(shape = [2])
 // CHECK-LABEL: func.func @awaited_reduce_scatter
-// CHECK-NOT: zero.aliasing_output
-// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: it is made by 'zero.await', not by a linalg op with a destination}}
+// CHECK-SAME: %[[S:[a-z0-9]+]]: tensor<6xf32> {zero.aliasing_output = 0 : i64}
+// CHECK: %[[R:.*]] = zero.await
+// CHECK-NEXT: bufferization.materialize_in_destination %[[R]] in %[[S]]
 func.func @awaited_reduce_scatter(%s: tensor<6xf32>, %g: tensor<12xf32>)
+    -> (tensor<6xf32> {zero.state_of = 0 : i64}) {
+  %f = zero.async : !zero.future<tensor<6xf32>> {
+    %r = zero.reduce_scatter %g on @dp reduce = sum : tensor<12xf32> -> tensor<6xf32>
+    zero.yield %r : tensor<6xf32>
+  }
+  %r = zero.await %f reads %g : !zero.future<tensor<6xf32>>, tensor<12xf32>
+  return %r : tensor<6xf32>
+}
+
+// -----
+
+// The same, its argument in host memory: the queue's update may still
+// read the old shard there, so it keeps its buffer, with the reason
+// (zero-offload-to-host sends it down on the rank's host queue).
+zero.mesh @dp(shape = [2])
+// CHECK-LABEL: func.func @host_awaited_reduce_scatter
+// CHECK-NOT: zero.aliasing_output
+// expected-remark @+1 {{zero-donate-state: result 0 (the next value of argument 0) keeps a buffer of its own: it is an awaited reduce-scatter's result, and its argument lives in host memory}}
+func.func @host_awaited_reduce_scatter(%s: tensor<6xf32> {zero.memory = "host"}, %g: tensor<12xf32>)
     -> (tensor<6xf32> {zero.state_of = 0 : i64}) {
   %f = zero.async : !zero.future<tensor<6xf32>> {
     %r = zero.reduce_scatter %g on @dp reduce = sum : tensor<12xf32> -> tensor<6xf32>

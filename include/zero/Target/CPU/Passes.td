@@ -155,8 +155,9 @@ def ZeroDonateState : Pass<"zero-donate-state", "mlir::func::FuncOp"> {
     reduce-scatter's result, or a slice of one, is the next value of the
     argument the update reads) is copied into its argument too, after the
     update's read of the old value, where the argument is in device
-    memory; where it lives in host memory the queue's update may still
-    read the old value there, so the shard is left for
+    memory (reduced in flight too: the await of a `zero.async`); where it
+    lives in host memory the queue's update may still read the old value
+    there, so the shard is left for
     `zero-offload-to-host`, which sends it down on the rank's host queue
     into pinned memory of its own; where a loop
     starts from the argument or a view of it (a training
