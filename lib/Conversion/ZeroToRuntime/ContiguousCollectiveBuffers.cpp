@@ -44,11 +44,8 @@ LogicalResult stage(Operation *op) {
   // a loop carries out of the block has no such place here.
   Operation *done = op;
   if (op->getNumResults()) {
-    Value request = op->getResult(0);
-    auto wait = request.hasOneUse()
-                    ? dyn_cast<WaitOp>(*request.getUsers().begin())
-                    : WaitOp();
-    if (!wait || wait->getBlock() != op->getBlock())
+    WaitOp wait = findWaitInBlock(op->getResult(0));
+    if (!wait)
       return op->emitOpError(
           "cannot be staged through contiguous buffers: its request is not "
           "waited for in its block (a loop carries it), so there is no place "

@@ -15,7 +15,6 @@
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Target/CPU/Passes.h"
 #include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/Sequence.h"
 
 namespace zero {
 #define GEN_PASS_DEF_ZERODONATESTATE
@@ -560,7 +559,10 @@ struct ZeroDonateStatePass
           zero::AsyncOp async = awaitedGather(sliced->source);
           if (async && !zero::isHostArgument(fn, *argument)) {
             moveAsyncAfterReads(async, sliced->source.getDefiningOp(), arg);
-            if (!hasHostArgument(fn))
+            // Where some state lives in host memory, an offloaded update
+            // runs on the host queue and must start early, beside the
+            // forward and backward.
+            if (!zero::hasHostArguments(fn))
               sinkGatherInput(async, async.getCollective().getInput());
           }
           copyIntoArgument(
@@ -633,21 +635,12 @@ struct ZeroDonateStatePass
     // On the device alone, what makes the gather's input follows it down,
     // as for a weight gathered alone: the new shards are then not held
     // through the forward and backward either.
-    bool onDevice = !hasHostArgument(fn);
+    bool onDevice = !zero::hasHostArguments(fn);
     for (auto &[op, arguments] : gathers) {
       auto gather = cast<zero::AllGatherOp>(op);
       if (moveSlicedGatherAfterReads(gather, arguments) && onDevice)
         sinkGatherInput(gather, gather.getInput());
     }
-  }
-
-  /// Whether some state of `fn` lives in host memory
-  /// (zero-offload-state): an offloaded update runs on the host queue, and
-  /// must start early to run beside the forward and backward.
-  static bool hasHostArgument(func::FuncOp fn) {
-    return llvm::any_of(llvm::seq(fn.getNumArguments()), [&](unsigned index) {
-      return zero::isHostArgument(fn, index);
-    });
   }
 
   static void donate(func::FuncOp fn, unsigned argument, unsigned result) {

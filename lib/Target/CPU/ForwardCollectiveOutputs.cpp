@@ -325,9 +325,8 @@ void gatherInPlace(zero::AllGatherBufferOp gather) {
   // A gather in flight (zero-schedule-overlap's) sends its part from the
   // buffer until its wait: nothing may touch the buffer in between.
   if (Value request = gather.getRequest()) {
-    auto wait = dyn_cast_or_null<zero::WaitOp>(
-        request.hasOneUse() ? *request.getUsers().begin() : nullptr);
-    if (!wait || wait->getBlock() != gather->getBlock())
+    zero::WaitOp wait = zero::findWaitInBlock(request);
+    if (!wait)
       return leave("its wait is not one op of its block");
     if (touchedBetween(gather, wait, buffer,
                        llvm::SmallPtrSet<Operation *, 1>()))

@@ -24,19 +24,18 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `result` is the request of a collective started on `view` that
-/// only waits use, each naming `view` too: the collective uses the buffer
-/// until those waits, which are uses of the buffer themselves.
+/// Whether `result` is the request of a collective started on `view`
+/// whose wait, in its block, names `view` too: the collective uses the
+/// buffer until that wait, which is a use of the buffer itself.
 bool isRequestWaitedOn(Value result, Value view) {
-  return isa<zero::RequestType>(result.getType()) &&
-         llvm::all_of(result.getUsers(), [&](Operation *user) {
-           auto wait = dyn_cast<zero::WaitOp>(user);
-           return wait && (wait.getInput() == view || wait.getOutput() == view);
-         });
+  if (!isa<zero::RequestType>(result.getType()))
+    return false;
+  zero::WaitOp wait = zero::findWaitInBlock(result);
+  return wait && (wait.getInput() == view || wait.getOutput() == view);
 }
 
 /// Whether `user`, an op that reads or writes `view` (a view of the buffer),
-/// lets the buffer go when it ends, or at the waits of the collective it
+/// lets the buffer go when it ends, or at the wait of the collective it
 /// starts (isRequestWaitedOn): it is not a view of it (those are followed),
 /// keeps no reference in a result, takes no address and passes nothing on.
 bool letsGo(Operation *user, Value view) {

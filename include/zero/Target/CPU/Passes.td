@@ -452,12 +452,13 @@ def ZeroFreeAfterLastUse : Pass<"zero-free-after-last-use"> {
     to just after the last op of the block that uses the buffer or a view of
     it (a use in a nested region counts at the op of this block that holds
     it). A collective that only starts (it returns a `!zero.request`) uses
-    the buffer until its wait: where only `zero.wait`s use the request, each
-    naming the buffer too, those waits are its later uses, and the buffer
-    (a gradient sent by a reduce-scatter in flight, a gathered bucket once
-    its members are copied out) is freed after the last. It stays where it
-    is when a use could keep the buffer beyond that op: an op that is not a
-    view yet returns a buffer, a request that goes anywhere but such waits,
+    the buffer until its wait: where the request's one use is a `zero.wait`
+    of the same block that names the buffer too, that wait is its later
+    use, and the buffer (a gradient sent by a reduce-scatter in flight, a
+    gathered bucket once its members are copied out) is freed after it. It
+    stays where it is when a use could keep the buffer beyond that op: an
+    op that is not a view yet returns a buffer, a request that goes
+    anywhere but such a wait,
     or any other value that is not a plain number (a `zero.async`, a loop
     or a call that returns buffers), takes the buffer's address, or passes
     it on (a terminator).

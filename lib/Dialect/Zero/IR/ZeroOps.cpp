@@ -626,6 +626,15 @@ bool zero::isBufferCollective(Operation *op) {
                          AllGatherBufferOp, AllToAllBufferOp>(op);
 }
 
+WaitOp zero::findWaitInBlock(Value request) {
+  auto wait = request.hasOneUse()
+                  ? dyn_cast<WaitOp>(*request.getUsers().begin())
+                  : WaitOp();
+  if (!wait || wait->getBlock() != request.getParentBlock())
+    return WaitOp();
+  return wait;
+}
+
 LogicalResult WaitOp::verify() {
   Operation *start = getRequest().getDefiningOp();
   if (!isBufferCollective(start))

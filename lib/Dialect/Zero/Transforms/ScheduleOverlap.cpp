@@ -119,6 +119,10 @@ public:
     SmallVector<Placement> placements = place();
     limitInFlightGathers(placements);
     dropEmptyWindows(placements);
+    // Issue order: by start, then by need (place's order).
+    llvm::stable_sort(placements, [](const Placement &a, const Placement &b) {
+      return a.start < b.start;
+    });
     awaitReturnedCollectivesEarly(placements);
     rewrite(placements);
   }
@@ -378,13 +382,10 @@ private:
   /// expects it done: a wrong guess would stall the computation the
   /// schedule overlaps.
   void awaitReturnedCollectivesEarly(SmallVector<Placement> &placements) {
-    // The rank's collectives in issue order, as rewrite issues them (the
+    // The rank's collectives in issue order (`placements`' order, the
     // asyncs placed at an op before it): where each completes at the
     // latest, the latest issued first, so that a later one's await, once
     // moved, is where an earlier one is done too.
-    llvm::stable_sort(placements, [](const Placement &a, const Placement &b) {
-      return a.start < b.start;
-    });
     DenseSet<Operation *> placed;
     for (const Placement &placement : placements)
       placed.insert(placement.collective);
@@ -420,18 +421,15 @@ private:
       b.setInsertionPointToEnd(&block);
   }
 
-  void rewrite(SmallVector<Placement> &placements) {
-    // Issue order: by start, then by need.
-    llvm::stable_sort(placements, [](const Placement &a, const Placement &b) {
-      return a.start < b.start;
-    });
+  /// Issues `placements` in their order (by start, then by need).
+  void rewrite(ArrayRef<Placement> placements) {
     DenseSet<Operation *> moved;
-    for (Placement &placement : placements)
+    for (const Placement &placement : placements)
       moved.insert(placement.collective);
     OpBuilder b(block.getParentOp()->getContext());
     DenseSet<Operation *> asyncs;
     SmallVector<std::pair<AsyncOp, Operation *>> awaitsBefore;
-    for (Placement &placement : placements) {
+    for (const Placement &placement : placements) {
       setInsertionPoint(b, anchor(placement.start, moved));
       AsyncOp async = startAsync(b, placement.collective);
       asyncs.insert(async);

@@ -45,6 +45,11 @@ namespace zero {
 /// `zero.all_to_all_buffer`.
 bool isBufferCollective(mlir::Operation *op);
 
+/// The `zero.wait` of `request` (a buffer collective's), where that wait is
+/// its one use and in its block: where the collective is done. Null where
+/// it goes anywhere else (a loop that carries it out of the block).
+WaitOp findWaitInBlock(mlir::Value request);
+
 /// Where an argument of a GPU program lives when zero-offload-state placed
 /// it in pinned host memory: the argument attribute `zero.memory = "host"`.
 /// The one place that spells it: zero-offload-state sets it,
